@@ -1,0 +1,41 @@
+import { Elysia } from 'elysia';
+import { swagger } from '@elysiajs/swagger';
+import type { Plugin } from '../../plugins/plugin.ts';
+import type { AppContext } from './context.ts';
+import { errorResponse } from './errors.ts';
+import { accountRoutes } from './routes/accounts.ts';
+import { apiTokenRoutes } from './routes/api-tokens.ts';
+import { memberRoutes } from './routes/members.ts';
+
+/**
+ * The HTTP surface: base features always, then the routes of each enabled plugin. A
+ * disabled plugin's routes are simply not mounted, so they answer 404.
+ */
+export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
+  let app = new Elysia()
+    .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    .use(
+      swagger({
+        path: '/docs',
+        specPath: '/docs/json',
+        exclude: ['/docs', '/docs/json'],
+        documentation: {
+          info: {
+            title: 'Switchboard API',
+            version: '3.0.0',
+            description: 'Self-hosted messaging, campaigns and helpdesk. Authenticate with the `apikey` header; select another workspace with `X-Account-Id`.',
+          },
+          components: { securitySchemes: { apikey: { type: 'apiKey', in: 'header', name: 'apikey' } } },
+        },
+      }),
+    )
+    .get('/healthz', () => ({ status: 'ok' as const }), { detail: { tags: ['Service'], summary: 'Liveness' } })
+    .use(accountRoutes(ctx))
+    .use(apiTokenRoutes(ctx))
+    .use(memberRoutes(ctx));
+
+  for (const plugin of plugins) {
+    if (plugin.routes) app = app.use(plugin.routes(ctx)) as unknown as typeof app;
+  }
+  return app;
+}

@@ -1,0 +1,82 @@
+import { Elysia, t } from 'elysia';
+import { addMember, changeMemberRoles, listMembers, removeMember } from '../../../core/identity/members.ts';
+import type { Member } from '../../../core/identity/identity.ts';
+import { pageRequest } from '../../../core/shared/pagination.ts';
+import { baseStores } from '../../postgres/stores.ts';
+import { apiKeyAuth } from '../auth.ts';
+import type { AppContext } from '../context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { RoleName } from './accounts.ts';
+
+const MemberView = t.Object({
+  userId: Uuid,
+  email: t.String(),
+  name: t.String(),
+  roles: t.Array(RoleName),
+  joinedAt: Timestamp,
+});
+
+const Roles = t.Array(RoleName, { minItems: 1, error: 'must list at least one of OWNER, ADMIN, MANAGER, AGENT' });
+
+/**
+ * Members of the current workspace (not shown in the spec; designed here). Everyone reads;
+ * Owners, Admins and Managers add, change and remove members below their own role.
+ */
+export function memberRoutes(ctx: AppContext) {
+  return new Elysia({ name: 'routes.members', prefix: '/v3/members', detail: { tags: ['Members'] } })
+    .use(apiKeyAuth(ctx))
+    .guard({ apiKey: true }, (app) =>
+      app
+        .get(
+          '/',
+          async ({ actor, query }) => {
+            const found = await listMembers(baseStores(ctx.db), actor, pageRequest(query));
+            return { ...found, data: found.data.map(present) };
+          },
+          { query: PageQuery, response: { ...authErrors, 200: PageOf(MemberView) }, detail: { summary: 'List members; `s` searches name and email' } },
+        )
+        .post(
+          '/',
+          async ({ actor, body, set }) => {
+            const member = await ctx.db.transaction().execute((trx) => addMember(baseStores(trx), ctx, actor, body));
+            set.status = 201;
+            return present(member);
+          },
+          {
+            body: t.Object({
+              email: t.String({ format: 'email', error: 'must be an email address' }),
+              name: t.Optional(t.String({ maxLength: 120 })),
+              roles: Roles,
+            }),
+            response: { ...authErrors, 201: MemberView, 409: StandardError },
+            detail: { summary: 'Add (invite) a person by email; someone new to the service gets an account' },
+          },
+        )
+        .patch(
+          '/:userId',
+          async ({ actor, params, body }) => present(await changeMemberRoles(baseStores(ctx.db), actor, params.userId, body.roles)),
+          {
+            params: t.Object({ userId: Uuid }),
+            body: t.Object({ roles: Roles }),
+            response: { ...authErrors, 200: MemberView },
+            detail: { summary: 'Change the roles of a member below you' },
+          },
+        )
+        .delete(
+          '/:userId',
+          async ({ actor, params }) => {
+            await ctx.db.transaction().execute((trx) => removeMember(baseStores(trx), actor, params.userId));
+            return { userId: params.userId, removed: true as const };
+          },
+          {
+            params: t.Object({ userId: Uuid }),
+            response: { ...authErrors, 200: t.Object({ userId: Uuid, removed: t.Literal(true) }) },
+            detail: { summary: 'Remove a member below you; their API tokens for this workspace stop working' },
+          },
+        ),
+    );
+}
+
+function present(m: Member) {
+  return { userId: m.userId, email: m.email, name: m.name, roles: m.roles, joinedAt: iso(m.createdAt) };
+}

@@ -1,0 +1,43 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.ts';
+import type { Database } from './schema.ts';
+
+/**
+ * The database: Postgres over `pg` when a URL is given, otherwise the embedded PGlite in
+ * `dataDir` (or in memory with `dataDir: 'memory://'`). pg-boss shares the same database.
+ */
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: 'postgres' | 'pglite';
+  /** Set on the embedded database: pg-boss needs the instance itself. */
+  pglite?: PGlite;
+  /** Set on Postgres: the connection string pg-boss opens its own pool with. */
+  url?: string;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: { url?: string; dataDir: string }): Promise<DatabaseHandle> {
+  if (options.url) {
+    const pool = new pg.Pool({ connectionString: options.url, max: 10 });
+    // An idle client that errors (server restart) must not crash the process.
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', url: options.url, close: () => db.destroy() };
+  }
+
+  if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create(options.dataDir);
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    dialect: 'pglite',
+    pglite,
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}

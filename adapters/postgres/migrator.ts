@@ -1,0 +1,53 @@
+import { sql, type Kysely } from 'kysely';
+import * as identity from './migrations/base/0001_identity.ts';
+import * as metering from './migrations/base/0002_metering.ts';
+
+export interface Migration {
+  up(db: Kysely<any>): Promise<void>;
+}
+
+/** The migrations of one module (the base, or a plugin), applied in the order of their names. */
+export interface MigrationSet {
+  module: string;
+  migrations: Record<string, Migration>;
+}
+
+export const BASE_MIGRATIONS: MigrationSet = {
+  module: 'base',
+  migrations: { '0001_identity': identity, '0002_metering': metering },
+};
+
+/**
+ * Applies what has not run yet: the base first, then each plugin in dependency order. Each
+ * migration runs in its own transaction under an advisory lock, so several processes starting
+ * at once apply every migration exactly once; a failed migration leaves no trace.
+ */
+export async function migrate(db: Kysely<any>, sets: MigrationSet[]): Promise<string[]> {
+  await sql`create table if not exists schema_migrations (
+    module text not null,
+    name text not null,
+    executed_at timestamptz not null default now(),
+    primary key (module, name)
+  )`.execute(db);
+
+  const applied: string[] = [];
+  for (const set of sets) {
+    for (const name of Object.keys(set.migrations).sort()) {
+      const ran = await db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext('switchboard.migrations'))`.execute(trx);
+        const done = await trx
+          .selectFrom('schema_migrations')
+          .select('name')
+          .where('module', '=', set.module)
+          .where('name', '=', name)
+          .executeTakeFirst();
+        if (done) return false;
+        await set.migrations[name]!.up(trx);
+        await trx.insertInto('schema_migrations').values({ module: set.module, name }).execute();
+        return true;
+      });
+      if (ran) applied.push(`${set.module}/${name}`);
+    }
+  }
+  return applied;
+}

@@ -1,0 +1,81 @@
+import type { Kysely } from 'kysely';
+import type { ApiToken, ApiTokenStore } from '../../../core/tokens/api-tokens.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { ApiTokenRow, Database } from '../schema.ts';
+
+export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
+  return {
+    async insert(t) {
+      await db
+        .insertInto('api_tokens')
+        .values({
+          id: t.id,
+          workspace_id: t.workspaceId,
+          user_id: t.userId,
+          name: t.name,
+          secret_hash: t.secretHash,
+          token_last4: t.tokenLast4,
+          created_at: t.createdAt,
+          last_used_at: t.lastUsedAt,
+        })
+        .execute();
+    },
+
+    async get(workspaceId, id) {
+      const row = await db.selectFrom('api_tokens').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toToken(row);
+    },
+
+    async findByHash(secretHash) {
+      const row = await db.selectFrom('api_tokens').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
+      return row && toToken(row);
+    },
+
+    async list(workspaceId, request) {
+      let query = db.selectFrom('api_tokens').where('workspace_id', '=', workspaceId);
+      if (request.search) query = query.where('name', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toToken), Number(total), request);
+    },
+
+    async replaceSecret(id, secretHash, tokenLast4) {
+      await db.updateTable('api_tokens').set({ secret_hash: secretHash, token_last4: tokenLast4 }).where('id', '=', id).execute();
+    },
+
+    async rename(id, name) {
+      await db.updateTable('api_tokens').set({ name }).where('id', '=', id).execute();
+    },
+
+    async delete(id) {
+      await db.deleteFrom('api_tokens').where('id', '=', id).execute();
+    },
+
+    async deleteAllOf(workspaceId, userId) {
+      await db.deleteFrom('api_tokens').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute();
+    },
+
+    async touch(id, at) {
+      // At most one write a minute per token: every request authenticates, few need recording.
+      await db
+        .updateTable('api_tokens')
+        .set({ last_used_at: at })
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', new Date(at.getTime() - 60_000))]))
+        .execute();
+    },
+  };
+}
+
+function toToken(row: ApiTokenRow): ApiToken {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    userId: row.user_id,
+    name: row.name,
+    secretHash: row.secret_hash,
+    tokenLast4: row.token_last4,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  };
+}

@@ -1,0 +1,84 @@
+import type { Kysely } from 'kysely';
+import type { CreditStore, Reservation, ReservationStatus } from '../../../core/plans/index.ts';
+import type { Database } from '../schema.ts';
+
+export function creditStore(db: Kysely<Database>): CreditStore {
+  return {
+    async lockAccount(workspaceId) {
+      const row = await db.selectFrom('credit_accounts').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+      return row && { workspaceId: row.workspace_id, periodStart: row.period_start, available: row.available };
+    },
+
+    async saveAccount(a) {
+      await db
+        .insertInto('credit_accounts')
+        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ period_start: a.periodStart, available: a.available }))
+        .execute();
+    },
+
+    async insertReservation(r) {
+      await db
+        .insertInto('credit_reservations')
+        .values({
+          id: r.id,
+          workspace_id: r.workspaceId,
+          amount: r.amount,
+          consumed: r.consumed,
+          refunded: r.refunded,
+          status: r.status,
+          reason: r.reason,
+          created_at: r.createdAt,
+        })
+        .execute();
+    },
+
+    async lockReservation(id) {
+      const row = await db.selectFrom('credit_reservations').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      return row && toReservation(row);
+    },
+
+    async saveReservation(r) {
+      await db
+        .updateTable('credit_reservations')
+        .set({ consumed: r.consumed, refunded: r.refunded, status: r.status })
+        .where('id', '=', r.id)
+        .execute();
+    },
+
+    async usage(workspaceId, since) {
+      const row = await db
+        .selectFrom('credit_reservations')
+        .select((eb) => [
+          eb.fn.coalesce(eb.fn.sum<string>(eb.case().when('status', '=', 'OPEN').then(eb.ref('amount').$castTo<number>()).else(0).end()), eb.lit(0)).as('open_amount'),
+          eb.fn.coalesce(eb.fn.sum<string>(eb.case().when('status', '=', 'OPEN').then(eb('consumed', '+', eb.ref('refunded'))).else(0).end()), eb.lit(0)).as('open_used'),
+          eb.fn.coalesce(eb.fn.sum<string>(eb.case().when('created_at', '>=', since).then(eb.ref('consumed')).else(0).end()), eb.lit(0)).as('consumed'),
+        ])
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirstOrThrow();
+      return { reserved: Number(row.open_amount) - Number(row.open_used), consumed: Number(row.consumed) };
+    },
+  };
+}
+
+function toReservation(row: {
+  id: string;
+  workspace_id: string;
+  amount: number;
+  consumed: number;
+  refunded: number;
+  status: string;
+  reason: string;
+  created_at: Date;
+}): Reservation {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    amount: row.amount,
+    consumed: row.consumed,
+    refunded: row.refunded,
+    status: row.status as ReservationStatus,
+    reason: row.reason,
+    createdAt: row.created_at,
+  };
+}

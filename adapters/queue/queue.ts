@@ -1,0 +1,88 @@
+import { PgBoss, fromKysely, fromPglite, type Job } from 'pg-boss';
+import type { Kysely, Transaction } from 'kysely';
+import type { Outbox } from '../../core/shared/outbox.ts';
+import type { DatabaseHandle } from '../postgres/database.ts';
+
+/** One kind of background work: its queue, retry policy and idempotent handler. */
+export interface JobDefinition<T extends object = any> {
+  queue: string;
+  retryLimit: number;
+  /** Seconds before the first retry; doubled on each retry when `retryBackoff`. */
+  retryDelay: number;
+  retryBackoff: boolean;
+  expireInSeconds: number;
+  /** `key_strict_fifo` keeps per-key order (per chat); `standard` otherwise. */
+  policy?: 'standard' | 'key_strict_fifo' | 'singleton' | 'stately';
+  concurrency?: number;
+  handle(data: T, job: { id: string; retryCount: number }): Promise<void>;
+}
+
+/**
+ * pg-boss on the service's own database: over its own pool on Postgres, over the shared
+ * PGlite instance on the embedded database.
+ */
+export class JobQueue {
+  private constructor(private readonly boss: PgBoss) {}
+
+  static async start(database: DatabaseHandle, options: { pollingIntervalSeconds?: number } = {}): Promise<JobQueue> {
+    const boss = database.pglite
+      ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', schedule: false })
+      : new PgBoss({ connectionString: database.url!, max: 5, schedule: false });
+    // pg-boss reports background failures as events; they must never crash the process.
+    boss.on('error', (error) => console.error('[queue]', error.message));
+    await boss.start();
+    const queue = new JobQueue(boss);
+    queue.pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
+    return queue;
+  }
+
+  private pollingIntervalSeconds = 0.5;
+
+  /** Creates the queues of these jobs (idempotent); the server needs this to enqueue. */
+  async declare(jobs: JobDefinition[]): Promise<void> {
+    for (const job of jobs) {
+      const options = {
+        policy: job.policy ?? 'standard',
+        retryLimit: job.retryLimit,
+        retryDelay: job.retryDelay,
+        retryBackoff: job.retryBackoff,
+        expireInSeconds: job.expireInSeconds,
+      };
+      if (await this.boss.getQueue(job.queue)) await this.boss.updateQueue(job.queue, options);
+      else await this.boss.createQueue(job.queue, options);
+    }
+  }
+
+  /** Starts handling these jobs in this process (the worker's part). */
+  async work(jobs: JobDefinition[]): Promise<void> {
+    await this.declare(jobs);
+    for (const job of jobs) {
+      await this.boss.work(
+        job.queue,
+        { pollingIntervalSeconds: this.pollingIntervalSeconds, batchSize: 1, localConcurrency: job.concurrency ?? 1 },
+        async (batch: Job<object>[]) => {
+          for (const item of batch) {
+            await job.handle(item.data, { id: item.id, retryCount: (item as { retryCount?: number }).retryCount ?? 0 });
+          }
+        },
+      );
+    }
+  }
+
+  /** An outbox bound to `trx`: jobs become visible only if that transaction commits. */
+  outbox(trx: Transaction<any> | Kysely<any>): Outbox {
+    return {
+      enqueue: async (queue, data, options = {}) => {
+        await this.boss.send(queue, data, {
+          db: fromKysely(trx),
+          singletonKey: options.dedupeKey,
+          startAfter: options.startAfterSeconds,
+        });
+      },
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.boss.stop({ graceful: true, timeout: 5_000, close: true });
+  }
+}

@@ -1,0 +1,44 @@
+import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans.ts';
+
+/** Everything the service reads from its environment, checked once at start. */
+export interface Config {
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  publicUrl: string;
+  /** `PLUGINS`; undefined means all. */
+  plugins: string | undefined;
+  plans: PlanCatalog;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0);
+  return {
+    port,
+    dataDir: env.DATA_DIR || './.data',
+    databaseUrl: env.DATABASE_URL || undefined,
+    publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    plugins: env.PLUGINS,
+    plans: plans(env),
+  };
+}
+
+/** `PLAN_<NAME>_CONNECTIONS` and `PLAN_<NAME>_MESSAGES` override the quotas of each plan. */
+function plans(env: Record<string, string | undefined>): PlanCatalog {
+  const catalog = structuredClone(DEFAULT_PLANS);
+  for (const name of PLAN_NAMES) {
+    catalog[name].connections = integer(env, `PLAN_${name}_CONNECTIONS`, catalog[name].connections, 0);
+    catalog[name].messagesPerMonth = integer(env, `PLAN_${name}_MESSAGES`, catalog[name].messagesPerMonth, 0);
+  }
+  return catalog;
+}
+
+function integer(env: Record<string, string | undefined>, key: string, fallback: number, min: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${key} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}

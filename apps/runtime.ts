@@ -1,0 +1,60 @@
+import { openDatabase, type DatabaseHandle } from '../adapters/postgres/database.ts';
+import { BASE_MIGRATIONS, migrate, type MigrationSet } from '../adapters/postgres/migrator.ts';
+import { JobQueue, type JobDefinition } from '../adapters/queue/queue.ts';
+import { secureRandom, systemClock, uuidV7 } from '../adapters/system.ts';
+import type { AppContext } from '../adapters/http/context.ts';
+import { AVAILABLE_PLUGINS } from '../plugins/index.ts';
+import { parsePluginList, resolvePlugins } from '../plugins/loader.ts';
+import type { Plugin } from '../plugins/plugin.ts';
+import type { Config } from './config.ts';
+import { holdDataDir, type DataDirLock } from './data-dir-lock.ts';
+
+/** What server, worker and CLI share: the database (migrated), the queue, the enabled plugins. */
+export interface Runtime {
+  ctx: AppContext;
+  plugins: Plugin[];
+  database: DatabaseHandle;
+  jobs: JobDefinition[];
+  close(): Promise<void>;
+}
+
+export async function openRuntime(config: Config, options: { available?: Plugin[] } = {}): Promise<Runtime> {
+  const available = options.available ?? AVAILABLE_PLUGINS;
+  const plugins = resolvePlugins(available, parsePluginList(config.plugins, available));
+  const embedded = !config.databaseUrl;
+  const lock: DataDirLock | undefined = embedded && !config.dataDir.startsWith('memory://') ? holdDataDir(config.dataDir) : undefined;
+  try {
+    const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    await migrate(database.db, migrationSets(plugins));
+    const queue = await JobQueue.start(database);
+    const ctx: AppContext = {
+      db: database.db,
+      queue,
+      clock: systemClock,
+      ids: uuidV7,
+      random: secureRandom,
+      plans: config.plans,
+      config: { publicUrl: config.publicUrl },
+    };
+    const jobs = plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []));
+    await queue.declare(jobs);
+    return {
+      ctx,
+      plugins,
+      database,
+      jobs,
+      async close() {
+        await queue.stop();
+        await database.close();
+        lock?.release();
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+function migrationSets(plugins: Plugin[]): MigrationSet[] {
+  return [BASE_MIGRATIONS, ...plugins.filter((p) => p.migrations).map((p) => ({ module: p.name, migrations: p.migrations! }))];
+}

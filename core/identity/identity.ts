@@ -1,0 +1,57 @@
+import type { Role } from './roles.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import type { PlanName } from '../plans/plans.ts';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  isPersonal: boolean;
+  helpdeskEnabled: boolean;
+  plan: PlanName;
+  createdAt: Date;
+}
+
+export interface Membership {
+  workspaceId: string;
+  userId: string;
+  roles: Role[];
+  createdAt: Date;
+}
+
+export interface Member extends Membership {
+  email: string;
+  name: string;
+}
+
+/** Who is calling, in which workspace, with which roles (resolved per request). */
+export interface Actor {
+  userId: string;
+  workspaceId: string;
+  roles: Role[];
+  /** The API token that authenticated the request, when it was an API key. */
+  tokenId?: string;
+}
+
+/** Persistence of users, workspaces and memberships. */
+export interface IdentityStore {
+  findUserByEmail(email: string): Promise<User | undefined>;
+  insertUser(user: User): Promise<void>;
+  insertWorkspace(workspace: Workspace): Promise<void>;
+  updateWorkspace(id: string, patch: Partial<Pick<Workspace, 'name' | 'helpdeskEnabled' | 'plan'>>): Promise<Workspace | undefined>;
+  getWorkspace(id: string): Promise<Workspace | undefined>;
+  insertMembership(membership: Membership): Promise<void>;
+  getMembership(workspaceId: string, userId: string): Promise<Membership | undefined>;
+  /** Every workspace the user belongs to, with their roles there. */
+  listWorkspacesOf(userId: string): Promise<Array<Workspace & { roles: Role[] }>>;
+  listMembers(workspaceId: string, request: PageRequest): Promise<Page<Member>>;
+  getMember(workspaceId: string, userId: string): Promise<Member | undefined>;
+  setRoles(workspaceId: string, userId: string, roles: Role[]): Promise<void>;
+  deleteMembership(workspaceId: string, userId: string): Promise<void>;
+}

@@ -1,0 +1,107 @@
+import { badRequest, DomainError } from '../shared/errors.ts';
+import { messagesExceeded, type PlanLimits } from './plans.ts';
+
+/**
+ * Message credits. A workspace holds `available` credits; work that will send messages first
+ * reserves credits, then consumes them one send at a time, and finally refunds what it did not
+ * use. Invariants: `available` never goes negative, and every reservation ends SETTLED with
+ * `consumed + refunded = amount`.
+ */
+export interface CreditAccount {
+  workspaceId: string;
+  /** First instant (UTC) of the calendar month the allowance belongs to. */
+  periodStart: Date;
+  available: number;
+}
+
+export type ReservationStatus = 'OPEN' | 'SETTLED';
+export type ReservationEvent = 'consume' | 'refund';
+
+export interface Reservation {
+  id: string;
+  workspaceId: string;
+  amount: number;
+  consumed: number;
+  refunded: number;
+  status: ReservationStatus;
+  /** What the credits are for, e.g. `message` or `campaign:<id>`. */
+  reason: string;
+  createdAt: Date;
+}
+
+/** The reservation state machine as a table: from, event, guard, to. */
+export const RESERVATION_TRANSITIONS: ReadonlyArray<{
+  from: ReservationStatus;
+  event: ReservationEvent;
+  guard: (r: Reservation, credits: number) => boolean;
+  to: ReservationStatus;
+}> = [
+  { from: 'OPEN', event: 'consume', guard: (r, n) => remaining(r) - n > 0, to: 'OPEN' },
+  { from: 'OPEN', event: 'consume', guard: (r, n) => remaining(r) - n === 0, to: 'SETTLED' },
+  { from: 'OPEN', event: 'refund', guard: () => true, to: 'SETTLED' },
+];
+
+/** Credits of a reservation not yet consumed nor refunded. */
+export function remaining(r: Reservation): number {
+  return r.amount - r.consumed - r.refunded;
+}
+
+/** Takes `amount` credits out of the account into a new reservation. */
+export function reserve(
+  account: CreditAccount,
+  amount: number,
+  reservation: Pick<Reservation, 'id' | 'reason' | 'createdAt'>,
+): { account: CreditAccount; reservation: Reservation } {
+  assertCount(amount);
+  if (amount > account.available) throw messagesExceeded(amount, account.available);
+  return {
+    account: { ...account, available: account.available - amount },
+    reservation: { ...reservation, workspaceId: account.workspaceId, amount, consumed: 0, refunded: 0, status: 'OPEN' },
+  };
+}
+
+/** Uses `credits` of a reservation (one per message sent). */
+export function consume(r: Reservation, credits = 1): Reservation {
+  assertCount(credits);
+  if (credits > remaining(r) && r.status === 'OPEN') {
+    throw new DomainError(409, `Reservation ${r.id} has ${remaining(r)} credit(s) left, cannot consume ${credits}`);
+  }
+  const to = transition(r, 'consume', credits);
+  return { ...r, consumed: r.consumed + credits, status: to };
+}
+
+/** Gives back every unused credit of a reservation and closes it. */
+export function refund(account: CreditAccount, r: Reservation): { account: CreditAccount; reservation: Reservation; refunded: number } {
+  const to = transition(r, 'refund', 0);
+  const refunded = remaining(r);
+  return {
+    account: { ...account, available: account.available + refunded },
+    reservation: { ...r, refunded: r.refunded + refunded, status: to },
+    refunded,
+  };
+}
+
+/** At the first use in a new calendar month the allowance of the plan is granted afresh. */
+export function renew(account: CreditAccount, plan: PlanLimits, now: Date): CreditAccount {
+  const period = monthStart(now);
+  if (period.getTime() <= account.periodStart.getTime()) return account;
+  return { ...account, periodStart: period, available: plan.messagesPerMonth };
+}
+
+export function openAccount(workspaceId: string, plan: PlanLimits, now: Date): CreditAccount {
+  return { workspaceId, periodStart: monthStart(now), available: plan.messagesPerMonth };
+}
+
+export function monthStart(at: Date): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+}
+
+function transition(r: Reservation, event: ReservationEvent, credits: number): ReservationStatus {
+  const rule = RESERVATION_TRANSITIONS.find((t) => t.from === r.status && t.event === event && t.guard(r, credits));
+  if (!rule) throw new DomainError(409, `Reservation ${r.id} is ${r.status}; cannot ${event}`);
+  return rule.to;
+}
+
+function assertCount(n: number): void {
+  if (!Number.isInteger(n) || n < 1) throw badRequest('credits must be a positive integer');
+}

@@ -1,0 +1,113 @@
+import type { Clock, IdGen } from '../shared/ports.ts';
+import { notFound } from '../shared/errors.ts';
+import type { PlanCatalog, PlanName } from './plans.ts';
+import { consume, openAccount, refund, renew, reserve, type CreditAccount, type Reservation } from './credit-ledger.ts';
+
+/**
+ * Persistence of credit accounts and reservations. `lock*` reads take a row lock so that
+ * concurrent reservations serialize; callers pass stores bound to their own transaction.
+ */
+export interface CreditStore {
+  lockAccount(workspaceId: string): Promise<CreditAccount | undefined>;
+  saveAccount(account: CreditAccount): Promise<void>;
+  insertReservation(reservation: Reservation): Promise<void>;
+  lockReservation(id: string): Promise<Reservation | undefined>;
+  saveReservation(reservation: Reservation): Promise<void>;
+  /** Credits held by OPEN reservations, and credits consumed since `since`. */
+  usage(workspaceId: string, since: Date): Promise<{ reserved: number; consumed: number }>;
+}
+
+export interface MeteringDeps {
+  clock: Clock;
+  ids: IdGen;
+  plans: PlanCatalog;
+}
+
+/** Reserves credits for work that will send `amount` messages; throws USER_PLAN_EXCEEDED_MESSAGES. */
+export async function reserveCredits(
+  store: CreditStore,
+  deps: MeteringDeps,
+  workspace: { id: string; plan: PlanName },
+  amount: number,
+  reason: string,
+): Promise<Reservation> {
+  const account = await currentAccount(store, deps, workspace);
+  const now = deps.clock.now();
+  const result = reserve(account, amount, { id: deps.ids.next(), reason, createdAt: now });
+  await store.saveAccount(result.account);
+  await store.insertReservation(result.reservation);
+  return result.reservation;
+}
+
+/** Marks `credits` of a reservation as used by sends that went out. */
+export async function consumeCredits(store: CreditStore, reservationId: string, credits = 1): Promise<Reservation> {
+  const reservation = await lockedReservation(store, reservationId);
+  const next = consume(reservation, credits);
+  await store.saveReservation(next);
+  return next;
+}
+
+/** Returns the unused credits of a reservation to the account and closes it. */
+export async function refundCredits(store: CreditStore, reservationId: string): Promise<{ reservation: Reservation; refunded: number }> {
+  const reservation = await lockedReservation(store, reservationId);
+  const account = await store.lockAccount(reservation.workspaceId);
+  if (!account) throw notFound(`No credit account for workspace ${reservation.workspaceId}`);
+  const result = refund(account, reservation);
+  await store.saveAccount(result.account);
+  await store.saveReservation(result.reservation);
+  return { reservation: result.reservation, refunded: result.refunded };
+}
+
+/** One message, metered: reserves and consumes a single credit. */
+export async function spendCredit(
+  store: CreditStore,
+  deps: MeteringDeps,
+  workspace: { id: string; plan: PlanName },
+  reason: string,
+): Promise<Reservation> {
+  const reservation = await reserveCredits(store, deps, workspace, 1, reason);
+  return consumeCredits(store, reservation.id, 1);
+}
+
+export interface MessageHeadroom {
+  limit: number;
+  available: number;
+  reserved: number;
+  consumed: number;
+  periodStart: Date;
+  periodEnd: Date;
+}
+
+export async function messageHeadroom(
+  store: CreditStore,
+  deps: MeteringDeps,
+  workspace: { id: string; plan: PlanName },
+): Promise<MessageHeadroom> {
+  const account = await currentAccount(store, deps, workspace);
+  const usage = await store.usage(workspace.id, account.periodStart);
+  const periodEnd = new Date(Date.UTC(account.periodStart.getUTCFullYear(), account.periodStart.getUTCMonth() + 1, 1));
+  return {
+    limit: deps.plans[workspace.plan].messagesPerMonth,
+    available: account.available,
+    reserved: usage.reserved,
+    consumed: usage.consumed,
+    periodStart: account.periodStart,
+    periodEnd,
+  };
+}
+
+/** The account, opened on first use and renewed at the turn of the month. */
+async function currentAccount(store: CreditStore, deps: MeteringDeps, workspace: { id: string; plan: PlanName }): Promise<CreditAccount> {
+  const plan = deps.plans[workspace.plan];
+  const now = deps.clock.now();
+  const stored = await store.lockAccount(workspace.id);
+  const account = stored ? renew(stored, plan, now) : openAccount(workspace.id, plan, now);
+  if (account !== stored) await store.saveAccount(account);
+  return account;
+}
+
+async function lockedReservation(store: CreditStore, id: string): Promise<Reservation> {
+  const reservation = await store.lockReservation(id);
+  if (!reservation) throw notFound(`Credit reservation ${id} not found`);
+  return reservation;
+}

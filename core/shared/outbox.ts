@@ -1,0 +1,8 @@
+/**
+ * The transactional outbox: work queued here is committed with the caller's transaction and
+ * carried out by the worker afterwards, so a crash between the two never loses it. A
+ * `dedupeKey` makes queuing the same work twice a no-op while the first is pending.
+ */
+export interface Outbox {
+  enqueue(queue: string, data: object, options?: { dedupeKey?: string; startAfterSeconds?: number }): Promise<void>;
+}

@@ -1,0 +1,7 @@
+import type { Plugin } from './plugin.ts';
+
+/**
+ * Every plugin this build ships. A plugin folder joins this list once it has content
+ * (campaigns, helpdesk, flows, carousels, v2 arrive with their issues).
+ */
+export const AVAILABLE_PLUGINS: Plugin[] = [];

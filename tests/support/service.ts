@@ -1,0 +1,84 @@
+import pg from 'pg';
+import { loadConfig } from '../../apps/config.ts';
+import { startService, type RunningService } from '../../apps/server/server.ts';
+import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
+import { baseStores } from '../../adapters/postgres/stores.ts';
+import type { Plugin } from '../../plugins/plugin.ts';
+import type { PlanName } from '../../core/plans/plans.ts';
+
+/**
+ * A real Switchboard for a test file: HTTP on a free port, worker in process, on the
+ * embedded PGlite (in memory) or, when TEST_DATABASE_URL is set, on a fresh Postgres
+ * database of its own that is dropped afterwards.
+ */
+export interface TestService extends RunningService {
+  bootstrap(input?: { email?: string; workspace?: string; plan?: PlanName }): Promise<{ userId: string; workspaceId: string; token: string }>;
+  call(method: string, path: string, options?: { apikey?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+export async function startTestService(options: { env?: Record<string, string>; plugins?: Plugin[] } = {}): Promise<TestService> {
+  const database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: 'memory://',
+    ...(database && { DATABASE_URL: database.url }),
+    ...options.env,
+  });
+  const service = await startService(config, { worker: true, plugins: options.plugins });
+  let counter = 0;
+  return {
+    ...service,
+    async stop() {
+      await service.stop();
+      await database?.drop();
+    },
+    async bootstrap(input = {}) {
+      counter += 1;
+      return service.runtime.ctx.db.transaction().execute((trx) =>
+        bootstrapOwner(baseStores(trx), service.runtime.ctx, {
+          email: input.email ?? `owner${counter}-${crypto.randomUUID().slice(0, 8)}@example.com`,
+          workspace: input.workspace ?? `Workspace ${counter}`,
+          plan: input.plan ?? 'FREE',
+        }),
+      );
+    },
+    async call(method, path, { apikey, body, headers = {} } = {}) {
+      const response = await fetch(`${service.url}${path}`, {
+        method,
+        headers: {
+          ...(apikey && { apikey }),
+          ...(body !== undefined && typeof body !== 'string' && { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {}
+      return { status: response.status, body: parsed, headers: response.headers };
+    },
+  };
+}
+
+async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `sb_test_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
