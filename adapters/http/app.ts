@@ -1,4 +1,4 @@
-import { Elysia } from 'elysia';
+import { Elysia, t } from 'elysia';
 import { swagger } from '@elysiajs/swagger';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { AppContext } from './context.ts';
@@ -29,7 +29,10 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
         },
       }),
     )
-    .get('/healthz', () => ({ status: 'ok' as const }), { detail: { tags: ['Service'], summary: 'Liveness' } })
+    .get('/healthz', () => ({ status: 'ok' as const }), {
+      response: { 200: t.Object({ status: t.Literal('ok') }) },
+      detail: { tags: ['Service'], summary: 'Liveness' },
+    })
     .use(accountRoutes(ctx))
     .use(apiTokenRoutes(ctx))
     .use(memberRoutes(ctx));

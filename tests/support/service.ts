@@ -64,7 +64,7 @@ export async function startTestService(options: { env?: Record<string, string>; 
   };
 }
 
-async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `sb_test_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

@@ -26,7 +26,7 @@ export function apiTokenRoutes(ctx: AppContext) {
     .guard({ apiKey: true }, (app) =>
       app
         .post(
-          '/',
+          '',
           async ({ actor, body, set }) => {
             set.status = 201;
             return present(await createApiToken(baseStores(ctx.db).tokens, ctx, actor, body.name.trim()));
@@ -38,7 +38,7 @@ export function apiTokenRoutes(ctx: AppContext) {
           },
         )
         .get(
-          '/',
+          '',
           async ({ actor, query }) => {
             const found = await listApiTokens(baseStores(ctx.db).tokens, actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };

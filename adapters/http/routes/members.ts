@@ -28,7 +28,7 @@ export function memberRoutes(ctx: AppContext) {
     .guard({ apiKey: true }, (app) =>
       app
         .get(
-          '/',
+          '',
           async ({ actor, query }) => {
             const found = await listMembers(baseStores(ctx.db), actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };
@@ -36,7 +36,7 @@ export function memberRoutes(ctx: AppContext) {
           { query: PageQuery, response: { ...authErrors, 200: PageOf(MemberView) }, detail: { summary: 'List members; `s` searches name and email' } },
         )
         .post(
-          '/',
+          '',
           async ({ actor, body, set }) => {
             const member = await ctx.db.transaction().execute((trx) => addMember(baseStores(trx), ctx, actor, body));
             set.status = 201;
