@@ -9,6 +9,12 @@ import { consume, openAccount, refund, renew, reserve, type CreditAccount, type 
  */
 export interface CreditStore {
   lockAccount(workspaceId: string): Promise<CreditAccount | undefined>;
+  /**
+   * Inserts `account` unless the workspace already has one, then locks and returns the stored
+   * account. Two first uses at once must not both open it: the later one would overwrite what
+   * the first one reserved.
+   */
+  createAccount(account: CreditAccount): Promise<CreditAccount>;
   saveAccount(account: CreditAccount): Promise<void>;
   insertReservation(reservation: Reservation): Promise<void>;
   lockReservation(id: string): Promise<Reservation | undefined>;
@@ -100,8 +106,8 @@ export async function messageHeadroom(
 async function currentAccount(store: CreditStore, deps: MeteringDeps, workspace: { id: string; plan: PlanName }): Promise<CreditAccount> {
   const plan = deps.plans[workspace.plan];
   const now = deps.clock.now();
-  const stored = await store.lockAccount(workspace.id);
-  const account = stored ? renew(stored, plan, now) : openAccount(workspace.id, plan, now);
+  const stored = (await store.lockAccount(workspace.id)) ?? (await store.createAccount(openAccount(workspace.id, plan, now)));
+  const account = renew(stored, plan, now);
   if (account !== stored) await store.saveAccount(account);
   return account;
 }

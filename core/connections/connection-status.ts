@@ -1,0 +1,58 @@
+import { DomainError } from '../shared/errors.ts';
+
+/**
+ * The life of a connection's session with the network (spec 3.6 names no states; these are ours).
+ *
+ * DISCONNECTED  no session; nothing sends or receives
+ * CONNECTING    a session is being opened (or re-opened after a drop)
+ * QR_PENDING    an unofficial account waits for its phone to scan the QR code / enter the pairing code
+ * CONNECTED     live: sends and receives
+ * LOGGED_OUT    the phone unlinked the device (or the credentials were revoked): pairing starts over
+ */
+export const CONNECTION_STATUSES = ['DISCONNECTED', 'CONNECTING', 'QR_PENDING', 'CONNECTED', 'LOGGED_OUT'] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+
+export type ConnectionEvent =
+  /** The user asks to connect (pair). */
+  | 'connect'
+  /** The network offers a (new) QR code / pairing code. */
+  | 'qr'
+  /** The session opened. */
+  | 'opened'
+  /** The session dropped without a logout; the driver reconnects with backoff. */
+  | 'dropped'
+  /** The network ended the pairing: the device was unlinked or credentials revoked. */
+  | 'loggedOut'
+  /** The user asks to disconnect, keeping the pairing. */
+  | 'disconnect'
+  /** The user asks to log out, ending the pairing. */
+  | 'logout';
+
+/** The transition table: for each status, the events it accepts and where they lead. */
+export const CONNECTION_TRANSITIONS: Record<ConnectionStatus, Partial<Record<ConnectionEvent, ConnectionStatus>>> = {
+  DISCONNECTED: { connect: 'CONNECTING', logout: 'LOGGED_OUT', disconnect: 'DISCONNECTED' },
+  CONNECTING: { qr: 'QR_PENDING', opened: 'CONNECTED', dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'CONNECTING' },
+  QR_PENDING: { qr: 'QR_PENDING', opened: 'CONNECTED', dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'QR_PENDING' },
+  CONNECTED: { dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'CONNECTED', opened: 'CONNECTED' },
+  LOGGED_OUT: { connect: 'CONNECTING', logout: 'LOGGED_OUT', disconnect: 'LOGGED_OUT' },
+};
+
+export function canTransition(from: ConnectionStatus, event: ConnectionEvent): boolean {
+  return CONNECTION_TRANSITIONS[from][event] !== undefined;
+}
+
+/** The next status, or a 409 when the event makes no sense in this status. */
+export function nextConnectionStatus(from: ConnectionStatus, event: ConnectionEvent): ConnectionStatus {
+  const to = CONNECTION_TRANSITIONS[from][event];
+  if (!to) throw new DomainError(409, `A connection that is ${from} cannot ${describe(event)}`);
+  return to;
+}
+
+/** Whether a session should be running (the worker keeps one alive) in this status. */
+export function wantsSession(status: ConnectionStatus): boolean {
+  return status === 'CONNECTING' || status === 'QR_PENDING' || status === 'CONNECTED';
+}
+
+function describe(event: ConnectionEvent): string {
+  return { connect: 'connect', qr: 'show a QR code', opened: 'open', dropped: 'drop', loggedOut: 'be logged out', disconnect: 'disconnect', logout: 'log out' }[event];
+}

@@ -1,0 +1,95 @@
+import type { ConnectionEvent } from './connection-status.ts';
+import type { DeliveryStatus } from '../messaging/delivery-status.ts';
+import type { ReceivedMessage } from '../messaging/incoming.ts';
+import type { OutgoingMessage } from '../messaging/outgoing.ts';
+
+/**
+ * The port every chat network implements. A contributor adds a network with one folder under
+ * `adapters/drivers/` exporting a `NetworkDriver`, registered in `adapters/drivers/index.ts`.
+ * The core decides what to do with a driver's capabilities (refuse free text outside the
+ * window, refuse a Flow, degrade a carousel); the driver only talks to its network.
+ */
+export interface DriverCapabilities {
+  /** The network's business API with the customer's own credentials (paid plans only). */
+  official: boolean;
+  /** Free text only within 24 h of the contact's last message (spec 3.4). */
+  sendWindow: boolean;
+  templates: boolean;
+  carousels: boolean;
+  flows: boolean;
+  /** Can show "typing…" to a contact. */
+  typing: boolean;
+  /** How a session is paired: at once (sandbox), by QR / pairing code, or by credentials. */
+  pairing: 'instant' | 'qr' | 'credentials';
+}
+
+/** What a driver knows of a connection. Credentials are the driver's own (decrypted) settings. */
+export interface DriverConnection {
+  id: string;
+  workspaceId: string;
+  credentials: Record<string, string>;
+  /** The connection's own number, once known. */
+  phoneNumber: string | null;
+}
+
+/** How a driver reports what happens on the network. The service stores, dedupes and publishes. */
+export interface DriverEvents {
+  status(update: { event: ConnectionEvent; qr?: string; pairingCode?: string; phoneNumber?: string; reason?: string }): Promise<void>;
+  message(message: ReceivedMessage): Promise<void>;
+  receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw: unknown }): Promise<void>;
+  /** `presence.update`, `messages.edited`, `messages.delete`: provider data passed through (spec 6.1). */
+  passthrough(event: 'presence.update' | 'messages.edited' | 'messages.delete', remoteJid: string, data: unknown): Promise<void>;
+}
+
+export interface SendResult {
+  externalId: string;
+  /** Status the network confirmed at once, if any (otherwise SENT). */
+  status?: DeliveryStatus;
+}
+
+/** A failure the network reported; `retryable` failures are retried by the queue. */
+export class DriverError extends Error {
+  constructor(
+    message: string,
+    readonly code: number | string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'DriverError';
+  }
+}
+
+export interface NetworkDriver {
+  readonly name: string;
+  readonly capabilities: DriverCapabilities;
+  /** Checks and completes a connection's settings at creation; throws a DomainError when unusable. */
+  prepareCredentials?(input: Record<string, unknown>): Record<string, string>;
+  /** Opens (or resumes) the session; progress is reported through `events`. */
+  connect(connection: DriverConnection, events: DriverEvents, options?: { pairingPhoneNumber?: string }): Promise<void>;
+  /** Closes the session; with `logout` the pairing ends too. */
+  disconnect(connection: DriverConnection, options: { logout: boolean }): Promise<void>;
+  send(connection: DriverConnection, message: OutgoingMessage, media?: OutgoingMedia): Promise<SendResult>;
+  /** The bytes of a received media item, by the reference the driver gave in `ReceivedMessage.media`. */
+  fetchMedia(connection: DriverConnection, ref: string): Promise<{ bytes: Uint8Array; mimetype: string }>;
+  /** Shows or clears "typing…" to a contact, where `capabilities.typing`. */
+  sendTyping?(connection: DriverConnection, to: string, typing: boolean): Promise<void>;
+  /** Provider callbacks over HTTP (official networks): verification handshake and delivery. */
+  callbacks?: ProviderCallbacks;
+}
+
+/** Media to send, already resolved by the service (uploaded bytes or a public URL). */
+export interface OutgoingMedia {
+  bytes?: Uint8Array;
+  url?: string;
+  mimetype: string;
+  fileName?: string;
+}
+
+export interface ProviderCallbacks {
+  /** `GET` handshake: the challenge to echo, or undefined when the verify token is wrong. */
+  verify(connection: DriverConnection, query: Record<string, string | undefined>): string | undefined;
+  /** Checks the signature of a `POST` over its raw body; false answers 401 and nothing is stored. */
+  authentic(connection: DriverConnection, rawBody: string, headers: Record<string, string | undefined>): boolean;
+  /** Turns a verified callback into driver events; returns false when the payload is for another number. */
+  ingest(connection: DriverConnection, payload: unknown, events: DriverEvents): Promise<boolean>;
+}
