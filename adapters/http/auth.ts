@@ -18,8 +18,11 @@ export function apiKeyAuth(ctx: AppContext) {
       detail: { security: [{ apikey: [] }] },
       async resolve({ headers }): Promise<{ actor: Actor }> {
         const accountId = headers['x-account-id']?.trim() || undefined;
-        if (accountId !== undefined && !UUID.test(accountId)) throw forbidden('You are not a member of the workspace named in X-Account-Id');
-        const actor = await authenticateApiKey(baseStores(ctx.db), ctx, headers['apikey'], accountId?.toLowerCase());
+        // The key is checked first (a missing or wrong key is 401 whatever else is sent); an id
+        // that cannot name a workspace is then 403 without reaching the database.
+        const malformed = accountId !== undefined && !UUID.test(accountId);
+        const actor = await authenticateApiKey(baseStores(ctx.db), ctx, headers['apikey'], malformed ? undefined : accountId?.toLowerCase());
+        if (malformed) throw forbidden('You are not a member of the workspace named in X-Account-Id');
         return { actor };
       },
     },

@@ -17,13 +17,15 @@ export function hashSecret(secret: string): string {
   return bytesToHex(sha256(new TextEncoder().encode(secret)));
 }
 
-/** Compares two strings in time independent of where they first differ. */
+/**
+ * Compares two strings in time independent of where they first differ. It compares UTF-16 code
+ * units, not UTF-8 bytes: TextEncoder turns every lone surrogate into U+FFFD, which made
+ * different strings compare equal.
+ */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const left = new TextEncoder().encode(a);
-  const right = new TextEncoder().encode(b);
-  let diff = left.length ^ right.length;
-  for (let i = 0; i < Math.max(left.length, right.length); i++) {
-    diff |= (left[i] ?? 0) ^ (right[i] ?? 0);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    diff |= (i < a.length ? a.charCodeAt(i) : 0) ^ (i < b.length ? b.charCodeAt(i) : 0);
   }
   return diff === 0;
 }

@@ -3,10 +3,24 @@ import type { CreditStore, Reservation, ReservationStatus } from '../../../core/
 import type { Database } from '../schema.ts';
 
 export function creditStore(db: Kysely<Database>): CreditStore {
+  async function lockAccount(workspaceId: string) {
+    const row = await db.selectFrom('credit_accounts').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+    return row && { workspaceId: row.workspace_id, periodStart: row.period_start, available: row.available };
+  }
+
   return {
-    async lockAccount(workspaceId) {
-      const row = await db.selectFrom('credit_accounts').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
-      return row && { workspaceId: row.workspace_id, periodStart: row.period_start, available: row.available };
+    lockAccount,
+
+    async createAccount(a) {
+      // A concurrent opener's row wins (this insert waits for it); then lock whichever row is stored.
+      await db
+        .insertInto('credit_accounts')
+        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available })
+        .onConflict((oc) => oc.column('workspace_id').doNothing())
+        .execute();
+      const stored = await lockAccount(a.workspaceId);
+      if (!stored) throw new Error(`Credit account of workspace ${a.workspaceId} vanished while being opened`);
+      return stored;
     },
 
     async saveAccount(a) {
