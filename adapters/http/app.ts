@@ -3,6 +3,7 @@ import { swagger } from '@elysiajs/swagger';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { AppContext } from './context.ts';
 import { errorResponse } from './errors.ts';
+import { badRequest } from '../../core/shared/errors.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { apiTokenRoutes } from './routes/api-tokens.ts';
 import { memberRoutes } from './routes/members.ts';
@@ -14,6 +15,20 @@ import { memberRoutes } from './routes/members.ts';
 export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
   let app = new Elysia()
     .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    // Every JSON body of this API is an object; `1`, `[]` or `"x"` must not pass as an empty one.
+    .onParse({ as: 'global' }, async ({ request, contentType }) => {
+      if (!contentType?.startsWith('application/json')) return;
+      const text = await request.text();
+      if (text.trim() === '') return {};
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw badRequest('Request body is not valid JSON');
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(['body must be a JSON object']);
+      return body;
+    })
     .use(
       swagger({
         path: '/docs',

@@ -13,8 +13,11 @@ export function errorResponse(code: string | number, error: unknown): Response {
   switch (code) {
     case 'VALIDATION':
       return validation(error);
-    case 'PARSE':
+    case 'PARSE': {
+      const cause = (error as { cause?: unknown }).cause;
+      if (cause instanceof DomainError) return errorResponse(code, cause);
       return standard(400, 'Request body is not valid JSON or does not match its content type');
+    }
     case 'NOT_FOUND':
       return standard(404, 'Cannot find this route');
     case 'INVALID_COOKIE_SIGNATURE':
