@@ -2,6 +2,7 @@ import { PgBoss, fromKysely, fromPglite, type Job } from 'pg-boss';
 import type { Kysely, Transaction } from 'kysely';
 import type { Outbox } from '../../core/shared/outbox.ts';
 import type { DatabaseHandle } from '../postgres/database.ts';
+import { createHash } from 'node:crypto';
 
 /** One kind of background work: its queue, retry policy and idempotent handler. */
 export interface JobDefinition<T extends object = any> {
@@ -75,7 +76,9 @@ export class JobQueue {
       enqueue: async (queue, data, options = {}) => {
         await this.boss.send(queue, data, {
           db: fromKysely(trx),
-          singletonKey: options.dedupeKey,
+          // The job id is derived from the dedupe key: pg-boss inserts with ON CONFLICT DO NOTHING,
+          // so the same work enqueued twice (a retried request, a replayed event) is one job.
+          id: options.dedupeKey ? jobIdFor(queue, options.dedupeKey) : undefined,
           startAfter: options.startAfterSeconds,
         });
       },
@@ -85,4 +88,11 @@ export class JobQueue {
   async stop(): Promise<void> {
     await this.boss.stop({ graceful: true, timeout: 5_000, close: true });
   }
+}
+
+/** A UUID-shaped id that is the same for the same queue and dedupe key. */
+export function jobIdFor(queue: string, dedupeKey: string): string {
+  const hex = createHash('sha256').update(`${queue}\u0000${dedupeKey}`).digest('hex');
+  // Version 8 (custom) and RFC 4122 variant bits, so it is a valid UUID.
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

@@ -1,7 +1,7 @@
 /**
  * The transactional outbox: work queued here is committed with the caller's transaction and
  * carried out by the worker afterwards, so a crash between the two never loses it. A
- * `dedupeKey` makes queuing the same work twice a no-op while the first is pending.
+ * `dedupeKey` makes queuing the same work twice a no-op.
  */
 export interface Outbox {
   enqueue(queue: string, data: object, options?: { dedupeKey?: string; startAfterSeconds?: number }): Promise<void>;
