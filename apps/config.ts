@@ -6,9 +6,15 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   publicUrl: string;
+  /** False when PUBLIC_URL is derived from PORT (then it follows the port actually bound). */
+  publicUrlSet: boolean;
   /** `PLUGINS`; undefined means all. */
   plugins: string | undefined;
   plans: PlanCatalog;
+  /** `SECRET_KEY`: seals connection credentials at rest (base64, 32 bytes). */
+  secretKey: string | undefined;
+  /** `CLOUD_API_BASE_URL`: the Graph API the official driver calls. */
+  cloudApiBaseUrl: string;
 }
 
 export class ConfigError extends Error {}
@@ -20,8 +26,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: env.DATA_DIR || './.data',
     databaseUrl: env.DATABASE_URL || undefined,
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicUrlSet: Boolean(env.PUBLIC_URL),
     plugins: env.PLUGINS,
     plans: plans(env),
+    secretKey: env.SECRET_KEY || undefined,
+    cloudApiBaseUrl: (env.CLOUD_API_BASE_URL || 'https://graph.facebook.com').replace(/\/+$/, ''),
   };
 }
 

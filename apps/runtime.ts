@@ -3,6 +3,10 @@ import { BASE_MIGRATIONS, migrate, type MigrationSet } from '../adapters/postgre
 import { JobQueue, type JobDefinition } from '../adapters/queue/queue.ts';
 import { secureRandom, systemClock, uuidV7 } from '../adapters/system.ts';
 import type { AppContext } from '../adapters/http/context.ts';
+import { loadServiceKeys } from '../adapters/crypto/service-keys.ts';
+import { secretBox } from '../adapters/crypto/secret-box.ts';
+import { createDrivers } from '../adapters/drivers/index.ts';
+import { messagingJobs } from '../adapters/connections/jobs.ts';
 import { AVAILABLE_PLUGINS } from '../plugins/index.ts';
 import { parsePluginList, resolvePlugins } from '../plugins/loader.ts';
 import type { Plugin } from '../plugins/plugin.ts';
@@ -27,6 +31,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
     await migrate(database.db, migrationSets(plugins));
     const queue = await JobQueue.start(database);
+    const keys = await loadServiceKeys(database.db, config.secretKey);
     const ctx: AppContext = {
       db: database.db,
       queue,
@@ -35,8 +40,11 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       random: secureRandom,
       plans: config.plans,
       config: { publicUrl: config.publicUrl },
+      keys,
+      box: secretBox(keys.sealing),
+      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl }),
     };
-    const jobs = plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []));
+    const jobs = [...messagingJobs(ctx), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);
     return {
       ctx,

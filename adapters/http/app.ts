@@ -7,6 +7,11 @@ import { badRequest } from '../../core/shared/errors.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { apiTokenRoutes } from './routes/api-tokens.ts';
 import { memberRoutes } from './routes/members.ts';
+import { connectionRoutes } from './routes/connections.ts';
+import { messageRoutes } from './routes/messages.ts';
+import { mediaRoutes } from './routes/media.ts';
+import { sandboxRoutes } from './routes/sandbox.ts';
+import { providerCallbackRoutes } from './routes/provider-callbacks.ts';
 
 /**
  * The HTTP surface: base features always, then the routes of each enabled plugin. A
@@ -50,7 +55,12 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     })
     .use(accountRoutes(ctx))
     .use(apiTokenRoutes(ctx))
-    .use(memberRoutes(ctx));
+    .use(memberRoutes(ctx))
+    .use(connectionRoutes(ctx))
+    .use(messageRoutes(ctx))
+    .use(mediaRoutes(ctx))
+    .use(sandboxRoutes(ctx))
+    .use(providerCallbackRoutes(ctx));
 
   for (const plugin of plugins) {
     if (plugin.routes) app = app.use(plugin.routes(ctx)) as unknown as typeof app;

@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import * as identity from './migrations/base/0001_identity.ts';
 import * as metering from './migrations/base/0002_metering.ts';
+import * as connectionsMessaging from './migrations/base/0003_connections_messaging.ts';
+import * as baileysSessions from './migrations/base/0004_baileys_sessions.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -14,7 +16,12 @@ export interface MigrationSet {
 
 export const BASE_MIGRATIONS: MigrationSet = {
   module: 'base',
-  migrations: { '0001_identity': identity, '0002_metering': metering },
+  migrations: {
+    '0001_identity': identity,
+    '0002_metering': metering,
+    '0003_connections_messaging': connectionsMessaging,
+    '0004_baileys_sessions': baileysSessions,
+  },
 };
 
 /**

@@ -59,8 +59,80 @@ export interface ConnectionsTable {
   id: string;
   workspace_id: string;
   name: string;
+  /** The driver's name: sandbox, cloud-api, baileys. */
   kind: string;
   status: string;
+  /** Driver settings, encrypted (adapters/crypto/secret-box.ts). */
+  credentials: Generated<string>;
+  phone_number: string | null;
+  qr: string | null;
+  pairing_code: string | null;
+  status_reason: string | null;
+  /** How provider callbacks find the connection (official: the phone number id). */
+  routing_key: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface ChatsTable {
+  connection_id: string;
+  remote_jid: string;
+  name: string | null;
+  last_message_at: Date;
+  last_contact_message_at: Date | null;
+}
+
+export interface MessagesTable {
+  id: string;
+  workspace_id: string;
+  connection_id: string;
+  direction: 'inbound' | 'outbound';
+  remote_jid: string;
+  external_id: string | null;
+  kind: string;
+  content: unknown;
+  status: string;
+  error: unknown | null;
+  idempotency_key: string | null;
+  reservation_id: string | null;
+  reply_to: string | null;
+  sent_by: string | null;
+  message_timestamp: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface MediaTable {
+  id: string;
+  workspace_id: string;
+  connection_id: string;
+  origin: 'upload' | 'received';
+  driver_ref: string | null;
+  mimetype: string;
+  file_name: string | null;
+  size: number | null;
+  bytes: Uint8Array | null;
+  created_at: Date;
+}
+
+export interface UsedTicketsTable {
+  nonce: string;
+  expires_at: Date;
+}
+
+export interface EventsTable {
+  id: string;
+  workspace_id: string;
+  connection_id: string | null;
+  event: string;
+  remote_jid: string | null;
+  payload: unknown;
+  created_at: Date;
+}
+
+export interface ServiceKeysTable {
+  name: string;
+  secret: string;
   created_at: Generated<Date>;
 }
 
@@ -79,6 +151,12 @@ export interface Database {
   credit_accounts: CreditAccountsTable;
   credit_reservations: CreditReservationsTable;
   connections: ConnectionsTable;
+  chats: ChatsTable;
+  messages: MessagesTable;
+  media: MediaTable;
+  used_tickets: UsedTicketsTable;
+  events: EventsTable;
+  service_keys: ServiceKeysTable;
   schema_migrations: SchemaMigrationsTable;
 }
 

@@ -43,14 +43,14 @@ export class JobQueue {
   async declare(jobs: JobDefinition[]): Promise<void> {
     for (const job of jobs) {
       const options = {
-        policy: job.policy ?? 'standard',
         retryLimit: job.retryLimit,
         retryDelay: job.retryDelay,
         retryBackoff: job.retryBackoff,
         expireInSeconds: job.expireInSeconds,
       };
+      // The policy is fixed at creation; retry and expiry follow the code on every start.
       if (await this.boss.getQueue(job.queue)) await this.boss.updateQueue(job.queue, options);
-      else await this.boss.createQueue(job.queue, options);
+      else await this.boss.createQueue(job.queue, { ...options, policy: job.policy ?? 'standard' });
     }
   }
 

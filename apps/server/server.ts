@@ -2,6 +2,7 @@ import { createHttpApp } from '../../adapters/http/app.ts';
 import type { Config } from '../config.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
+import { resumeSessions } from '../../adapters/connections/jobs.ts';
 
 export interface RunningService {
   url: string;
@@ -15,9 +16,13 @@ export interface RunningService {
  */
 export async function startService(config: Config, options: { worker: boolean; plugins?: Plugin[] }): Promise<RunningService> {
   const runtime = await openRuntime(config, { available: options.plugins });
-  if (options.worker) await runtime.ctx.queue.work(runtime.jobs);
+  if (options.worker) {
+    await runtime.ctx.queue.work(runtime.jobs);
+    await resumeSessions(runtime.ctx);
+  }
   const app = createHttpApp(runtime.ctx, runtime.plugins).listen({ port: config.port, hostname: '0.0.0.0' });
   const port = app.server!.port;
+  if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
   return {
     url: `http://127.0.0.1:${port}`,
     runtime,

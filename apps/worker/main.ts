@@ -1,5 +1,6 @@
 import { loadConfig } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
+import { resumeSessions } from '../../adapters/connections/jobs.ts';
 
 /** The worker alone, for production on Postgres: run as many as you like. */
 const config = loadConfig();
@@ -9,6 +10,7 @@ if (!config.databaseUrl) {
 }
 const runtime = await openRuntime(config);
 await runtime.ctx.queue.work(runtime.jobs);
+await resumeSessions(runtime.ctx);
 console.log(`Switchboard worker running ${runtime.jobs.length} job kind(s)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {

@@ -46,6 +46,8 @@ export interface IdentityStore {
   insertWorkspace(workspace: Workspace): Promise<void>;
   updateWorkspace(id: string, patch: Partial<Pick<Workspace, 'name' | 'helpdeskEnabled' | 'plan'>>): Promise<Workspace | undefined>;
   getWorkspace(id: string): Promise<Workspace | undefined>;
+  /** Row-locked read: serializes quota checks of one workspace. */
+  lockWorkspace(id: string): Promise<Workspace | undefined>;
   insertMembership(membership: Membership): Promise<void>;
   getMembership(workspaceId: string, userId: string): Promise<Membership | undefined>;
   /** Every workspace the user belongs to, with their roles there. */

@@ -56,6 +56,11 @@ export interface OutgoingMessage {
   content: OutgoingContent;
   /** Network id of the message this one replies to. */
   replyToExternalId?: string;
+  /**
+   * The service's id for this send. Drivers whose network accepts a client-chosen message id
+   * use it, so a send retried after a crash is recognised instead of sent twice.
+   */
+  clientMessageId?: string;
 }
 
 export const MEDIA_KINDS = ['image', 'video', 'audio', 'document', 'sticker'] as const;

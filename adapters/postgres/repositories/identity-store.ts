@@ -39,6 +39,11 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
       return row && toWorkspace(row);
     },
 
+    async lockWorkspace(id) {
+      const row = await db.selectFrom('workspaces').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      return row && toWorkspace(row);
+    },
+
     async insertMembership(m) {
       await db.insertInto('memberships').values({ workspace_id: m.workspaceId, user_id: m.userId, roles: m.roles, created_at: m.createdAt }).execute();
     },

@@ -1,0 +1,97 @@
+import { SESSION_QUEUE, type SessionCommand } from '../../core/connections/connections.ts';
+import { deliverMessage } from '../../core/messaging/deliver.ts';
+import { driverView } from '../../core/messaging/deliver.ts';
+import { MEDIA_FETCH_QUEUE } from '../../core/messaging/receive.ts';
+import { SEND_QUEUE } from '../../core/messaging/send.ts';
+import type { AppContext } from '../http/context.ts';
+import type { JobDefinition } from '../queue/queue.ts';
+import { driverEventsFor } from './driver-events.ts';
+import { messagingDeps, messagingStores, messagingUnitOfWork } from './stores.ts';
+
+const SEND_RETRY_LIMIT = 4;
+
+/** The base service's background work: sessions, driver sends, media fetching. */
+export function messagingJobs(ctx: AppContext): JobDefinition[] {
+  const uow = messagingUnitOfWork(ctx);
+  const deps = messagingDeps(ctx);
+  return [
+    {
+      queue: SEND_QUEUE,
+      retryLimit: SEND_RETRY_LIMIT,
+      retryDelay: 2,
+      retryBackoff: true,
+      expireInSeconds: 120,
+      concurrency: 8,
+      handle: (data: { messageId: string }, job) => deliverMessage(uow, deps, data.messageId, { retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT }),
+    },
+    {
+      queue: SESSION_QUEUE,
+      retryLimit: 3,
+      retryDelay: 5,
+      retryBackoff: true,
+      expireInSeconds: 300,
+      concurrency: 4,
+      handle: (command: SessionCommand) => runSessionCommand(ctx, command),
+    },
+    {
+      queue: MEDIA_FETCH_QUEUE,
+      retryLimit: 5,
+      retryDelay: 10,
+      retryBackoff: true,
+      expireInSeconds: 300,
+      concurrency: 4,
+      handle: async (data: { mediaId: string }) => {
+        await fetchReceivedMedia(ctx, data.mediaId);
+      },
+    },
+  ];
+}
+
+/** Starts, stops or ends a connection's session on its driver. */
+export async function runSessionCommand(ctx: AppContext, command: SessionCommand): Promise<void> {
+  const stores = messagingStores(ctx.db, ctx);
+  const connection = await stores.connections.find(command.connectionId);
+  if (command.action === 'forget') {
+    const driver = command.driver ? ctx.drivers.get(command.driver) : undefined;
+    await driver?.disconnect({ id: command.connectionId, workspaceId: '', credentials: {}, phoneNumber: null }, { logout: true });
+    return;
+  }
+  if (!connection) return;
+  const driver = ctx.drivers.get(connection.driver)!;
+  switch (command.action) {
+    case 'connect':
+      // A late job for a connection the user has since disconnected does nothing.
+      if (connection.status === 'CONNECTING' || connection.status === 'QR_PENDING' || connection.status === 'CONNECTED') {
+        await driver.connect(driverView(connection), driverEventsFor(ctx, connection.id), { pairingPhoneNumber: command.pairingPhoneNumber });
+      }
+      return;
+    case 'disconnect':
+    case 'logout':
+      await driver.disconnect(driverView(connection), { logout: command.action === 'logout' });
+      return;
+  }
+}
+
+/** Sessions that should be live are resumed when a worker starts. */
+export async function resumeSessions(ctx: AppContext): Promise<void> {
+  const stores = messagingStores(ctx.db, ctx);
+  for (const connection of await stores.connections.wantingSession()) {
+    await runSessionCommand(ctx, { connectionId: connection.id, action: 'connect' }).catch((error: Error) =>
+      console.error(`[sessions] could not resume connection ${connection.id}: ${error.message}`),
+    );
+  }
+}
+
+/** Keeps a received media item's bytes, fetched from the network while the network still has them. */
+export async function fetchReceivedMedia(ctx: AppContext, mediaId: string): Promise<Uint8Array | undefined> {
+  const stores = messagingStores(ctx.db, ctx);
+  const item = await stores.media.get(mediaId);
+  if (!item || !item.driverRef) return undefined;
+  const existing = await stores.media.bytes(mediaId);
+  if (existing) return existing;
+  const connection = await stores.connections.find(item.connectionId);
+  if (!connection) return undefined;
+  const fetched = await ctx.drivers.get(connection.driver)!.fetchMedia(driverView(connection), item.driverRef);
+  await stores.media.saveBytes(mediaId, fetched.bytes, fetched.mimetype || item.mimetype);
+  return fetched.bytes;
+}

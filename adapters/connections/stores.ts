@@ -1,0 +1,43 @@
+import type { Kysely } from 'kysely';
+import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
+import type { AppContext } from '../http/context.ts';
+import type { Database } from '../postgres/schema.ts';
+import { baseStores } from '../postgres/stores.ts';
+import { connectionStore } from '../postgres/repositories/connection-store.ts';
+import { chatStore, messageStore } from '../postgres/repositories/message-store.ts';
+import { mediaStore } from '../postgres/repositories/media-store.ts';
+import { eventPublisher } from '../postgres/repositories/event-store.ts';
+
+/** Every store of connections and messaging bound to one connection or transaction, with its outbox. */
+export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
+  return {
+    ...baseStores(db),
+    connections: connectionStore(db, ctx.box),
+    messages: messageStore(db),
+    chats: chatStore(db),
+    media: mediaStore(db),
+    events: eventPublisher(db, ctx),
+    outbox: ctx.queue.outbox(db),
+  };
+}
+
+export type MessagingStores = ReturnType<typeof messagingStores>;
+
+export function messagingUnitOfWork(ctx: AppContext): UnitOfWork<MessagingStores> {
+  return { transaction: (work) => ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx))) };
+}
+
+/** The dependencies of the messaging use cases, from the app context. */
+export function messagingDeps(ctx: AppContext) {
+  return {
+    clock: ctx.clock,
+    ids: ctx.ids,
+    plans: ctx.plans,
+    drivers: ctx.drivers,
+    signingKey: ctx.keys.signing,
+    // Read when used: the server learns its URL only once it has bound its port.
+    get publicUrl() {
+      return ctx.config.publicUrl;
+    },
+  };
+}

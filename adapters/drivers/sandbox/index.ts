@@ -1,0 +1,41 @@
+import type { DriverConnection, DriverEvents, NetworkDriver } from '../../../core/connections/driver.ts';
+import { DriverError } from '../../../core/connections/driver.ts';
+
+/**
+ * A simulated network inside the service: pairing completes at once, sends are accepted with
+ * a network id, and the sandbox endpoints inject what a contact would do (messages, receipts,
+ * presence, edits, deletions). It lets a new user try every flow with no phone.
+ */
+export function createSandboxDriver(): NetworkDriver {
+  return {
+    name: 'sandbox',
+    capabilities: { official: false, sendWindow: false, templates: false, carousels: false, flows: false, typing: true, pairing: 'instant' },
+
+    async connect(connection: DriverConnection, events: DriverEvents) {
+      await events.status({ event: 'opened', phoneNumber: sandboxNumber(connection.id) });
+    },
+
+    async disconnect() {},
+
+    async send(_connection, message) {
+      // Recipients starting with 999 simulate numbers that are not on the network.
+      if (message.to.startsWith('999')) throw new DriverError(`${message.to} is not on the network`, 'not_on_network', false);
+      // The service's id makes the network id, so a retried send is the same message (no duplicate).
+      return { externalId: `SANDBOX.${(message.clientMessageId ?? crypto.randomUUID()).replace(/-/g, '').toUpperCase()}`, status: 'SENT' };
+    },
+
+    async fetchMedia(_connection, ref) {
+      const match = /^data:([^;,]+);base64,(.*)$/s.exec(ref);
+      if (!match) throw new DriverError('sandbox media reference is not a data URL', 'media_missing', false);
+      return { mimetype: match[1]!, bytes: new Uint8Array(Buffer.from(match[2]!, 'base64')) };
+    },
+
+    async sendTyping() {},
+  };
+}
+
+/** A stable fake number per connection (E.164 fictional range 1-555-01xx). */
+export function sandboxNumber(connectionId: string): string {
+  const digits = connectionId.replace(/\D/g, '').slice(-4).padStart(4, '0');
+  return `1555010${digits}`;
+}

@@ -1,0 +1,197 @@
+import { Elysia, t } from 'elysia';
+import QRCode from 'qrcode';
+import {
+  createConnection,
+  deleteConnection,
+  getConnection,
+  listConnections,
+  requestConnect,
+  requestDisconnect,
+  updateConnection,
+} from '../../../core/connections/connections.ts';
+import type { Connection } from '../../../core/connections/connection.ts';
+import { CONNECTION_STATUSES } from '../../../core/connections/connection-status.ts';
+import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { apiKeyAuth } from '../auth.ts';
+import type { AppContext } from '../context.ts';
+import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
+
+const ConnectionView = t.Object({
+  id: Uuid,
+  name: t.String(),
+  driver: t.String({ description: 'Network driver: `sandbox`, `cloud-api` (official), `baileys` (unofficial, QR)' }),
+  official: t.Boolean(),
+  status: t.UnionEnum(CONNECTION_STATUSES),
+  statusReason: t.Nullable(t.String()),
+  phoneNumber: t.Nullable(t.String()),
+  qr: t.Nullable(t.String({ description: 'While QR_PENDING: the QR code as text' })),
+  qrDataUrl: t.Nullable(t.String({ description: 'While QR_PENDING: the QR code as a PNG data URL' })),
+  pairingCode: t.Nullable(t.String({ description: 'While QR_PENDING: the code to type on the phone instead of scanning' })),
+  capabilities: t.Object({
+    sendWindow: t.Boolean(),
+    templates: t.Boolean(),
+    carousels: t.Boolean(),
+    flows: t.Boolean(),
+    typing: t.Boolean(),
+  }),
+  credentials: t.Record(t.String(), t.String(), { description: 'Driver settings with secrets masked to their last 4 characters' }),
+  callbackUrl: t.Nullable(t.String({ description: 'Official connections: the URL to register as the provider callback' })),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const OfficialCredentials = t.Object(
+  {
+    phoneNumberId: t.Optional(t.String()),
+    businessAccountId: t.Optional(t.String()),
+    accessToken: t.Optional(t.String()),
+    appSecret: t.Optional(t.String()),
+    verifyToken: t.Optional(t.String()),
+  },
+  { description: 'Official (cloud-api) connections: the platform credentials' },
+);
+
+const NotFound = { 404: t.Union([CodedError, StandardError]) };
+
+/** Connections (spec 1.2, 3.6, 4.3): create, list, read, edit, delete, pair, disconnect. */
+export function connectionRoutes(ctx: AppContext) {
+  const deps = messagingDeps(ctx);
+  const inTransaction = <T>(work: (stores: ReturnType<typeof messagingStores>) => Promise<T>) =>
+    ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
+
+  return new Elysia({ name: 'routes.connections', prefix: '/v3/connections', detail: { tags: ['Connections'] } })
+    .use(apiKeyAuth(ctx))
+    .guard({ apiKey: true }, (app) =>
+      app
+        .post(
+          '',
+          async ({ actor, body, set }) => {
+            const connection = await inTransaction((stores) =>
+              createConnection(stores, deps, actor, { name: body.name, driver: body.driver ?? 'sandbox', credentials: body.credentials }),
+            );
+            set.status = 201;
+            return present(ctx, connection);
+          },
+          {
+            body: t.Object({
+              name: t.String({ minLength: 1, maxLength: 120, error: 'must be a string of 1 to 120 characters' }),
+              driver: t.Optional(t.String({ description: 'Default `sandbox`. `baileys` pairs a real account by QR; `cloud-api` needs credentials and a paid plan.' })),
+              credentials: t.Optional(OfficialCredentials),
+            }),
+            response: { ...authErrors, 201: ConnectionView },
+            detail: { summary: 'Create a connection' },
+          },
+        )
+        .get('', async ({ actor }) => Promise.all((await listConnections(messagingStores(ctx.db, ctx).connections, actor)).map((c) => present(ctx, c))), {
+          response: { ...authErrors, 200: t.Array(ConnectionView) },
+          detail: { summary: 'Connections of the workspace, with their status' },
+        })
+        .get('/:id', async ({ actor, params }) => present(ctx, await getConnection(messagingStores(ctx.db, ctx).connections, actor, params.id)), {
+          params: t.Object({ id: t.String() }),
+          response: { ...authErrors, ...NotFound, 200: ConnectionView },
+          detail: { summary: 'One connection (with its QR code while pairing)' },
+        })
+        .patch(
+          '/:id',
+          async ({ actor, params, body }) => present(ctx, await inTransaction((stores) => updateConnection(stores, deps, actor, params.id, body))),
+          {
+            params: t.Object({ id: t.String() }),
+            body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 120 })), credentials: t.Optional(OfficialCredentials) }),
+            response: { ...authErrors, ...NotFound, 200: ConnectionView },
+            detail: { summary: 'Rename, or change credentials (fields left out keep their value)' },
+          },
+        )
+        .delete(
+          '/:id',
+          async ({ actor, params }) => {
+            await inTransaction((stores) => deleteConnection(stores, actor, params.id));
+            return { id: params.id, deleted: true as const };
+          },
+          {
+            params: t.Object({ id: t.String() }),
+            response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
+            detail: { summary: 'Delete a connection; its session is ended and the pairing removed' },
+          },
+        )
+        .post(
+          '/:id/connect',
+          async ({ actor, params, body }) => {
+            await inTransaction((stores) => requestConnect(stores, deps, actor, params.id, { pairingPhoneNumber: body?.pairingPhoneNumber }));
+            return present(ctx, await settled(ctx, actor.workspaceId, params.id));
+          },
+          {
+            params: t.Object({ id: t.String() }),
+            body: t.Optional(
+              t.Object({
+                pairingPhoneNumber: t.Optional(t.String({ description: 'Unofficial: ask for a pairing code for this number instead of a QR code' })),
+              }),
+            ),
+            response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },
+            detail: {
+              summary: 'Pair or resume the session; answers once a QR code, pairing code or the open session is there (up to 5 s), else with CONNECTING',
+            },
+          },
+        )
+        .post(
+          '/:id/disconnect',
+          async ({ actor, params }) => present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: false }))),
+          {
+            params: t.Object({ id: t.String() }),
+            body: t.Optional(t.Object({}, { description: 'No fields' })),
+            response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },
+            detail: { summary: 'Close the session and keep the pairing' },
+          },
+        )
+        .post(
+          '/:id/logout',
+          async ({ actor, params }) => present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: true }))),
+          {
+            params: t.Object({ id: t.String() }),
+            body: t.Optional(t.Object({}, { description: 'No fields' })),
+            response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },
+            detail: { summary: 'End the pairing: the next connect starts from a new QR code' },
+          },
+        ),
+    );
+}
+
+/** Waits briefly for the worker to move the connection past CONNECTING (QR shown or open). */
+async function settled(ctx: AppContext, workspaceId: string, id: string): Promise<Connection> {
+  const connections = messagingStores(ctx.db, ctx).connections;
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const connection = (await connections.get(workspaceId, id))!;
+    if (connection.status !== 'CONNECTING' || Date.now() > deadline) return connection;
+    await Bun.sleep(100);
+  }
+}
+
+const SECRET_FIELDS = new Set(['accessToken', 'appSecret', 'verifyToken']);
+
+async function present(ctx: AppContext, c: Connection) {
+  const driver = ctx.drivers.get(c.driver);
+  const capabilities = driver?.capabilities;
+  return {
+    id: c.id,
+    name: c.name,
+    driver: c.driver,
+    official: capabilities?.official ?? false,
+    status: c.status,
+    statusReason: c.statusReason,
+    phoneNumber: c.phoneNumber,
+    qr: c.qr,
+    qrDataUrl: c.qr ? await QRCode.toDataURL(c.qr) : null,
+    pairingCode: c.pairingCode,
+    capabilities: {
+      sendWindow: capabilities?.sendWindow ?? false,
+      templates: capabilities?.templates ?? false,
+      carousels: capabilities?.carousels ?? false,
+      flows: capabilities?.flows ?? false,
+      typing: capabilities?.typing ?? false,
+    },
+    credentials: Object.fromEntries(Object.entries(c.credentials).map(([k, v]) => [k, SECRET_FIELDS.has(k) ? `••••${v.slice(-4)}` : v])),
+    callbackUrl: driver?.callbacks ? `${ctx.config.publicUrl}/v3/webhooks/whatsapp/${c.id}` : null,
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+  };
+}

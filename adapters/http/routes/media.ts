@@ -1,0 +1,122 @@
+import { Elysia, t } from 'elysia';
+import { assertDownloadToken } from '../../../core/media/media.ts';
+import { prepareMediaUpload, uploadByTicket, uploadMedia } from '../../../core/media/uploads.ts';
+import { badRequest, notFound } from '../../../core/shared/errors.ts';
+import { fetchReceivedMedia } from '../../connections/jobs.ts';
+import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { apiKeyAuth } from '../auth.ts';
+import type { AppContext } from '../context.ts';
+import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { presentMessage } from './messages.ts';
+
+/** Raw uploads are read by the handler (no JSON parsing); this documents them. */
+const RAW_BYTES = {
+  required: true,
+  content: { '*/*': { schema: { type: 'string', format: 'binary', description: 'The media bytes; Content-Type is the media type' } } },
+} as const;
+
+const MediaView = t.Object({ mediaId: Uuid, mimetype: t.String(), size: t.Integer(), fileName: t.Nullable(t.String()) });
+
+/**
+ * Media: uploads for sending (with the API key, or with a signed single-use ticket valid 10
+ * minutes) and signed download links valid 7 days (spec 2.13, 4.3, 5.6, 8).
+ */
+export function mediaRoutes(ctx: AppContext) {
+  const deps = messagingDeps(ctx);
+  const inTransaction = <T>(work: (stores: ReturnType<typeof messagingStores>) => Promise<T>) =>
+    ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
+
+  const withKey = new Elysia({ name: 'routes.media.apikey', prefix: '/v3/connections/:id/media', detail: { tags: ['Media'] } })
+    .use(apiKeyAuth(ctx))
+    .guard({ apiKey: true, params: t.Object({ id: t.String() }) }, (app) =>
+      app
+        .post(
+          '',
+          async ({ actor, params, request, set }) => {
+            const file = await readUpload(request);
+            const item = await inTransaction((stores) => uploadMedia(stores, deps, actor, params.id, file));
+            set.status = 201;
+            return { mediaId: item.id, mimetype: item.mimetype, size: item.size ?? file.bytes.length, fileName: item.fileName };
+          },
+          {
+            parse: 'none',
+            response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: MediaView },
+            detail: {
+              summary: 'Upload media to send later by `mediaId`: the raw bytes with their Content-Type (and optional X-File-Name)',
+              requestBody: RAW_BYTES,
+            },
+          },
+        )
+        .post(
+          '/tickets',
+          async ({ actor, params, body, set }) => {
+            const ticket = await prepareMediaUpload(messagingStores(ctx.db, ctx), deps, actor, params.id, body);
+            set.status = 201;
+            return { ticketId: ticket.ticketId, uploadUrl: ticket.uploadUrl, expiresAt: iso(ticket.expiresAt) };
+          },
+          {
+            body: t.Object({
+              to: t.String(),
+              kind: t.String({ description: 'image, video, audio, document or sticker' }),
+              caption: t.Optional(t.String()),
+            }),
+            response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: t.Object({ ticketId: t.String(), uploadUrl: t.String(), expiresAt: Timestamp }) },
+            detail: { summary: 'A signed, single-use upload ticket (10 minutes): uploading to it sends the media to `to`' },
+          },
+        ),
+    );
+
+  return new Elysia({ name: 'routes.media', detail: { tags: ['Media'] } })
+    .use(withKey)
+    .post(
+      '/v3/connections/media/uploads/:ticketId',
+      async ({ params, request, set }) => {
+        const file = await readUpload(request);
+        const { media, message } = await inTransaction((stores) => uploadByTicket(stores, deps, params.ticketId, file));
+        set.status = 201;
+        return { mediaId: media.id, message: presentMessage(message) };
+      },
+      {
+        parse: 'none',
+        params: t.Object({ ticketId: t.String() }),
+        response: { 201: t.Object({ mediaId: Uuid, message: t.Any() }), 400: StandardError, 401: StandardError, 409: StandardError },
+        detail: { summary: 'Upload by ticket (no API key): the raw bytes with their Content-Type; the media is sent at once', requestBody: RAW_BYTES },
+      },
+    )
+    .get(
+      '/v3/connections/media/:mediaId/download',
+      async ({ params, query }) => {
+        assertDownloadToken(deps, params.mediaId, query.token);
+        const stores = messagingStores(ctx.db, ctx);
+        const item = await stores.media.get(params.mediaId);
+        if (!item) throw notFound('Media not found');
+        const bytes = (await stores.media.bytes(item.id)) ?? (await fetchReceivedMedia(ctx, item.id));
+        if (!bytes) throw notFound('The media is no longer available from the network');
+        const fresh = (await stores.media.get(item.id))!;
+        return new Response(bytes as Uint8Array<ArrayBuffer>, {
+          headers: {
+            'content-type': fresh.mimetype,
+            'content-length': String(bytes.length),
+            'cache-control': 'private, max-age=3600',
+            ...(fresh.fileName && { 'content-disposition': `attachment; filename="${fresh.fileName.replace(/["\\\r\n]/g, '_')}"` }),
+          },
+        });
+      },
+      {
+        params: t.Object({ mediaId: t.String() }),
+        query: t.Object({ token: t.Optional(t.String()) }),
+        response: { 200: t.Any({ description: 'The raw bytes' }), 401: StandardError, 404: StandardError },
+        detail: { summary: 'Signed media download (7 days): streams the bytes, no API key' },
+      },
+    );
+}
+
+async function readUpload(request: Request): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
+  const mimetype = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!mimetype || mimetype === 'application/json' || mimetype.startsWith('multipart/')) {
+    throw badRequest('Send the raw bytes with the media Content-Type (for example image/jpeg)');
+  }
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  const fileName = request.headers.get('x-file-name') ?? undefined;
+  return { bytes, mimetype, fileName };
+}

@@ -1,0 +1,181 @@
+import { Elysia, t } from 'elysia';
+import { acceptSend } from '../../../core/messaging/send.ts';
+import { chatHistory, getMessage, listChats } from '../../../core/messaging/history.ts';
+import type { ChatMessage } from '../../../core/messaging/message.ts';
+import { parseOutgoingContent } from '../../../core/messaging/outgoing.ts';
+import { pageRequest } from '../../../core/shared/pagination.ts';
+import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { apiKeyAuth } from '../auth.ts';
+import type { AppContext } from '../context.ts';
+import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+
+const Media = t.Object({
+  url: t.Optional(t.String({ description: 'Public http(s) URL of the media' })),
+  mediaId: t.Optional(t.String({ description: 'Id of media uploaded with an upload ticket' })),
+  mimetype: t.Optional(t.String()),
+});
+
+/** The send request: `to` and exactly one content field, whose name is the message kind. */
+const SendBody = t.Object({
+  to: t.String({ description: 'Phone number in international format (E.164), or a chat id such as a group' }),
+  replyTo: t.Optional(t.String({ description: 'Id (ours or the network’s) of a message of this chat to reply to' })),
+  text: t.Optional(t.String({ description: 'Plain text, up to 4096 characters' })),
+  image: t.Optional(t.Composite([Media, t.Object({ caption: t.Optional(t.String()) })])),
+  video: t.Optional(t.Composite([Media, t.Object({ caption: t.Optional(t.String()) })])),
+  audio: t.Optional(t.Composite([Media, t.Object({ voiceNote: t.Optional(t.Boolean({ description: 'Send as a voice note (PTT)' })) })])),
+  document: t.Optional(t.Composite([Media, t.Object({ fileName: t.Optional(t.String()), caption: t.Optional(t.String()) })])),
+  sticker: t.Optional(Media),
+  location: t.Optional(t.Object({ latitude: t.Number(), longitude: t.Number(), name: t.Optional(t.String()), address: t.Optional(t.String()) })),
+  contacts: t.Optional(
+    t.Array(t.Object({ name: t.String(), phones: t.Array(t.String()), emails: t.Optional(t.Array(t.String())), organization: t.Optional(t.String()) })),
+  ),
+  list: t.Optional(
+    t.Object({
+      body: t.String(),
+      buttonText: t.String(),
+      header: t.Optional(t.String()),
+      footer: t.Optional(t.String()),
+      sections: t.Array(t.Object({ title: t.String(), rows: t.Array(t.Object({ id: t.String(), title: t.String(), description: t.Optional(t.String()) })) })),
+    }),
+  ),
+  buttons: t.Optional(
+    t.Object({
+      body: t.String(),
+      header: t.Optional(t.String()),
+      footer: t.Optional(t.String()),
+      buttons: t.Array(t.Object({ id: t.String(), title: t.String() })),
+    }),
+  ),
+  reaction: t.Optional(t.Object({ messageId: t.String(), emoji: t.String({ description: 'Empty string removes the reaction' }) })),
+  template: t.Optional(t.Object({ name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) })),
+});
+
+export const MessageView = t.Object({
+  id: Uuid,
+  connectionId: Uuid,
+  direction: t.UnionEnum(['inbound', 'outbound']),
+  remoteJid: t.String(),
+  kind: t.String({ description: 'Outbound: the kind sent. Inbound: the 2.13 messageType' }),
+  status: t.String({ description: 'Outbound: PENDING, SENT, DELIVERED, READ, FAILED. Inbound: RECEIVED' }),
+  externalId: t.Nullable(t.String({ description: 'The network’s message id, once known' })),
+  error: t.Nullable(t.Object({ code: t.Union([t.String(), t.Number()]), title: t.String() })),
+  replyTo: t.Nullable(t.String()),
+  content: t.Any({ description: 'Outbound: the content sent. Inbound: the closed 2.13 message data' }),
+  messageTimestamp: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const ChatView = t.Object({ remoteJid: t.String(), name: t.Nullable(t.String()), lastMessageAt: Timestamp, lastContactMessageAt: t.Nullable(Timestamp) });
+
+const ConnectionParams = t.Object({ id: t.String() });
+const NotFound = { 404: t.Union([CodedError, StandardError]) };
+
+/** Sending (spec 4.3) and message history of a connection. */
+export function messageRoutes(ctx: AppContext) {
+  const deps = messagingDeps(ctx);
+  const send = async (actor: Parameters<typeof acceptSend>[2], connectionId: string, body: Record<string, unknown>, idempotencyKey: string | undefined) =>
+    ctx.db.transaction().execute((trx) =>
+      acceptSend(messagingStores(trx, ctx), deps, actor, connectionId, {
+        to: body.to,
+        content: parseOutgoingContent(body),
+        replyTo: body.replyTo as string | undefined,
+        idempotencyKey,
+      }),
+    );
+
+  return new Elysia({ name: 'routes.messages', prefix: '/v3/connections/:id/chats', detail: { tags: ['Messaging'] } })
+    .use(apiKeyAuth(ctx))
+    .guard({ apiKey: true, params: ConnectionParams }, (app) =>
+      app
+        .post(
+          '/messages',
+          async ({ actor, params, body, headers, set }) => {
+            const { message, created } = await send(actor, params.id, body, headers['idempotency-key']);
+            set.status = created ? 201 : 200;
+            return presentMessage(message);
+          },
+          {
+            body: SendBody,
+            response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 422: StandardError },
+            detail: {
+              summary: 'Send a message; answers at once with status PENDING',
+              description:
+                'Exactly one content field: text, image, video, audio, document, sticker, location, contacts, list, buttons, reaction or template. ' +
+                'An `Idempotency-Key` header makes a retried request answer the first message (200) instead of sending again. ' +
+                'Free text into a closed 24-hour window of an official connection is 422.',
+            },
+          },
+        )
+        .post(
+          '/messages/send-template',
+          async ({ actor, params, body, headers, set }) => {
+            const { to, ...template } = body;
+            const { message, created } = await send(actor, params.id, { to, template }, headers['idempotency-key']);
+            set.status = created ? 201 : 200;
+            return presentMessage(message);
+          },
+          {
+            body: t.Object({ to: t.String(), name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) }),
+            response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 422: StandardError },
+            detail: { summary: 'Send a pre-approved template (201 means the platform accepted the call, not delivery)' },
+          },
+        )
+        .get(
+          '',
+          async ({ actor, params, query }) => {
+            const found = await listChats(messagingStores(ctx.db, ctx), actor, params.id, pageRequest(query));
+            return { ...found, data: found.data.map(presentChat) };
+          },
+          { query: PageQuery, response: { ...authErrors, ...NotFound, 200: PageOf(ChatView) }, detail: { summary: 'Chats of the connection, most recent first; `s` searches number and name' } },
+        )
+        .get(
+          '/messages',
+          async ({ actor, params, query }) => {
+            const limit = query.limit === undefined ? undefined : Number(query.limit);
+            const messages = await chatHistory(messagingStores(ctx.db, ctx), actor, params.id, { chat: query.chat, limit, cursor: query.cursor });
+            return messages.map(presentMessage);
+          },
+          {
+            query: t.Object({
+              chat: t.String({ description: 'The contact’s number or chat id' }),
+              limit: t.Optional(t.String({ description: 'Integer 1 to 100, default 50' })),
+              cursor: t.Optional(t.String({ description: 'Id of the oldest message already held' })),
+            }),
+            response: { ...authErrors, ...NotFound, 200: t.Array(MessageView) },
+            detail: { summary: 'A chat’s messages, oldest first (bare array); fewer than `limit` means the beginning was reached' },
+          },
+        )
+        .get(
+          '/messages/:messageId',
+          async ({ actor, params }) => presentMessage(await getMessage(messagingStores(ctx.db, ctx), actor, params.id, params.messageId)),
+          {
+            params: t.Object({ id: t.String(), messageId: t.String() }),
+            response: { ...authErrors, ...NotFound, 200: MessageView },
+            detail: { summary: 'One message, with its delivery status' },
+          },
+        ),
+    );
+}
+
+export function presentMessage(m: ChatMessage) {
+  return {
+    id: m.id,
+    connectionId: m.connectionId,
+    direction: m.direction,
+    remoteJid: m.remoteJid,
+    kind: m.kind,
+    status: m.status,
+    externalId: m.externalId,
+    error: m.error,
+    replyTo: m.replyTo,
+    content: m.content,
+    messageTimestamp: iso(m.messageTimestamp),
+    createdAt: iso(m.createdAt),
+    updatedAt: iso(m.updatedAt),
+  };
+}
+
+function presentChat(c: { remoteJid: string; name: string | null; lastMessageAt: Date; lastContactMessageAt: Date | null }) {
+  return { remoteJid: c.remoteJid, name: c.name, lastMessageAt: iso(c.lastMessageAt), lastContactMessageAt: iso(c.lastContactMessageAt) };
+}

@@ -1,0 +1,138 @@
+import { Elysia, t } from 'elysia';
+import { authorize } from '../../../core/identity/roles.ts';
+import { connectionNotFound } from '../../../core/connections/connections.ts';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
+import { normalizeRecipient } from '../../../core/messaging/outgoing.ts';
+import { DomainError, notFound } from '../../../core/shared/errors.ts';
+import type { Actor } from '../../../core/identity/identity.ts';
+import { driverEventsFor } from '../../connections/driver-events.ts';
+import { messagingStores } from '../../connections/stores.ts';
+import { simulatedMessage } from '../../drivers/sandbox/simulator.ts';
+import { apiKeyAuth } from '../auth.ts';
+import type { AppContext } from '../context.ts';
+import { authErrors, CodedError, StandardError } from '../schemas.ts';
+import { MessageView, presentMessage } from './messages.ts';
+
+/**
+ * The sandbox network's controls: act as a contact (messages of any 2.13 type, receipts,
+ * presence, edits, deletions). They exist only on sandbox connections.
+ */
+export function sandboxRoutes(ctx: AppContext) {
+  const sandboxConnection = async (actor: Actor, id: string) => {
+    authorize(actor.roles, 'connections', 'write');
+    const connection = await messagingStores(ctx.db, ctx).connections.get(actor.workspaceId, id);
+    if (!connection) throw connectionNotFound(id);
+    if (connection.driver !== 'sandbox') throw notFound('Sandbox endpoints exist only on sandbox connections');
+    if (connection.status !== 'CONNECTED') throw new DomainError(422, `The connection is ${connection.status}; connect it first`);
+    return connection;
+  };
+  const errors = { ...authErrors, 404: t.Union([CodedError, StandardError]), 422: StandardError };
+
+  return new Elysia({ name: 'routes.sandbox', prefix: '/v3/connections/:id/sandbox', detail: { tags: ['Sandbox network'] } })
+    .use(apiKeyAuth(ctx))
+    .guard({ apiKey: true, params: t.Object({ id: t.String() }) }, (app) =>
+      app
+        .post(
+          '/messages',
+          async ({ actor, params, body, set }) => {
+            const connection = await sandboxConnection(actor, params.id);
+            const received = simulatedMessage(body, ctx.clock.now());
+            await driverEventsFor(ctx, connection.id).message(received);
+            const stored = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, received.externalId);
+            set.status = 201;
+            return presentMessage(stored!);
+          },
+          {
+            body: t.Object({
+              from: t.String({ description: 'The simulated contact’s number' }),
+              pushName: t.Optional(t.String()),
+              type: t.Optional(t.String({ description: 'A 2.13 messageType (default conversation); another value simulates an unknown type' })),
+              text: t.Optional(t.String({ description: 'Text of a conversation, or caption of media' })),
+              node: t.Optional(t.Record(t.String(), t.Any(), { description: 'Fields of the message node' })),
+              media: t.Optional(t.Object({ base64: t.String(), mimetype: t.String(), fileName: t.Optional(t.String()) })),
+              replyTo: t.Optional(t.String({ description: 'Network id of the quoted message' })),
+              mentions: t.Optional(t.Array(t.String())),
+              album: t.Optional(t.Object({ id: t.String(), index: t.Integer({ minimum: 0 }) })),
+              isAiMessage: t.Optional(t.Boolean()),
+              source: t.Optional(t.UnionEnum(['android', 'ios', 'web', 'unknown'])),
+              fromMe: t.Optional(t.Boolean()),
+              externalId: t.Optional(t.String({ description: 'Reuse a network id to replay a delivery (stored once)' })),
+              timestamp: t.Optional(t.Integer({ description: 'Unix seconds' })),
+            }),
+            response: { ...errors, 201: MessageView },
+            detail: { summary: 'A simulated contact sends a message' },
+          },
+        )
+        .post(
+          '/receipts',
+          async ({ actor, params, body }) => {
+            const connection = await sandboxConnection(actor, params.id);
+            const stores = messagingStores(ctx.db, ctx);
+            const message = (await stores.messages.get(body.messageId)) ?? (await stores.messages.findByExternalId(connection.id, body.messageId));
+            if (!message || message.connectionId !== connection.id || !message.externalId) throw notFound('No message with that id has reached the sandbox network');
+            const status = body.status as DeliveryStatus;
+            const raw = { key: { id: message.externalId, remoteJid: message.remoteJid, fromMe: true }, update: { status }, ...(body.error && { errors: [body.error] }) };
+            await driverEventsFor(ctx, connection.id).receipt({ externalId: message.externalId, remoteJid: message.remoteJid, status, error: body.error, raw });
+            return presentMessage((await stores.messages.get(message.id))!);
+          },
+          {
+            body: t.Object({
+              messageId: t.String({ description: 'Our id or the network id of a sent message' }),
+              status: t.UnionEnum(DELIVERY_STATUSES.filter((s) => s !== 'PENDING') as ['SENT', 'DELIVERED', 'READ', 'FAILED']),
+              error: t.Optional(t.Object({ code: t.Union([t.String(), t.Number()]), title: t.String() })),
+            }),
+            response: { ...errors, 200: MessageView },
+            detail: { summary: 'The network reports a delivery status for a sent message' },
+          },
+        )
+        .post(
+          '/presence',
+          async ({ actor, params, body }) => {
+            const connection = await sandboxConnection(actor, params.id);
+            const jid = `${normalizeRecipient(body.from)}@s.whatsapp.net`;
+            await driverEventsFor(ctx, connection.id).passthrough('presence.update', jid, { id: jid, presences: { [jid]: { lastKnownPresence: body.presence } } });
+            return { ok: true as const };
+          },
+          {
+            body: t.Object({ from: t.String(), presence: t.UnionEnum(['available', 'unavailable', 'composing', 'recording', 'paused']) }),
+            response: { ...errors, 200: t.Object({ ok: t.Literal(true) }) },
+            detail: { summary: 'A simulated contact comes online or types' },
+          },
+        )
+        .post(
+          '/edits',
+          async ({ actor, params, body }) => {
+            const connection = await sandboxConnection(actor, params.id);
+            const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, body.messageId);
+            if (!message) throw notFound('No message with that network id');
+            await driverEventsFor(ctx, connection.id).passthrough('messages.edited', message.remoteJid, {
+              key: { id: body.messageId, remoteJid: message.remoteJid, fromMe: false },
+              editedMessage: { conversation: body.text },
+            });
+            return { ok: true as const };
+          },
+          {
+            body: t.Object({ messageId: t.String({ description: 'Network id of the contact’s message' }), text: t.String() }),
+            response: { ...errors, 200: t.Object({ ok: t.Literal(true) }) },
+            detail: { summary: 'A simulated contact edits a message' },
+          },
+        )
+        .post(
+          '/deletes',
+          async ({ actor, params, body }) => {
+            const connection = await sandboxConnection(actor, params.id);
+            const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, body.messageId);
+            if (!message) throw notFound('No message with that network id');
+            await driverEventsFor(ctx, connection.id).passthrough('messages.delete', message.remoteJid, {
+              key: { id: body.messageId, remoteJid: message.remoteJid, fromMe: false },
+            });
+            return { ok: true as const };
+          },
+          {
+            body: t.Object({ messageId: t.String() }),
+            response: { ...errors, 200: t.Object({ ok: t.Literal(true) }) },
+            detail: { summary: 'A simulated contact deletes a message for everyone' },
+          },
+        ),
+    );
+}

@@ -1,0 +1,61 @@
+import type { Kysely } from 'kysely';
+import type { MediaItem, MediaStore } from '../../../core/media/media.ts';
+import type { Database } from '../schema.ts';
+import { isUuid } from './connection-store.ts';
+
+/** Media bytes live in the database (bytea): durable, backed up with everything else. */
+export function mediaStore(db: Kysely<Database>): MediaStore {
+  return {
+    async insert(item, bytes) {
+      await db
+        .insertInto('media')
+        .values({
+          id: item.id,
+          workspace_id: item.workspaceId,
+          connection_id: item.connectionId,
+          origin: item.origin,
+          driver_ref: item.driverRef,
+          mimetype: item.mimetype,
+          file_name: item.fileName,
+          size: bytes ? bytes.length : item.size,
+          bytes: bytes ?? null,
+          created_at: item.createdAt,
+        })
+        .execute();
+    },
+    async get(id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db
+        .selectFrom('media')
+        .select(['id', 'workspace_id', 'connection_id', 'origin', 'driver_ref', 'mimetype', 'file_name', 'size', 'created_at'])
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return (
+        row && {
+          id: row.id,
+          workspaceId: row.workspace_id,
+          connectionId: row.connection_id,
+          origin: row.origin,
+          driverRef: row.driver_ref,
+          mimetype: row.mimetype,
+          fileName: row.file_name,
+          size: row.size,
+          createdAt: row.created_at,
+        } satisfies MediaItem
+      );
+    },
+    async bytes(id) {
+      const row = await db.selectFrom('media').select('bytes').where('id', '=', id).executeTakeFirst();
+      return row?.bytes ? new Uint8Array(row.bytes) : undefined;
+    },
+    async saveBytes(id, bytes, mimetype) {
+      await db.updateTable('media').set({ bytes, size: bytes.length, mimetype }).where('id', '=', id).execute();
+    },
+    async useTicket(nonce, expiresAt) {
+      // Forget tickets long expired: they can no longer be presented anyway.
+      await db.deleteFrom('used_tickets').where('expires_at', '<', new Date(Date.now() - 86_400_000)).execute();
+      const result = await db.insertInto('used_tickets').values({ nonce, expires_at: expiresAt }).onConflict((oc) => oc.column('nonce').doNothing()).executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Chat, ChatMessage, ChatStore, MessageStore } from '../../../core/messaging/message.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { Database, MessagesTable } from '../schema.ts';
+import { isUuid } from './connection-store.ts';
+import { escapeLike } from './identity-store.ts';
+
+export function messageStore(db: Kysely<Database>): MessageStore {
+  return {
+    async insert(m) {
+      const result = await db
+        .insertInto('messages')
+        .values({
+          id: m.id,
+          workspace_id: m.workspaceId,
+          connection_id: m.connectionId,
+          direction: m.direction,
+          remote_jid: m.remoteJid,
+          external_id: m.externalId,
+          kind: m.kind,
+          content: JSON.stringify(m.content),
+          status: m.status,
+          error: m.error ? JSON.stringify(m.error) : null,
+          idempotency_key: m.idempotencyKey,
+          reservation_id: m.reservationId,
+          reply_to: m.replyTo,
+          sent_by: m.sentBy,
+          message_timestamp: m.messageTimestamp,
+          created_at: m.createdAt,
+          updated_at: m.updatedAt,
+        })
+        .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+    },
+    async get(id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async lock(id) {
+      const row = await db.selectFrom('messages').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async findByExternalId(connectionId, externalId) {
+      const row = await db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('external_id', '=', externalId).executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async findByIdempotencyKey(connectionId, key) {
+      const row = await db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('idempotency_key', '=', key).executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async update(m) {
+      await db
+        .updateTable('messages')
+        .set({ external_id: m.externalId, status: m.status, error: m.error ? JSON.stringify(m.error) : null, content: JSON.stringify(m.content), updated_at: m.updatedAt })
+        .where('id', '=', m.id)
+        .execute();
+    },
+    async history(connectionId, remoteJid, { limit, before }) {
+      let query = db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('remote_jid', '=', remoteJid);
+      if (before) {
+        query = query.where((eb) =>
+          eb.or([
+            eb('message_timestamp', '<', before.messageTimestamp),
+            eb.and([eb('message_timestamp', '=', before.messageTimestamp), eb('id', '<', before.id)]),
+          ]),
+        );
+      }
+      const rows = await query.orderBy('message_timestamp', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map(toMessage);
+    },
+  };
+}
+
+export function chatStore(db: Kysely<Database>): ChatStore {
+  return {
+    async get(connectionId, remoteJid) {
+      const row = await db.selectFrom('chats').selectAll().where('connection_id', '=', connectionId).where('remote_jid', '=', remoteJid).executeTakeFirst();
+      return row && toChat(row);
+    },
+    async touch(connectionId, remoteJid, { at, name, fromContact }) {
+      await db
+        .insertInto('chats')
+        .values({ connection_id: connectionId, remote_jid: remoteJid, name: name ?? null, last_message_at: at, last_contact_message_at: fromContact ? at : null })
+        .onConflict((oc) =>
+          oc.columns(['connection_id', 'remote_jid']).doUpdateSet((eb) => ({
+            name: name === undefined ? eb.ref('chats.name') : name,
+            last_message_at: eb.fn('greatest', [eb.ref('chats.last_message_at'), eb.ref('excluded.last_message_at')]),
+            // Late-arriving old messages never move the send window back (spec 3.4).
+            last_contact_message_at: fromContact
+              ? eb.fn('greatest', [eb.ref('chats.last_contact_message_at'), eb.ref('excluded.last_contact_message_at')])
+              : eb.ref('chats.last_contact_message_at'),
+          })),
+        )
+        .execute();
+    },
+    async list(connectionId, request) {
+      let query = db.selectFrom('chats').where('connection_id', '=', connectionId);
+      if (request.search) {
+        const pattern = `%${escapeLike(request.search)}%`;
+        query = query.where((eb) => eb.or([eb('remote_jid', 'ilike', pattern), eb('name', 'ilike', pattern)]));
+      }
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('last_message_at', 'desc').orderBy('remote_jid').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toChat), Number(total), request);
+    },
+  };
+}
+
+function toMessage(row: Selectable<MessagesTable>): ChatMessage {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    connectionId: row.connection_id,
+    direction: row.direction,
+    remoteJid: row.remote_jid,
+    externalId: row.external_id,
+    kind: row.kind,
+    content: parseJson(row.content),
+    status: row.status as ChatMessage['status'],
+    error: parseJson(row.error) as ChatMessage['error'],
+    idempotencyKey: row.idempotency_key,
+    reservationId: row.reservation_id,
+    replyTo: row.reply_to,
+    sentBy: row.sent_by,
+    messageTimestamp: row.message_timestamp,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toChat(row: { connection_id: string; remote_jid: string; name: string | null; last_message_at: Date; last_contact_message_at: Date | null }): Chat {
+  return {
+    connectionId: row.connection_id,
+    remoteJid: row.remote_jid,
+    name: row.name,
+    lastMessageAt: row.last_message_at,
+    lastContactMessageAt: row.last_contact_message_at,
+  };
+}
+
+/** jsonb comes back parsed from pg and PGlite alike; tolerate a string just in case. */
+function parseJson(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}

@@ -1,0 +1,101 @@
+import { badRequest, DomainError, notFound } from '../shared/errors.ts';
+import type { Clock, IdGen } from '../shared/ports.ts';
+import { signToken, verifyToken } from '../shared/signed-token.ts';
+import type { MediaKind } from '../messaging/outgoing.ts';
+
+/** Media bytes the service holds: uploads to send, and media received from contacts. */
+export interface MediaItem {
+  id: string;
+  workspaceId: string;
+  connectionId: string;
+  origin: 'upload' | 'received';
+  /** The driver's own reference (provider media id, network message id) to fetch bytes later. */
+  driverRef: string | null;
+  mimetype: string;
+  fileName: string | null;
+  size: number | null;
+  createdAt: Date;
+}
+
+export interface MediaStore {
+  insert(item: MediaItem, bytes?: Uint8Array): Promise<void>;
+  get(id: string): Promise<MediaItem | undefined>;
+  bytes(id: string): Promise<Uint8Array | undefined>;
+  saveBytes(id: string, bytes: Uint8Array, mimetype: string): Promise<void>;
+  /** Marks a ticket nonce used; false when it was used before (single use). */
+  useTicket(nonce: string, expiresAt: Date): Promise<boolean>;
+}
+
+export const DOWNLOAD_LINK_DAYS = 7;
+export const UPLOAD_TICKET_MINUTES = 10;
+export const MAX_MEDIA_BYTES = 64 * 1024 * 1024;
+
+export interface MediaLinkDeps {
+  clock: Clock;
+  signingKey: Uint8Array;
+  publicUrl: string;
+}
+
+/** `downloadMediaUrl`: a signed link valid 7 days that streams the bytes without an API key. */
+export function downloadLink(deps: MediaLinkDeps, mediaId: string): string {
+  const exp = Math.floor(deps.clock.now().getTime() / 1000) + DOWNLOAD_LINK_DAYS * 86_400;
+  const token = signToken(deps.signingKey, { use: 'media-download', exp, mediaId });
+  return `${deps.publicUrl}/v3/connections/media/${mediaId}/download?token=${encodeURIComponent(token)}`;
+}
+
+export function assertDownloadToken(deps: MediaLinkDeps, mediaId: string, token: string | undefined): void {
+  const payload = token ? verifyToken<{ use: string; exp: number; mediaId: string }>(deps.signingKey, token, 'media-download', deps.clock.now()) : undefined;
+  // Same answer for a forged, expired or misdirected link: nothing to learn from it.
+  if (!payload || payload.mediaId !== mediaId) throw new DomainError(401, 'The download link is invalid or has expired');
+}
+
+/** What an upload ticket allows: one media item of one kind, for one recipient on one connection. */
+export interface UploadTicket {
+  use: 'media-upload';
+  exp: number;
+  nonce: string;
+  workspaceId: string;
+  userId: string;
+  connectionId: string;
+  to: string;
+  kind: MediaKind;
+  caption?: string;
+}
+
+export function issueUploadTicket(
+  deps: MediaLinkDeps & { ids: IdGen },
+  claims: Omit<UploadTicket, 'use' | 'exp' | 'nonce'>,
+): { ticketId: string; uploadUrl: string; expiresAt: Date } {
+  const expiresAt = new Date(deps.clock.now().getTime() + UPLOAD_TICKET_MINUTES * 60_000);
+  const ticket: UploadTicket = { ...claims, use: 'media-upload', exp: Math.floor(expiresAt.getTime() / 1000), nonce: deps.ids.next() };
+  const ticketId = signToken(deps.signingKey, ticket);
+  return { ticketId, uploadUrl: `${deps.publicUrl}/v3/connections/media/uploads/${ticketId}`, expiresAt };
+}
+
+/** The ticket's claims once; a second use, an expired or a forged ticket is refused. */
+export async function redeemUploadTicket(deps: MediaLinkDeps, store: MediaStore, ticketId: string): Promise<UploadTicket> {
+  const ticket = verifyToken<UploadTicket>(deps.signingKey, ticketId, 'media-upload', deps.clock.now());
+  if (!ticket) throw new DomainError(401, 'The upload ticket is invalid or has expired');
+  if (!(await store.useTicket(ticket.nonce, new Date(ticket.exp * 1000)))) throw new DomainError(409, 'The upload ticket has already been used');
+  return ticket;
+}
+
+export function assertUploadable(bytes: Uint8Array, mimetype: string, kind: MediaKind): void {
+  if (bytes.length === 0) throw badRequest('The upload is empty');
+  if (bytes.length > MAX_MEDIA_BYTES) throw new DomainError(413, `Media must be at most ${MAX_MEDIA_BYTES / 1024 / 1024} MB`);
+  const family = mimetype.split('/')[0];
+  const expected: Record<MediaKind, (m: string, f: string | undefined) => boolean> = {
+    image: (_m, f) => f === 'image',
+    video: (_m, f) => f === 'video',
+    audio: (_m, f) => f === 'audio',
+    sticker: (m) => m === 'image/webp',
+    document: () => true,
+  };
+  if (!expected[kind](mimetype, family)) throw badRequest(`A ${kind} upload cannot have content type ${mimetype}`);
+}
+
+export async function mediaOf(store: MediaStore, workspaceId: string, id: string): Promise<MediaItem> {
+  const item = await store.get(id);
+  if (!item || item.workspaceId !== workspaceId) throw notFound(`Media ${id} not found`);
+  return item;
+}

@@ -1,0 +1,52 @@
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import type { DeliveryStatus } from './delivery-status.ts';
+
+/** A message on a connection, either way. Inbound content is the 2.13 data; outbound, the request. */
+export interface ChatMessage {
+  id: string;
+  workspaceId: string;
+  connectionId: string;
+  direction: 'inbound' | 'outbound';
+  remoteJid: string;
+  externalId: string | null;
+  /** Outbound: the kind sent (`text`, `image`…). Inbound: the 2.13 `messageType`. */
+  kind: string;
+  content: unknown;
+  /** Outbound: a DeliveryStatus. Inbound: `RECEIVED`. */
+  status: DeliveryStatus | 'RECEIVED';
+  error: { code: number | string; title: string } | null;
+  idempotencyKey: string | null;
+  reservationId: string | null;
+  replyTo: string | null;
+  sentBy: string | null;
+  messageTimestamp: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Chat {
+  connectionId: string;
+  remoteJid: string;
+  name: string | null;
+  lastMessageAt: Date;
+  lastContactMessageAt: Date | null;
+}
+
+export interface MessageStore {
+  /** Inserts unless a message with the same external id exists on the connection; true when inserted. */
+  insert(message: ChatMessage): Promise<boolean>;
+  get(id: string): Promise<ChatMessage | undefined>;
+  lock(id: string): Promise<ChatMessage | undefined>;
+  findByExternalId(connectionId: string, externalId: string): Promise<ChatMessage | undefined>;
+  findByIdempotencyKey(connectionId: string, key: string): Promise<ChatMessage | undefined>;
+  update(message: ChatMessage): Promise<void>;
+  /** A chat's messages, newest first before `cursor` (a message id), `limit` of them. */
+  history(connectionId: string, remoteJid: string, options: { limit: number; before?: ChatMessage }): Promise<ChatMessage[]>;
+}
+
+export interface ChatStore {
+  get(connectionId: string, remoteJid: string): Promise<Chat | undefined>;
+  /** Records activity in a chat, creating it on first contact. */
+  touch(connectionId: string, remoteJid: string, update: { at: Date; name?: string; fromContact: boolean }): Promise<void>;
+  list(connectionId: string, request: PageRequest): Promise<Page<Chat>>;
+}

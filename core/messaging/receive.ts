@@ -1,0 +1,142 @@
+import type { Clock, IdGen } from '../shared/ports.ts';
+import type { Outbox } from '../shared/outbox.ts';
+import type { Connection, EventPublisher } from '../connections/connection.ts';
+import { downloadLink, type MediaLinkDeps, type MediaStore } from '../media/media.ts';
+import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
+import { toMessageData, type ReceivedMessage } from './incoming.ts';
+import type { ChatStore, MessageStore } from './message.ts';
+
+/** Queue of received media to fetch from the network and keep. */
+export const MEDIA_FETCH_QUEUE = 'media.fetch';
+
+export interface ReceiveStores {
+  messages: MessageStore;
+  chats: ChatStore;
+  media: MediaStore;
+  events: EventPublisher;
+  outbox: Outbox;
+}
+
+export interface ReceiveDeps extends MediaLinkDeps {
+  clock: Clock;
+  ids: IdGen;
+}
+
+/**
+ * A message from the network: stored once (a replayed delivery is recognised by its network id
+ * and changes nothing), its chat updated (a contact's message reopens the send window), its
+ * media registered with a signed download link, and `messages.upsert` published; a message the
+ * account itself sent from the phone is published as `send.message`.
+ */
+export async function receiveMessage(
+  stores: ReceiveStores,
+  deps: ReceiveDeps,
+  connection: Connection,
+  received: ReceivedMessage,
+): Promise<{ stored: boolean }> {
+  if (await stores.messages.findByExternalId(connection.id, received.externalId)) return { stored: false };
+  const now = deps.clock.now();
+  const id = deps.ids.next();
+
+  let downloadMediaUrl: string | undefined;
+  if (received.media) {
+    const mediaId = deps.ids.next();
+    await stores.media.insert({
+      id: mediaId,
+      workspaceId: connection.workspaceId,
+      connectionId: connection.id,
+      origin: 'received',
+      driverRef: received.media.ref,
+      mimetype: received.media.mimetype,
+      fileName: received.media.fileName ?? null,
+      size: null,
+      createdAt: now,
+    });
+    await stores.outbox.enqueue(MEDIA_FETCH_QUEUE, { mediaId }, { dedupeKey: mediaId });
+    downloadMediaUrl = downloadLink(deps, mediaId);
+  }
+
+  const data = toMessageData(received, { downloadMediaUrl });
+  const stored = await stores.messages.insert({
+    id,
+    workspaceId: connection.workspaceId,
+    connectionId: connection.id,
+    direction: received.fromMe ? 'outbound' : 'inbound',
+    remoteJid: received.remoteJid,
+    externalId: received.externalId,
+    kind: received.messageType,
+    content: data,
+    status: received.fromMe ? 'SENT' : 'RECEIVED',
+    error: null,
+    idempotencyKey: null,
+    reservationId: null,
+    replyTo: received.contextInfo?.stanzaId ?? null,
+    sentBy: null,
+    messageTimestamp: new Date(Math.floor(received.timestamp) * 1000),
+    createdAt: now,
+    updatedAt: now,
+  });
+  // Lost a race with a concurrent delivery of the same message: the other one publishes.
+  if (!stored) throw new ReplayedMessage();
+
+  const at = new Date(Math.floor(received.timestamp) * 1000);
+  await stores.chats.touch(connection.id, received.remoteJid, {
+    at,
+    name: received.fromMe ? undefined : received.pushName || undefined,
+    fromContact: !received.fromMe,
+  });
+  await stores.events.publish({
+    event: received.fromMe ? 'send.message' : 'messages.upsert',
+    workspaceId: connection.workspaceId,
+    connectionId: connection.id,
+    remoteJid: received.remoteJid,
+    sender: connection.phoneNumber,
+    data,
+  });
+  return { stored: true };
+}
+
+/** Thrown (and rolled back) when a concurrent delivery stored the same message first. */
+export class ReplayedMessage extends Error {
+  constructor() {
+    super('message already stored');
+  }
+}
+
+/**
+ * A delivery receipt: the message's status moves forward only (stale receipts change nothing)
+ * and `messages.update` carries the provider's data through.
+ */
+export async function receiveReceipt(
+  stores: ReceiveStores,
+  deps: Pick<ReceiveDeps, 'clock'>,
+  connection: Connection,
+  receipt: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw: unknown },
+): Promise<void> {
+  const message = await stores.messages.findByExternalId(connection.id, receipt.externalId);
+  if (message && message.direction === 'outbound' && message.status !== 'RECEIVED') {
+    const status = applyReceipt(message.status, receipt.status);
+    if (status !== message.status) {
+      await stores.messages.update({ ...message, status, error: status === 'FAILED' ? receipt.error ?? null : message.error, updatedAt: deps.clock.now() });
+    }
+  }
+  await stores.events.publish({
+    event: 'messages.update',
+    workspaceId: connection.workspaceId,
+    connectionId: connection.id,
+    remoteJid: receipt.remoteJid,
+    sender: connection.phoneNumber,
+    data: receipt.raw,
+  });
+}
+
+/** Presence, edits and deletions: the provider's data passes through (spec 6.1). */
+export async function receivePassthrough(
+  stores: Pick<ReceiveStores, 'events'>,
+  connection: Connection,
+  event: 'presence.update' | 'messages.edited' | 'messages.delete',
+  remoteJid: string,
+  data: unknown,
+): Promise<void> {
+  await stores.events.publish({ event, workspaceId: connection.workspaceId, connectionId: connection.id, remoteJid, sender: connection.phoneNumber, data });
+}

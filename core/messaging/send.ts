@@ -1,0 +1,127 @@
+import type { Actor, IdentityStore } from '../identity/identity.ts';
+import { authorize } from '../identity/roles.ts';
+import { reserveCredits, type CreditStore } from '../plans/metering.ts';
+import type { PlanCatalog } from '../plans/plans.ts';
+import { badRequest, DomainError } from '../shared/errors.ts';
+import type { Outbox } from '../shared/outbox.ts';
+import type { Clock, IdGen } from '../shared/ports.ts';
+import type { ConnectionStore } from '../connections/connection.ts';
+import { connectionNotFound } from '../connections/connections.ts';
+import type { NetworkDriver } from '../connections/driver.ts';
+import { mediaOf, type MediaStore } from '../media/media.ts';
+import type { ChatMessage, ChatStore, MessageStore } from './message.ts';
+import { isMediaKind, normalizeRecipient, type OutgoingContent } from './outgoing.ts';
+import { assertMaySend } from './send-window.ts';
+
+/** Queue of accepted messages waiting for their driver send. */
+export const SEND_QUEUE = 'messages.send';
+
+export interface SendStores {
+  connections: ConnectionStore;
+  messages: MessageStore;
+  chats: ChatStore;
+  credits: CreditStore;
+  identity: IdentityStore;
+  media: MediaStore;
+  outbox: Outbox;
+}
+
+export interface SendDeps {
+  clock: Clock;
+  ids: IdGen;
+  plans: PlanCatalog;
+  drivers: ReadonlyMap<string, NetworkDriver>;
+}
+
+export interface SendRequest {
+  to: unknown;
+  content: OutgoingContent;
+  /** Id of a message of this chat (ours or the network's) this one replies to. */
+  replyTo?: string;
+  /** A retried request with the same key answers the first message instead of sending again. */
+  idempotencyKey?: string;
+}
+
+/**
+ * Accepts a message for sending: checks, reserves its credit, stores it PENDING and queues the
+ * driver send, all in the caller's transaction. Returns at once; delivery is asynchronous.
+ */
+export async function acceptSend(
+  stores: SendStores,
+  deps: SendDeps,
+  actor: Actor,
+  connectionId: string,
+  request: SendRequest,
+): Promise<{ message: ChatMessage; created: boolean }> {
+  authorize(actor.roles, 'messages.send', 'write');
+  const connection = await stores.connections.get(actor.workspaceId, connectionId);
+  if (!connection) throw connectionNotFound(connectionId);
+
+  if (request.idempotencyKey) {
+    const earlier = await stores.messages.findByIdempotencyKey(connection.id, request.idempotencyKey);
+    if (earlier) return { message: earlier, created: false };
+  }
+
+  const to = normalizeRecipient(request.to);
+  const remoteJid = to.includes('@') ? to : `${to}@s.whatsapp.net`;
+  const driver = deps.drivers.get(connection.driver)!;
+  if (connection.status !== 'CONNECTED') {
+    throw new DomainError(422, `The connection is ${connection.status}; connect it before sending`);
+  }
+  const { content } = request;
+  if (content.kind === 'template' && !driver.capabilities.templates) {
+    throw new DomainError(422, 'Templates can only be sent on official connections');
+  }
+  if (driver.capabilities.sendWindow) {
+    const chat = await stores.chats.get(connection.id, remoteJid);
+    assertMaySend({ lastContactMessageAt: chat?.lastContactMessageAt ?? null }, deps.clock.now(), { isTemplate: content.kind === 'template' });
+  }
+  if (isMediaKind(content.kind)) {
+    const source = (content as Record<string, any>)[content.kind] as { mediaId?: string };
+    if (source.mediaId) await mediaOf(stores.media, actor.workspaceId, source.mediaId);
+  }
+  const replyTo = request.replyTo ? await resolveReference(stores.messages, connection.id, request.replyTo, 'replyTo') : null;
+  if (content.kind === 'reaction') {
+    content.reaction.messageId = await resolveReference(stores.messages, connection.id, content.reaction.messageId, 'reaction.messageId');
+  }
+
+  const workspace = (await stores.identity.getWorkspace(actor.workspaceId))!;
+  const id = deps.ids.next();
+  const reservation = await reserveCredits(stores.credits, deps, workspace, 1, `message:${id}`);
+  const now = deps.clock.now();
+  const message: ChatMessage = {
+    id,
+    workspaceId: actor.workspaceId,
+    connectionId: connection.id,
+    direction: 'outbound',
+    remoteJid,
+    externalId: null,
+    kind: content.kind,
+    content,
+    status: 'PENDING',
+    error: null,
+    idempotencyKey: request.idempotencyKey ?? null,
+    reservationId: reservation.id,
+    replyTo,
+    sentBy: actor.userId,
+    messageTimestamp: now,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await stores.messages.insert(message);
+  await stores.chats.touch(connection.id, remoteJid, { at: now, fromContact: false });
+  await stores.outbox.enqueue(SEND_QUEUE, { messageId: id }, { dedupeKey: id });
+  return { message, created: true };
+}
+
+/** A message of this connection by our id or the network's; answers the network id. */
+async function resolveReference(messages: MessageStore, connectionId: string, reference: string, field: string): Promise<string> {
+  const ours = /^[0-9a-f-]{36}$/i.test(reference) ? await messages.get(reference) : undefined;
+  if (ours && ours.connectionId === connectionId) {
+    if (!ours.externalId) throw badRequest(`body.${field} names a message that has not reached the network yet`);
+    return ours.externalId;
+  }
+  const theirs = await messages.findByExternalId(connectionId, reference);
+  if (!theirs) throw badRequest(`body.${field} does not name a message of this connection`);
+  return reference;
+}
