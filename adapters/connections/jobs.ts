@@ -21,7 +21,8 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
       retryDelay: 2,
       retryBackoff: true,
       expireInSeconds: 120,
-      concurrency: 8,
+      concurrency: 4,
+      batchSize: 25,
       handle: (data: { messageId: string }, job) => deliverMessage(uow, deps, data.messageId, { retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT }),
     },
     {

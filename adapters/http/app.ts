@@ -20,10 +20,15 @@ import { providerCallbackRoutes } from './routes/provider-callbacks.ts';
 export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
   let app = new Elysia()
     .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    // `parse: 'none'` (raw uploads, signed callbacks) alongside the global hook below: Elysia
+    // then looks `none` up as a named parser; this one claims the body without reading it.
+    .parser('none', () => null)
     // Every JSON body of this API is an object; `1`, `[]` or `"x"` must not pass as an empty one.
     .onParse({ as: 'global' }, async ({ request, contentType }) => {
       if (!contentType?.startsWith('application/json')) return;
-      const text = await request.text();
+      // Read a copy: routes that check a signature over the raw bytes (provider callbacks,
+      // `parse: 'none'`) still read the original body after this hook.
+      const text = await request.clone().text();
       if (text.trim() === '') return {};
       let body: unknown;
       try {

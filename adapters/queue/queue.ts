@@ -14,7 +14,10 @@ export interface JobDefinition<T extends object = any> {
   expireInSeconds: number;
   /** `key_strict_fifo` keeps per-key order (per chat); `standard` otherwise. */
   policy?: 'standard' | 'key_strict_fifo' | 'singleton' | 'stately';
+  /** Workers polling this queue in one process. */
   concurrency?: number;
+  /** Jobs fetched at once by each worker; handled side by side, each settled on its own. */
+  batchSize?: number;
   handle(data: T, job: { id: string; retryCount: number }): Promise<void>;
 }
 
@@ -60,12 +63,24 @@ export class JobQueue {
     for (const job of jobs) {
       await this.boss.work(
         job.queue,
-        { pollingIntervalSeconds: this.pollingIntervalSeconds, batchSize: 1, localConcurrency: job.concurrency ?? 1 },
-        async (batch: Job<object>[]) => {
-          for (const item of batch) {
-            await job.handle(item.data, { id: item.id, retryCount: (item as { retryCount?: number }).retryCount ?? 0 });
-          }
+        {
+          pollingIntervalSeconds: this.pollingIntervalSeconds,
+          batchSize: job.batchSize ?? 1,
+          localConcurrency: job.concurrency ?? 1,
+          perJobResults: true,
         },
+        // One failing job must not fail (and retry) the others of its batch.
+        async (batch: Job<object>[]) =>
+          Promise.all(
+            batch.map(async (item) => {
+              try {
+                await job.handle(item.data, { id: item.id, retryCount: item.retryCount ?? 0 });
+                return { id: item.id, status: 'completed' as const };
+              } catch (error) {
+                return { id: item.id, status: 'failed' as const, output: { message: error instanceof Error ? error.message : String(error) } };
+              }
+            }),
+          ),
       );
     }
   }

@@ -77,11 +77,11 @@ export function isMediaKind(kind: OutgoingKind): kind is MediaKind {
 export function parseOutgoingContent(body: Record<string, unknown>): OutgoingContent {
   const present = OUTGOING_KINDS.filter((kind) => body[kind] !== undefined && body[kind] !== null);
   if (present.length !== 1) {
-    throw badRequest(
+    throw badRequest([
       present.length === 0
         ? `body must contain one message field: ${OUTGOING_KINDS.join(', ')}`
         : `body must contain exactly one message field, got ${present.join(', ')}`,
-    );
+    ]);
   }
   const kind = present[0]!;
   const problems: string[] = [];
@@ -158,14 +158,14 @@ export function parseOutgoingContent(body: Record<string, unknown>): OutgoingCon
 
 /** `+55 (11) 99999-9999` → `5511999999999`; group and other JIDs pass as they are. */
 export function normalizeRecipient(to: unknown): string {
-  if (typeof to !== 'string' || !to.trim()) throw badRequest('body.to must be a phone number in international format');
+  if (typeof to !== 'string' || !to.trim()) throw badRequest(['body.to must be a phone number in international format']);
   const value = to.trim();
   if (value.includes('@')) {
-    if (!/^[0-9A-Za-z.:_-]+@(s\.whatsapp\.net|g\.us|lid|newsletter)$/.test(value)) throw badRequest('body.to is not a valid chat id');
+    if (!/^[0-9A-Za-z.:_-]+@(s\.whatsapp\.net|g\.us|lid|newsletter)$/.test(value)) throw badRequest(['body.to is not a valid chat id']);
     return value;
   }
   const digits = value.replace(/[\s().-]/g, '').replace(/^\+/, '').replace(/^00/, '');
-  if (!/^[1-9]\d{6,14}$/.test(digits)) throw badRequest('body.to must be a phone number in international format (E.164), such as +5511999999999');
+  if (!/^[1-9]\d{6,14}$/.test(digits)) throw badRequest(['body.to must be a phone number in international format (E.164), such as +5511999999999']);
   return digits;
 }
 

@@ -58,6 +58,9 @@ export async function acceptSend(
   if (!connection) throw connectionNotFound(connectionId);
 
   if (request.idempotencyKey) {
+    // Two requests with one key at once: the workspace row lock makes the second wait for the
+    // first to commit, so it finds the first message instead of colliding on the unique key.
+    await stores.identity.lockWorkspace(actor.workspaceId);
     const earlier = await stores.messages.findByIdempotencyKey(connection.id, request.idempotencyKey);
     if (earlier) return { message: earlier, created: false };
   }
@@ -87,8 +90,11 @@ export async function acceptSend(
 
   const workspace = (await stores.identity.getWorkspace(actor.workspaceId))!;
   const id = deps.ids.next();
-  const reservation = await reserveCredits(stores.credits, deps, workspace, 1, `message:${id}`);
   const now = deps.clock.now();
+  await stores.chats.touch(connection.id, remoteJid, { at: now, fromContact: false });
+  await stores.outbox.enqueue(SEND_QUEUE, { messageId: id }, { dedupeKey: id });
+  // Reserved last: the credit account's row lock is then held only for the final writes.
+  const reservation = await reserveCredits(stores.credits, deps, workspace, 1, `message:${id}`);
   const message: ChatMessage = {
     id,
     workspaceId: actor.workspaceId,
@@ -109,8 +115,6 @@ export async function acceptSend(
     updatedAt: now,
   };
   await stores.messages.insert(message);
-  await stores.chats.touch(connection.id, remoteJid, { at: now, fromContact: false });
-  await stores.outbox.enqueue(SEND_QUEUE, { messageId: id }, { dedupeKey: id });
   return { message, created: true };
 }
 

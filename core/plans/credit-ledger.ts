@@ -56,8 +56,13 @@ export function reserve(
   if (amount > account.available) throw messagesExceeded(amount, account.available);
   return {
     account: { ...account, available: account.available - amount },
-    reservation: { ...reservation, workspaceId: account.workspaceId, amount, consumed: 0, refunded: 0, status: 'OPEN' },
+    reservation: openReservation(account.workspaceId, amount, reservation),
   };
+}
+
+/** A fresh reservation of `amount` credits, nothing consumed or refunded yet. */
+export function openReservation(workspaceId: string, amount: number, meta: Pick<Reservation, 'id' | 'reason' | 'createdAt'>): Reservation {
+  return { ...meta, workspaceId, amount, consumed: 0, refunded: 0, status: 'OPEN' };
 }
 
 /** Uses `credits` of a reservation (one per message sent). */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ApiToken, ApiTokenStore } from '../../../core/tokens/api-tokens.ts';
+import type { Role } from '../../../core/identity/roles.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
 
@@ -27,8 +28,16 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
     },
 
     async findByHash(secretHash) {
-      const row = await db.selectFrom('api_tokens').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
-      return row && toToken(row);
+      const row = await db
+        .selectFrom('api_tokens')
+        .leftJoin('memberships', (join) =>
+          join.onRef('memberships.workspace_id', '=', 'api_tokens.workspace_id').onRef('memberships.user_id', '=', 'api_tokens.user_id'),
+        )
+        .selectAll('api_tokens')
+        .select('memberships.roles')
+        .where('api_tokens.secret_hash', '=', secretHash)
+        .executeTakeFirst();
+      return row && { ...toToken(row), creatorRoles: (row.roles as Role[] | null) ?? null };
     },
 
     async list(workspaceId, request) {
@@ -56,13 +65,7 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
     },
 
     async touch(id, at) {
-      // At most one write a minute per token: every request authenticates, few need recording.
-      await db
-        .updateTable('api_tokens')
-        .set({ last_used_at: at })
-        .where('id', '=', id)
-        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', new Date(at.getTime() - 60_000))]))
-        .execute();
+      await db.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
     },
   };
 }

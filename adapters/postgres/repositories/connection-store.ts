@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Connection, ConnectionStore } from '../../../core/connections/connection.ts';
+import { conflict } from '../../../core/shared/errors.ts';
 import type { ConnectionStatus } from '../../../core/connections/connection-status.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ConnectionsTable, Database } from '../schema.ts';
@@ -35,7 +36,11 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
 
   return {
     async insert(c) {
-      await db.insertInto('connections').values({ id: c.id, workspace_id: c.workspaceId, created_at: c.createdAt, ...columns(c) }).execute();
+      await db
+        .insertInto('connections')
+        .values({ id: c.id, workspace_id: c.workspaceId, created_at: c.createdAt, ...columns(c) })
+        .execute()
+        .catch(routingKeyTaken);
     },
     async get(workspaceId, id) {
       if (!isUuid(id)) return undefined;
@@ -61,7 +66,7 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
       return Number(row.n);
     },
     async update(c) {
-      await db.updateTable('connections').set(columns(c)).where('id', '=', c.id).execute();
+      await db.updateTable('connections').set(columns(c)).where('id', '=', c.id).execute().catch(routingKeyTaken);
     },
     async delete(id) {
       await db.deleteFrom('connections').where('id', '=', id).execute();
@@ -71,6 +76,15 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
       return rows.map(toConnection);
     },
   };
+}
+
+/** One connection per official number (callbacks are routed by it): a second one collides (409), not a 500. */
+function routingKeyTaken(error: unknown): never {
+  const e = error as { code?: string; constraint?: string; message?: string };
+  if (e?.code === '23505' && (e.constraint ?? e.message ?? '').includes('connections_routing_key_idx')) {
+    throw conflict('Another connection already uses this phone number id');
+  }
+  throw error;
 }
 
 /** Ids in paths are user input: a malformed one is simply not found (never a database error). */

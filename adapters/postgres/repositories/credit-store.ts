@@ -23,6 +23,17 @@ export function creditStore(db: Kysely<Database>): CreditStore {
       return stored;
     },
 
+    async debitIfCovered(workspaceId, amount, periodStart) {
+      const result = await db
+        .updateTable('credit_accounts')
+        .set((eb) => ({ available: eb('available', '-', amount) }))
+        .where('workspace_id', '=', workspaceId)
+        .where('period_start', '=', periodStart)
+        .where('available', '>=', amount)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
     async saveAccount(a) {
       await db
         .insertInto('credit_accounts')
