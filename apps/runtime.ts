@@ -11,6 +11,7 @@ import { AVAILABLE_PLUGINS } from '../plugins/index.ts';
 import { parsePluginList, resolvePlugins } from '../plugins/loader.ts';
 import type { Plugin } from '../plugins/plugin.ts';
 import type { Config } from './config.ts';
+import { hostname } from 'node:os';
 import { holdDataDir, type DataDirLock } from './data-dir-lock.ts';
 
 /** What server, worker and CLI share: the database (migrated), the queue, the enabled plugins. */
@@ -42,7 +43,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       config: { publicUrl: config.publicUrl },
       keys,
       box: secretBox(keys.sealing),
-      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl }),
+      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName() }),
     };
     const jobs = [...messagingJobs(ctx), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);
@@ -52,6 +53,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       database,
       jobs,
       async close() {
+        for (const driver of ctx.drivers.values()) await driver.shutdown?.().catch(() => {});
         await queue.stop();
         await database.close();
         lock?.release();
@@ -61,6 +63,11 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     lock?.release();
     throw error;
   }
+}
+
+/** This process's name among workers: unique per process, readable in the leases table. */
+function workerName(): string {
+  return `${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
 function migrationSets(plugins: Plugin[]): MigrationSet[] {

@@ -23,7 +23,8 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
       expireInSeconds: 120,
       concurrency: 4,
       batchSize: 25,
-      handle: (data: { messageId: string }, job) => deliverMessage(uow, deps, data.messageId, { retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT }),
+      handle: (data: { messageId: string; hops?: number }, job) =>
+        deliverMessage(uow, deps, data.messageId, { retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT, hops: data.hops }),
     },
     {
       queue: SESSION_QUEUE,
@@ -73,10 +74,25 @@ export async function runSessionCommand(ctx: AppContext, command: SessionCommand
   }
 }
 
-/** Sessions that should be live are resumed when a worker starts. */
-export async function resumeSessions(ctx: AppContext): Promise<void> {
+/**
+ * Sessions that should be live are resumed when a worker starts, and then checked every
+ * `everyMs`: a session whose worker died (its lease lapsed) is taken over here. Drivers without
+ * sessions of their own (official APIs) are only resumed at start.
+ */
+export async function superviseSessions(ctx: AppContext, everyMs = 15_000): Promise<() => void> {
+  await resumeSessions(ctx, () => true);
+  const timer = setInterval(() => {
+    resumeSessions(ctx, (driver) => ctx.drivers.get(driver)?.capabilities.pairing === 'qr').catch((error: Error) =>
+      console.error(`[sessions] supervision failed: ${error.message}`),
+    );
+  }, everyMs);
+  return () => clearInterval(timer);
+}
+
+async function resumeSessions(ctx: AppContext, which: (driver: string) => boolean): Promise<void> {
   const stores = messagingStores(ctx.db, ctx);
   for (const connection of await stores.connections.wantingSession()) {
+    if (!which(connection.driver)) continue;
     await runSessionCommand(ctx, { connectionId: connection.id, action: 'connect' }).catch((error: Error) =>
       console.error(`[sessions] could not resume connection ${connection.id}: ${error.message}`),
     );

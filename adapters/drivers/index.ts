@@ -1,6 +1,8 @@
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { createSandboxDriver } from './sandbox/index.ts';
 import { createCloudApiDriver } from './cloud-api/index.ts';
+import { createBaileysDriver } from './baileys/index.ts';
+import type { Kysely } from 'kysely';
 
 /**
  * The networks this build speaks. A contributor adds a folder beside these and one line here.
@@ -8,10 +10,23 @@ import { createCloudApiDriver } from './cloud-api/index.ts';
  */
 export interface DriverOptions {
   cloudApiBaseUrl: string;
+  /** The service's database: session-based drivers keep their state and leases there. */
+  db: Kysely<any>;
+  /** This process's name among workers (leases of live sessions). */
+  worker: string;
   extra?: NetworkDriver[];
 }
 
 export function createDrivers(options: DriverOptions): Map<string, NetworkDriver> {
-  const drivers: NetworkDriver[] = [createSandboxDriver(), createCloudApiDriver({ baseUrl: options.cloudApiBaseUrl }), ...(options.extra ?? [])];
+  const drivers: NetworkDriver[] = [
+    createSandboxDriver(),
+    createCloudApiDriver({ baseUrl: options.cloudApiBaseUrl }),
+    createBaileysDriver({
+      db: options.db,
+      owner: options.worker,
+      onError: (error, context) => console.error(`[baileys] ${context}:`, error instanceof Error ? error.message : error),
+    }),
+    ...(options.extra ?? []),
+  ];
   return new Map(drivers.map((d) => [d.name, d]));
 }

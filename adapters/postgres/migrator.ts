@@ -3,6 +3,7 @@ import * as identity from './migrations/base/0001_identity.ts';
 import * as metering from './migrations/base/0002_metering.ts';
 import * as connectionsMessaging from './migrations/base/0003_connections_messaging.ts';
 import * as baileysSessions from './migrations/base/0004_baileys_sessions.ts';
+import * as heldReceipts from './migrations/base/0005_held_receipts.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -21,6 +22,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0002_metering': metering,
     '0003_connections_messaging': connectionsMessaging,
     '0004_baileys_sessions': baileysSessions,
+    '0005_held_receipts': heldReceipts,
   },
 };
 

@@ -130,6 +130,14 @@ export interface EventsTable {
   created_at: Date;
 }
 
+export interface HeldReceiptsTable {
+  connection_id: string;
+  external_id: string;
+  status: string;
+  error: unknown | null;
+  received_at: Generated<Date>;
+}
+
 export interface ServiceKeysTable {
   name: string;
   secret: string;
@@ -157,6 +165,7 @@ export interface Database {
   used_tickets: UsedTicketsTable;
   events: EventsTable;
   service_keys: ServiceKeysTable;
+  held_receipts: HeldReceiptsTable;
   schema_migrations: SchemaMigrationsTable;
 }
 

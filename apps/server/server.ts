@@ -2,7 +2,7 @@ import { createHttpApp } from '../../adapters/http/app.ts';
 import type { Config } from '../config.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
-import { resumeSessions } from '../../adapters/connections/jobs.ts';
+import { superviseSessions } from '../../adapters/connections/jobs.ts';
 
 export interface RunningService {
   url: string;
@@ -16,9 +16,10 @@ export interface RunningService {
  */
 export async function startService(config: Config, options: { worker: boolean; plugins?: Plugin[] }): Promise<RunningService> {
   const runtime = await openRuntime(config, { available: options.plugins });
+  let stopSupervision = () => {};
   if (options.worker) {
     await runtime.ctx.queue.work(runtime.jobs);
-    await resumeSessions(runtime.ctx);
+    stopSupervision = await superviseSessions(runtime.ctx);
   }
   const app = createHttpApp(runtime.ctx, runtime.plugins).listen({ port: config.port, hostname: '0.0.0.0' });
   const port = app.server!.port;
@@ -27,6 +28,7 @@ export async function startService(config: Config, options: { worker: boolean; p
     url: `http://127.0.0.1:${port}`,
     runtime,
     async stop() {
+      stopSupervision();
       await app.stop(true);
       await runtime.close();
     },

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
-import { resumeSessions } from '../../adapters/connections/jobs.ts';
+import { superviseSessions } from '../../adapters/connections/jobs.ts';
 
 /** The worker alone, for production on Postgres: run as many as you like. */
 const config = loadConfig();
@@ -10,10 +10,11 @@ if (!config.databaseUrl) {
 }
 const runtime = await openRuntime(config);
 await runtime.ctx.queue.work(runtime.jobs);
-await resumeSessions(runtime.ctx);
+const stopSupervision = await superviseSessions(runtime.ctx);
 console.log(`Switchboard worker running ${runtime.jobs.length} job kind(s)`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
+    stopSupervision();
     await runtime.close();
     process.exit(0);
   });

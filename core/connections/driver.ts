@@ -41,6 +41,9 @@ export interface DriverEvents {
   passthrough(event: 'presence.update' | 'messages.edited' | 'messages.delete', remoteJid: string, data: unknown): Promise<void>;
 }
 
+/** Code of a retryable failure meaning "another worker holds this session": try again elsewhere. */
+export const SESSION_ELSEWHERE = 'session_elsewhere';
+
 export interface SendResult {
   externalId: string;
   /** Status the network confirmed at once, if any (otherwise SENT). */
@@ -75,6 +78,8 @@ export interface NetworkDriver {
   sendTyping?(connection: DriverConnection, to: string, typing: boolean): Promise<void>;
   /** Provider callbacks over HTTP (official networks): verification handshake and delivery. */
   callbacks?: ProviderCallbacks;
+  /** Closes this process's sessions and gives them up to other workers (at shutdown). */
+  shutdown?(): Promise<void>;
 }
 
 /** Media to send, already resolved by the service (uploaded bytes or a public URL). */

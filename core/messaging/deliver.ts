@@ -1,14 +1,17 @@
 import { consumeCredits, refundCredits } from '../plans/metering.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import type { Connection, EventPublisher } from '../connections/connection.ts';
-import { DriverError, type OutgoingMedia } from '../connections/driver.ts';
-import { applyReceipt } from './delivery-status.ts';
+import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia } from '../connections/driver.ts';
+import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
 import { toMessageData } from './incoming.ts';
 import type { ChatMessage } from './message.ts';
 import { isMediaKind, type OutgoingContent, type OutgoingMessage } from './outgoing.ts';
-import type { SendDeps, SendStores } from './send.ts';
+import { SEND_QUEUE, type SendDeps, type SendStores } from './send.ts';
 
 export type DeliverStores = SendStores & { events: EventPublisher };
+
+/** How many times a send may be handed to another worker looking for its session (about a minute). */
+const MAX_HOPS = 60;
 
 /**
  * The worker's half of a send: hands a PENDING message to its driver, then records the outcome.
@@ -21,7 +24,7 @@ export async function deliverMessage(
   uow: UnitOfWork<DeliverStores>,
   deps: SendDeps,
   messageId: string,
-  attempt: { retryCount: number; retryLimit: number },
+  attempt: { retryCount: number; retryLimit: number; hops?: number },
 ): Promise<void> {
   const prepared = await uow.transaction(async (stores) => {
     const message = await stores.messages.get(messageId);
@@ -44,6 +47,12 @@ export async function deliverMessage(
   try {
     result = await driver.send(driverView(connection), outgoing, prepared.media);
   } catch (error) {
+    if (error instanceof DriverError && error.code === SESSION_ELSEWHERE && (attempt.hops ?? 0) < MAX_HOPS) {
+      // Only the worker holding the session can send: hand the job on until one of them takes it.
+      const hops = (attempt.hops ?? 0) + 1;
+      await uow.transaction((stores) => stores.outbox.enqueue(SEND_QUEUE, { messageId, hops }, { dedupeKey: `${messageId}:hop:${hops}`, startAfterSeconds: 1 }));
+      return;
+    }
     const retryable = error instanceof DriverError ? error.retryable : true;
     if (retryable && attempt.retryCount < attempt.retryLimit) throw error;
     const code = error instanceof DriverError ? error.code : 'send_failed';
@@ -53,12 +62,17 @@ export async function deliverMessage(
   await uow.transaction(async (stores) => {
     const current = await stores.messages.lock(message.id);
     if (!current || current.status !== 'PENDING') return;
-    const sent: ChatMessage = {
+    let sent: ChatMessage = {
       ...current,
       externalId: result.externalId,
       status: applyReceipt('PENDING', result.status ?? 'SENT'),
       updatedAt: deps.clock.now(),
     };
+    // Receipts that overtook this write (the network called back before we stored its id).
+    for (const held of await stores.messages.takeHeldReceipts(current.connectionId, result.externalId)) {
+      const status = applyReceipt(sent.status as DeliveryStatus, held.status);
+      sent = { ...sent, status, error: status === 'FAILED' ? held.error : sent.error };
+    }
     await stores.messages.update(sent);
     if (current.reservationId) await consumeCredits(stores.credits, current.reservationId, 1);
     if (!driver.capabilities.official) {

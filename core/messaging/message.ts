@@ -40,6 +40,10 @@ export interface MessageStore {
   findByExternalId(connectionId: string, externalId: string): Promise<ChatMessage | undefined>;
   findByIdempotencyKey(connectionId: string, key: string): Promise<ChatMessage | undefined>;
   update(message: ChatMessage): Promise<void>;
+  /** Keeps a receipt whose message has no network id yet (the provider answered faster than we stored). */
+  holdReceipt(connectionId: string, externalId: string, receipt: { status: DeliveryStatus; error: { code: number | string; title: string } | null }): Promise<void>;
+  /** The held receipts of a network id, removed as they are handed over. */
+  takeHeldReceipts(connectionId: string, externalId: string): Promise<Array<{ status: DeliveryStatus; error: { code: number | string; title: string } | null }>>;
   /** A chat's messages, newest first before `cursor` (a message id), `limit` of them. */
   history(connectionId: string, remoteJid: string, options: { limit: number; before?: ChatMessage }): Promise<ChatMessage[]>;
 }

@@ -114,6 +114,7 @@ export async function receiveReceipt(
   receipt: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw: unknown },
 ): Promise<void> {
   const message = await stores.messages.findByExternalId(connection.id, receipt.externalId);
+  if (!message) await stores.messages.holdReceipt(connection.id, receipt.externalId, { status: receipt.status, error: receipt.error ?? null });
   if (message && message.direction === 'outbound' && message.status !== 'RECEIVED') {
     const status = applyReceipt(message.status, receipt.status);
     if (status !== message.status) {

@@ -18,7 +18,7 @@ import {
   type proto,
 } from 'baileys';
 import type { ILogger } from 'baileys/lib/Utils/logger.js';
-import { DriverError, type DriverCapabilities, type DriverConnection, type DriverEvents, type NetworkDriver, type OutgoingMedia, type SendResult } from '../../../core/connections/driver.ts';
+import { SESSION_ELSEWHERE, DriverError, type DriverCapabilities, type DriverConnection, type DriverEvents, type NetworkDriver, type OutgoingMedia, type SendResult } from '../../../core/connections/driver.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import type { OutgoingMessage } from '../../../core/messaging/outgoing.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
@@ -429,7 +429,7 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
     if (session?.socket && session.open && !session.stopped) return session.socket;
     if (!session) {
       const elsewhere = await ownerOf(connection.id).catch(() => undefined);
-      if (elsewhere && elsewhere !== owner) throw new DriverError(`session runs on worker ${elsewhere}`, 'session_elsewhere', true);
+      if (elsewhere && elsewhere !== owner) throw new DriverError(`session runs on worker ${elsewhere}`, SESSION_ELSEWHERE, true);
     }
     throw new DriverError('session not connected', 'not_connected', true);
   }

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Chat, ChatMessage, ChatStore, MessageStore } from '../../../core/messaging/message.ts';
+import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Database, MessagesTable } from '../schema.ts';
 import { isUuid } from './connection-store.ts';
@@ -56,6 +57,23 @@ export function messageStore(db: Kysely<Database>): MessageStore {
         .set({ external_id: m.externalId, status: m.status, error: m.error ? JSON.stringify(m.error) : null, content: JSON.stringify(m.content), updated_at: m.updatedAt })
         .where('id', '=', m.id)
         .execute();
+    },
+    async holdReceipt(connectionId, externalId, receipt) {
+      // A receipt held a day without its message never finds one (not ours, or lost): forget it.
+      await db.deleteFrom('held_receipts').where('received_at', '<', new Date(Date.now() - 86_400_000)).execute();
+      await db
+        .insertInto('held_receipts')
+        .values({ connection_id: connectionId, external_id: externalId, status: receipt.status, error: receipt.error ? JSON.stringify(receipt.error) : null })
+        .execute();
+    },
+    async takeHeldReceipts(connectionId, externalId) {
+      const rows = await db
+        .deleteFrom('held_receipts')
+        .where('connection_id', '=', connectionId)
+        .where('external_id', '=', externalId)
+        .returning(['status', 'error'])
+        .execute();
+      return rows.map((row) => ({ status: row.status as DeliveryStatus, error: parseJson(row.error) as { code: number | string; title: string } | null }));
     },
     async history(connectionId, remoteJid, { limit, before }) {
       let query = db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('remote_jid', '=', remoteJid);

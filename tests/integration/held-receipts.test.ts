@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import type { AppContext } from '../../adapters/http/context.ts';
+import { JobQueue } from '../../adapters/queue/queue.ts';
+import { secretBox } from '../../adapters/crypto/secret-box.ts';
+import { secureRandom, systemClock, uuidV7 } from '../../adapters/system.ts';
+import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
+import { messagingDeps, messagingStores, messagingUnitOfWork } from '../../adapters/connections/stores.ts';
+import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
+import { applySessionUpdate, createConnection } from '../../core/connections/connections.ts';
+import { acceptSend } from '../../core/messaging/send.ts';
+import { deliverMessage } from '../../core/messaging/deliver.ts';
+import { receiveReceipt } from '../../core/messaging/receive.ts';
+import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+
+/**
+ * A provider may call back with a message's status before the service has stored the network id
+ * its own answer to the send carried (the race of a fast callback). Such a receipt is held and
+ * applied when the id lands, so "delivery receipts update the message" (issue 3) holds even then.
+ * The use cases run on real stores and a real queue (no worker, so the test decides the order).
+ */
+let database: TestDatabase;
+let queue: JobQueue;
+let ctx: AppContext;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  queue = await JobQueue.start(database);
+  const key = crypto.getRandomValues(new Uint8Array(32));
+  ctx = {
+    db: database.db,
+    queue,
+    clock: systemClock,
+    ids: uuidV7,
+    random: secureRandom,
+    plans: DEFAULT_PLANS,
+    config: { publicUrl: 'http://localhost' },
+    keys: { signing: key, sealing: key },
+    box: secretBox(key),
+    drivers: new Map([['sandbox', createSandboxDriver()]]),
+  };
+  await queue.declare([{ queue: 'messages.send', retryLimit: 1, retryDelay: 1, retryBackoff: false, expireInSeconds: 60, handle: async () => {} }]);
+});
+
+afterAll(async () => {
+  await queue.stop();
+  await database.close();
+});
+
+test('a READ receipt that arrives before the send is recorded is applied when it is', async () => {
+  const deps = messagingDeps(ctx);
+  const uow = messagingUnitOfWork(ctx);
+  const { message, connection } = await uow.transaction(async (stores) => {
+    const owner = await bootstrapOwner(stores, ctx, { email: `held-${crypto.randomUUID().slice(0, 6)}@example.com`, workspace: 'Held', plan: 'PRO' });
+    const actor = { userId: owner.userId, workspaceId: owner.workspaceId, roles: ['OWNER' as const] };
+    const created = await createConnection(stores, deps, actor, { name: 'sandbox', driver: 'sandbox' });
+    await applySessionUpdate(stores, deps, created.id, { event: 'connect' });
+    const connection = (await applySessionUpdate(stores, deps, created.id, { event: 'opened', phoneNumber: '15550100000' }))!;
+    const { message } = await acceptSend(stores, deps, actor, connection.id, { to: '+5511988887777', content: { kind: 'text', text: 'hi' } });
+    return { message, connection };
+  });
+  // The sandbox's network id is derived from our id, so the test knows it before the send.
+  const externalId = `SANDBOX.${message.id.replace(/-/g, '').toUpperCase()}`;
+
+  await uow.transaction((stores) => receiveReceipt(stores, deps, connection, { externalId, remoteJid: message.remoteJid, status: 'READ', raw: { id: externalId, status: 'read' } }));
+  expect((await messagingStores(ctx.db, ctx).messages.get(message.id))!.status).toBe('PENDING');
+
+  await deliverMessage(uow, deps, message.id, { retryCount: 0, retryLimit: 4 });
+  const after = (await messagingStores(ctx.db, ctx).messages.get(message.id))!;
+  expect(after.externalId).toBe(externalId);
+  expect(after.status).toBe('READ');
+  // Handed over once: nothing stays held.
+  expect(await ctx.db.selectFrom('held_receipts').selectAll().execute()).toEqual([]);
+});
+
+test('a receipt for a message that has its network id already applies at once, and nothing is held', async () => {
+  const rows = await ctx.db.selectFrom('messages').select(['id', 'external_id', 'connection_id', 'remote_jid']).where('direction', '=', 'outbound').execute();
+  const row = rows[0]!;
+  const connection = (await messagingStores(ctx.db, ctx).connections.find(row.connection_id))!;
+  await messagingUnitOfWork(ctx).transaction((stores) =>
+    receiveReceipt(stores, messagingDeps(ctx), connection, { externalId: row.external_id!, remoteJid: row.remote_jid, status: 'DELIVERED', raw: {} }),
+  );
+  // READ already: a late DELIVERED changes nothing (statuses move forward only).
+  expect((await messagingStores(ctx.db, ctx).messages.get(row.id))!.status).toBe('READ');
+  expect(await ctx.db.selectFrom('held_receipts').selectAll().execute()).toEqual([]);
+});
