@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import { Kysely } from 'kysely';
+import { SQL } from 'bun';
+import { BunSqlDialect } from './bun-sql-dialect.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema.ts';
 
@@ -21,10 +22,8 @@ export interface DatabaseHandle {
 
 export async function openDatabase(options: { url?: string; dataDir: string }): Promise<DatabaseHandle> {
   if (options.url) {
-    const pool = new pg.Pool({ connectionString: options.url, max: 10 });
-    // An idle client that errors (server restart) must not crash the process.
-    pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const sql = new SQL({ url: options.url, max: 10 });
+    const db = new Kysely<Database>({ dialect: new BunSqlDialect(sql) });
     return { db, dialect: 'postgres', url: options.url, close: () => db.destroy() };
   }
 

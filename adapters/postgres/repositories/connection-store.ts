@@ -4,6 +4,7 @@ import { conflict } from '../../../core/shared/errors.ts';
 import type { ConnectionStatus } from '../../../core/connections/connection-status.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ConnectionsTable, Database } from '../schema.ts';
+import { isUniqueViolation } from '../errors.ts';
 
 export function connectionStore(db: Kysely<Database>, box: SecretBox): ConnectionStore {
   const toConnection = (row: Selectable<ConnectionsTable>): Connection => ({
@@ -80,8 +81,7 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
 
 /** One connection per official number (callbacks are routed by it): a second one collides (409), not a 500. */
 function routingKeyTaken(error: unknown): never {
-  const e = error as { code?: string; constraint?: string; message?: string };
-  if (e?.code === '23505' && (e.constraint ?? e.message ?? '').includes('connections_routing_key_idx')) {
+  if (isUniqueViolation(error, 'connections_routing_key_idx')) {
     throw conflict('Another connection already uses this phone number id');
   }
   throw error;

@@ -15,7 +15,7 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
           connection_id: e.connectionId || null,
           event: e.event,
           remote_jid: e.remoteJid,
-          payload: JSON.stringify({ event: e.event, connectionId: e.connectionId, remoteJid: e.remoteJid, sender: e.sender, data: e.data }),
+          payload: { event: e.event, connectionId: e.connectionId, remoteJid: e.remoteJid, sender: e.sender, data: e.data },
           created_at: deps.clock.now(),
         })
         .execute();

@@ -19,9 +19,9 @@ export function messageStore(db: Kysely<Database>): MessageStore {
           remote_jid: m.remoteJid,
           external_id: m.externalId,
           kind: m.kind,
-          content: JSON.stringify(m.content),
+          content: m.content,
           status: m.status,
-          error: m.error ? JSON.stringify(m.error) : null,
+          error: m.error ?? null,
           idempotency_key: m.idempotencyKey,
           reservation_id: m.reservationId,
           reply_to: m.replyTo,
@@ -54,7 +54,7 @@ export function messageStore(db: Kysely<Database>): MessageStore {
     async update(m) {
       await db
         .updateTable('messages')
-        .set({ external_id: m.externalId, status: m.status, error: m.error ? JSON.stringify(m.error) : null, content: JSON.stringify(m.content), updated_at: m.updatedAt })
+        .set({ external_id: m.externalId, status: m.status, error: m.error ?? null, content: m.content, updated_at: m.updatedAt })
         .where('id', '=', m.id)
         .execute();
     },
@@ -63,7 +63,7 @@ export function messageStore(db: Kysely<Database>): MessageStore {
       await db.deleteFrom('held_receipts').where('received_at', '<', new Date(Date.now() - 86_400_000)).execute();
       await db
         .insertInto('held_receipts')
-        .values({ connection_id: connectionId, external_id: externalId, status: receipt.status, error: receipt.error ? JSON.stringify(receipt.error) : null })
+        .values({ connection_id: connectionId, external_id: externalId, status: receipt.status, error: receipt.error ?? null })
         .execute();
     },
     async takeHeldReceipts(connectionId, externalId) {

@@ -1,0 +1,60 @@
+import { SQL } from 'bun';
+import {
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+} from 'kysely';
+
+/**
+ * Kysely over Bun's native PostgreSQL client. It replaces `pg` for the service's own queries:
+ * `pg` over Bun's `node:net` spends most of a busy server's time writing to its sockets.
+ * A Kysely connection is a reserved client of the pool, so a transaction stays on one client.
+ */
+export class BunSqlDialect implements Dialect {
+  constructor(private readonly sql: SQL) {}
+  createAdapter() { return new PostgresAdapter(); }
+  createDriver(): Driver { return new BunSqlDriver(this.sql); }
+  createIntrospector(db: Kysely<any>) { return new PostgresIntrospector(db); }
+  createQueryCompiler() { return new PostgresQueryCompiler(); }
+}
+
+class BunSqlDriver implements Driver {
+  constructor(private readonly sql: SQL) {}
+  async init() {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new BunSqlConnection(await this.sql.reserve());
+  }
+  async beginTransaction(connection: DatabaseConnection) { await (connection as BunSqlConnection).run('begin'); }
+  async commitTransaction(connection: DatabaseConnection) { await (connection as BunSqlConnection).run('commit'); }
+  async rollbackTransaction(connection: DatabaseConnection) { await (connection as BunSqlConnection).run('rollback'); }
+  async releaseConnection(connection: DatabaseConnection) { await (connection as BunSqlConnection).release(); }
+  async destroy() { await this.sql.close(); }
+}
+
+class BunSqlConnection implements DatabaseConnection {
+  constructor(private readonly client: Awaited<ReturnType<SQL['reserve']>>) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.client.unsafe(query.sql, query.parameters as unknown[]);
+    const rows = [...result] as R[];
+    return { rows, numAffectedRows: result.command && result.command !== 'SELECT' ? BigInt(result.affectedRows ?? result.count ?? 0) : undefined };
+  }
+
+  async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    yield await this.executeQuery<R>(query);
+  }
+
+  async run(statement: string): Promise<void> {
+    await this.client.unsafe(statement);
+  }
+
+  async release(): Promise<void> {
+    await this.client.release();
+  }
+}
