@@ -20,7 +20,7 @@ const env = { PORT: '0', DATA_DIR: 'memory://', DATABASE_URL: database?.url ?? '
 // the embedded database is one process's alone, so there server and worker share it.
 const service = await startService(loadConfig(env), { worker: !database });
 const worker = database
-  ? Bun.spawn([process.execPath, 'apps/worker/main.ts'], { cwd: `${import.meta.dir}/..`, env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'inherit' })
+  ? Bun.spawn([process.execPath, ...(process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof-md', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROFILE] : []), 'apps/worker/main.ts'], { cwd: `${import.meta.dir}/..`, env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'inherit' })
   : undefined;
 const owner = await service.runtime.ctx.db
   .transaction()

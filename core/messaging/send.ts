@@ -88,13 +88,9 @@ export async function acceptSend(
     content.reaction.messageId = await resolveReference(stores.messages, connection.id, content.reaction.messageId, 'reaction.messageId');
   }
 
-  const workspace = (await stores.identity.getWorkspace(actor.workspaceId))!;
   const id = deps.ids.next();
+  const reservationId = deps.ids.next();
   const now = deps.clock.now();
-  await stores.chats.touch(connection.id, remoteJid, { at: now, fromContact: false });
-  await stores.outbox.enqueue(SEND_QUEUE, { messageId: id }, { dedupeKey: id });
-  // Reserved last: the credit account's row lock is then held only for the final writes.
-  const reservation = await reserveCredits(stores.credits, deps, workspace, 1, `message:${id}`);
   const message: ChatMessage = {
     id,
     workspaceId: actor.workspaceId,
@@ -107,14 +103,22 @@ export async function acceptSend(
     status: 'PENDING',
     error: null,
     idempotencyKey: request.idempotencyKey ?? null,
-    reservationId: reservation.id,
+    reservationId,
     replyTo,
     sentBy: actor.userId,
     messageTimestamp: now,
     createdAt: now,
     updatedAt: now,
   };
-  await stores.messages.insert(message);
+  // Independent writes of one transaction, sent together (the client pipelines them).
+  await Promise.all([
+    stores.chats.touch(connection.id, remoteJid, { at: now, fromContact: false }),
+    stores.outbox.enqueue(SEND_QUEUE, { messageId: id }, { dedupeKey: id }),
+    stores.messages.insert(message),
+  ]);
+  // Reserved last: the credit account's row lock is then held only until the commit.
+  const plan = async () => (await stores.identity.getWorkspace(actor.workspaceId))!.plan;
+  await reserveCredits(stores.credits, deps, { id: actor.workspaceId, plan }, 1, `message:${id}`, reservationId);
   return { message, created: true };
 }
 

@@ -17,10 +17,10 @@ export interface CreditStore {
   createAccount(account: CreditAccount): Promise<CreditAccount>;
   saveAccount(account: CreditAccount): Promise<void>;
   /**
-   * The fast path of a reservation, as one conditional write: takes `amount` credits when the
-   * account is in period `periodStart` and holds at least that many; false changes nothing.
+   * The fast path of a reservation, as one conditional write: stores `reservation` and takes its
+   * credits when the account is in period `periodStart` and covers them; false changes nothing.
    */
-  debitIfCovered(workspaceId: string, amount: number, periodStart: Date): Promise<boolean>;
+  reserveIfCovered(reservation: Reservation, periodStart: Date): Promise<boolean>;
   insertReservation(reservation: Reservation): Promise<void>;
   lockReservation(id: string): Promise<Reservation | undefined>;
   saveReservation(reservation: Reservation): Promise<void>;
@@ -42,21 +42,21 @@ export interface MeteringDeps {
 export async function reserveCredits(
   store: CreditStore,
   deps: MeteringDeps,
-  workspace: { id: string; plan: PlanName },
+  workspace: { id: string; plan: PlanName | (() => Promise<PlanName>) },
   amount: number,
   reason: string,
+  id: string = deps.ids.next(),
 ): Promise<Reservation> {
   const now = deps.clock.now();
-  const meta = { id: deps.ids.next(), reason, createdAt: now };
+  const meta = { id, reason, createdAt: now };
   // Usually the account is open, in this month and covers the amount: one conditional write.
-  const covered = Number.isInteger(amount) && amount >= 1 && (await store.debitIfCovered(workspace.id, amount, monthStart(now)));
-  if (covered) {
+  if (Number.isInteger(amount) && amount >= 1) {
     const reservation = openReservation(workspace.id, amount, meta);
-    await store.insertReservation(reservation);
-    return reservation;
+    if (await store.reserveIfCovered(reservation, monthStart(now))) return reservation;
   }
   // Otherwise decide under the row lock: open or renew the account, or refuse.
-  const account = await currentAccount(store, deps, workspace);
+  const plan = typeof workspace.plan === 'function' ? await workspace.plan() : workspace.plan;
+  const account = await currentAccount(store, deps, { id: workspace.id, plan });
   const result = reserve(account, amount, meta);
   await store.saveAccount(result.account);
   await store.insertReservation(result.reservation);

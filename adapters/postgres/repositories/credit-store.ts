@@ -23,15 +23,36 @@ export function creditStore(db: Kysely<Database>): CreditStore {
       return stored;
     },
 
-    async debitIfCovered(workspaceId, amount, periodStart) {
+    async reserveIfCovered(r, periodStart) {
+      // One statement: the debit and the reservation row together, or neither.
       const result = await db
-        .updateTable('credit_accounts')
-        .set((eb) => ({ available: eb('available', '-', amount) }))
-        .where('workspace_id', '=', workspaceId)
-        .where('period_start', '=', periodStart)
-        .where('available', '>=', amount)
+        .with('debit', (qb) =>
+          qb
+            .updateTable('credit_accounts')
+            .set((eb) => ({ available: eb('available', '-', r.amount) }))
+            .where('workspace_id', '=', r.workspaceId)
+            .where('period_start', '=', periodStart)
+            .where('available', '>=', r.amount)
+            .returning('workspace_id'),
+        )
+        .insertInto('credit_reservations')
+        .columns(['id', 'workspace_id', 'amount', 'consumed', 'refunded', 'status', 'reason', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('debit')
+            .select((s) => [
+              s.val(r.id).as('id'),
+              'debit.workspace_id',
+              s.val(r.amount).as('amount'),
+              s.val(r.consumed).as('consumed'),
+              s.val(r.refunded).as('refunded'),
+              s.val(r.status).as('status'),
+              s.val(r.reason).as('reason'),
+              s.val(r.createdAt).as('created_at'),
+            ]),
+        )
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
     },
 
     async saveAccount(a) {
