@@ -30,8 +30,8 @@ export class JobQueue {
 
   static async start(database: DatabaseHandle, options: { pollingIntervalSeconds?: number } = {}): Promise<JobQueue> {
     const boss = database.pglite
-      ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', schedule: false })
-      : new PgBoss({ connectionString: database.url!, max: 5, schedule: false });
+      ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', schedule: false, useListenNotify: true })
+      : new PgBoss({ connectionString: database.url!, max: 5, schedule: false, useListenNotify: true });
     // pg-boss reports background failures as events; they must never crash the process.
     boss.on('error', (error) => console.error('[queue]', error.message));
     await boss.start();
@@ -52,8 +52,9 @@ export class JobQueue {
         expireInSeconds: job.expireInSeconds,
       };
       // The policy is fixed at creation; retry and expiry follow the code on every start.
-      if (await this.boss.getQueue(job.queue)) await this.boss.updateQueue(job.queue, options);
-      else await this.boss.createQueue(job.queue, { ...options, policy: job.policy ?? 'standard' });
+      // `notify` wakes workers the moment a job commits instead of at their next poll.
+      if (await this.boss.getQueue(job.queue)) await this.boss.updateQueue(job.queue, { ...options, notify: true });
+      else await this.boss.createQueue(job.queue, { ...options, notify: true, policy: job.policy ?? 'standard' });
     }
   }
 
@@ -65,6 +66,9 @@ export class JobQueue {
         job.queue,
         {
           pollingIntervalSeconds: this.pollingIntervalSeconds,
+          notifyPollingIntervalSeconds: 5,
+          // While batches come back full there is a backlog: fetch again at once.
+          burstWhenBatchFull: (job.batchSize ?? 1) > 1,
           batchSize: job.batchSize ?? 1,
           localConcurrency: job.concurrency ?? 1,
           perJobResults: true,
