@@ -3,6 +3,7 @@ import type { ApiToken, ApiTokenStore } from '../../../core/tokens/api-tokens.ts
 import type { Role } from '../../../core/identity/roles.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
+import { compiledOnce } from '../compiled-once.ts';
 
 export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
   return {
@@ -28,15 +29,7 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
     },
 
     async findByHash(secretHash) {
-      const row = await db
-        .selectFrom('api_tokens')
-        .leftJoin('memberships', (join) =>
-          join.onRef('memberships.workspace_id', '=', 'api_tokens.workspace_id').onRef('memberships.user_id', '=', 'api_tokens.user_id'),
-        )
-        .selectAll('api_tokens')
-        .select('memberships.roles')
-        .where('api_tokens.secret_hash', '=', secretHash)
-        .executeTakeFirst();
+      const [row] = (await tokenBySecretHash(db, secretHash)).rows;
       return row && { ...toToken(row), creatorRoles: (row.roles as Role[] | null) ?? null };
     },
 
@@ -69,6 +62,18 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
     },
   };
 }
+
+/** Every authenticated request runs this one: compiled once. */
+const tokenBySecretHash = compiledOnce((db: Kysely<Database>, secretHash: string) =>
+  db
+    .selectFrom('api_tokens')
+    .leftJoin('memberships', (join) =>
+      join.onRef('memberships.workspace_id', '=', 'api_tokens.workspace_id').onRef('memberships.user_id', '=', 'api_tokens.user_id'),
+    )
+    .selectAll('api_tokens')
+    .select('memberships.roles')
+    .where('api_tokens.secret_hash', '=', secretHash),
+);
 
 function toToken(row: ApiTokenRow): ApiToken {
   return {

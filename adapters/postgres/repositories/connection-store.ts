@@ -5,6 +5,7 @@ import type { ConnectionStatus } from '../../../core/connections/connection-stat
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ConnectionsTable, Database } from '../schema.ts';
 import { isUniqueViolation } from '../errors.ts';
+import { compiledOnce } from '../compiled-once.ts';
 
 export function connectionStore(db: Kysely<Database>, box: SecretBox): ConnectionStore {
   const toConnection = (row: Selectable<ConnectionsTable>): Connection => ({
@@ -45,7 +46,7 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
     },
     async get(workspaceId, id) {
       if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      const [row] = (await connectionOfWorkspace(db, workspaceId, id)).rows;
       return row && toConnection(row);
     },
     async find(id) {
@@ -78,6 +79,11 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
     },
   };
 }
+
+/** Every send reads its connection: compiled once. */
+const connectionOfWorkspace = compiledOnce((db: Kysely<Database>, workspaceId: string, id: string) =>
+  db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id),
+);
 
 /** One connection per official number (callbacks are routed by it): a second one collides (409), not a 500. */
 function routingKeyTaken(error: unknown): never {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { CreditStore, Reservation, ReservationStatus } from '../../../core/plans/index.ts';
 import type { Database } from '../schema.ts';
+import { compiledOnce } from '../compiled-once.ts';
 
 export function creditStore(db: Kysely<Database>): CreditStore {
   async function lockAccount(workspaceId: string) {
@@ -24,35 +25,8 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     },
 
     async reserveIfCovered(r, periodStart) {
-      // One statement: the debit and the reservation row together, or neither.
-      const result = await db
-        .with('debit', (qb) =>
-          qb
-            .updateTable('credit_accounts')
-            .set((eb) => ({ available: eb('available', '-', r.amount) }))
-            .where('workspace_id', '=', r.workspaceId)
-            .where('period_start', '=', periodStart)
-            .where('available', '>=', r.amount)
-            .returning('workspace_id'),
-        )
-        .insertInto('credit_reservations')
-        .columns(['id', 'workspace_id', 'amount', 'consumed', 'refunded', 'status', 'reason', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('debit')
-            .select((s) => [
-              s.val(r.id).as('id'),
-              'debit.workspace_id',
-              s.val(r.amount).as('amount'),
-              s.val(r.consumed).as('consumed'),
-              s.val(r.refunded).as('refunded'),
-              s.val(r.status).as('status'),
-              s.val(r.reason).as('reason'),
-              s.val(r.createdAt).as('created_at'),
-            ]),
-        )
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+      const result = await reserveIfCovered(db, r.workspaceId, r.amount, periodStart, r.id, r.status, r.reason, r.createdAt);
+      return Number(result.numAffectedRows ?? 0n) === 1;
     },
 
     async saveAccount(a) {
@@ -106,6 +80,41 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     },
   };
 }
+
+/**
+ * The fast path of every send, in one statement compiled once: the debit and the reservation
+ * row together, or neither (the insert selects from the debit, which matches no row when the
+ * account does not cover the amount or is in another period).
+ */
+const reserveIfCovered = compiledOnce(
+  (db: Kysely<Database>, workspaceId: string, amount: number, periodStart: Date, id: string, status: string, reason: string, createdAt: Date) =>
+    db
+      .with('debit', (qb) =>
+        qb
+          .updateTable('credit_accounts')
+          .set((eb) => ({ available: eb('available', '-', amount) }))
+          .where('workspace_id', '=', workspaceId)
+          .where('period_start', '=', periodStart)
+          .where('available', '>=', amount)
+          .returning('workspace_id'),
+      )
+      .insertInto('credit_reservations')
+      .columns(['id', 'workspace_id', 'amount', 'consumed', 'refunded', 'status', 'reason', 'created_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('debit')
+          .select((s) => [
+            s.val(id).as('id'),
+            'debit.workspace_id',
+            s.val(amount).as('amount'),
+            s.lit(0).as('consumed'),
+            s.lit(0).as('refunded'),
+            s.val(status).as('status'),
+            s.val(reason).as('reason'),
+            s.val(createdAt).as('created_at'),
+          ]),
+      ),
+);
 
 function toReservation(row: {
   id: string;

@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import { compiledOnce } from '../compiled-once.ts';
 import type { Chat, ChatMessage, ChatStore, MessageStore } from '../../../core/messaging/message.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
@@ -9,30 +10,9 @@ import { escapeLike } from './identity-store.ts';
 export function messageStore(db: Kysely<Database>): MessageStore {
   return {
     async insert(m) {
-      const result = await db
-        .insertInto('messages')
-        .values({
-          id: m.id,
-          workspace_id: m.workspaceId,
-          connection_id: m.connectionId,
-          direction: m.direction,
-          remote_jid: m.remoteJid,
-          external_id: m.externalId,
-          kind: m.kind,
-          content: m.content,
-          status: m.status,
-          error: m.error ?? null,
-          idempotency_key: m.idempotencyKey,
-          reservation_id: m.reservationId,
-          reply_to: m.replyTo,
-          sent_by: m.sentBy,
-          message_timestamp: m.messageTimestamp,
-          created_at: m.createdAt,
-          updated_at: m.updatedAt,
-        })
-        .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing())
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+      const row = messageRow(m);
+      const result = await insertMessage(db, ...MESSAGE_COLUMNS.map((column) => row[column]));
+      return Number(result.numAffectedRows ?? 0n) > 0;
     },
     async get(id) {
       if (!isUuid(id)) return undefined;
@@ -125,6 +105,56 @@ export function chatStore(db: Kysely<Database>): ChatStore {
     },
   };
 }
+
+const MESSAGE_COLUMNS = [
+  'id',
+  'workspace_id',
+  'connection_id',
+  'direction',
+  'remote_jid',
+  'external_id',
+  'kind',
+  'content',
+  'status',
+  'error',
+  'idempotency_key',
+  'reservation_id',
+  'reply_to',
+  'sent_by',
+  'message_timestamp',
+  'created_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof MessagesTable>;
+
+function messageRow(m: ChatMessage): Insertable<MessagesTable> {
+  return {
+    id: m.id,
+    workspace_id: m.workspaceId,
+    connection_id: m.connectionId,
+    direction: m.direction,
+    remote_jid: m.remoteJid,
+    external_id: m.externalId,
+    kind: m.kind,
+    content: m.content,
+    status: m.status,
+    error: m.error ?? null,
+    idempotency_key: m.idempotencyKey,
+    reservation_id: m.reservationId,
+    reply_to: m.replyTo,
+    sent_by: m.sentBy,
+    message_timestamp: m.messageTimestamp,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+  };
+}
+
+/** Every send and every received message inserts one: compiled once. A replayed network id is skipped. */
+const insertMessage = compiledOnce((db: Kysely<Database>, ...values: unknown[]) =>
+  db
+    .insertInto('messages')
+    .values(Object.fromEntries(MESSAGE_COLUMNS.map((column, i) => [column, values[i]])) as Insertable<MessagesTable>)
+    .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing()),
+);
 
 function toMessage(row: Selectable<MessagesTable>): ChatMessage {
   return {
