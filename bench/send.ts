@@ -1,46 +1,51 @@
 /**
  * `bun run bench:send`: accepted sends per second through `POST /v3/connections/{id}/chats/messages`
- * to the sandbox driver (API → queue → driver → stored). Prints the accept rate and latency of
- * the API, then how long the worker took until every message was SENT. Embedded PGlite by
- * default; `BENCH_DATABASE_URL=postgres://…` runs on a fresh Postgres database.
+ * to the sandbox driver (API → queue → driver → stored). The service runs as it does in
+ * production, in processes of its own (this process only generates the load): `bun run start`
+ * on the embedded database, or `bun run server` plus `bun run worker` on Postgres
+ * (`BENCH_DATABASE_URL=postgres://…`, a fresh database of its own). Prints the accept rate and
+ * latency, then how long until every message was SENT. `BENCH_ACCEPT_ONLY=1` (Postgres) pauses
+ * the worker while requests are accepted, to measure the API alone.
  */
-import { loadConfig } from '../apps/config.ts';
-import { startService } from '../apps/server/server.ts';
-import { bootstrapOwner } from '../core/identity/bootstrap.ts';
-import { baseStores } from '../adapters/postgres/stores.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freshDatabase } from '../tests/support/service.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const databaseUrl = process.env.BENCH_DATABASE_URL;
 const database = databaseUrl ? await freshDatabase(databaseUrl) : undefined;
+const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
+const root = join(import.meta.dir, '..');
+const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', PLAN_PRO_MESSAGES: '100000000' };
 
-const env = { PORT: '0', DATA_DIR: 'memory://', DATABASE_URL: database?.url ?? '', PLAN_PRO_MESSAGES: '100000000' };
-// On Postgres the worker runs in its own process, as in production (`bun run server` + `bun run worker`);
-// the embedded database is one process's alone, so there server and worker share it.
-const service = await startService(loadConfig(env), { worker: !database });
-const worker = database
-  ? Bun.spawn([process.execPath, ...(process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof-md', '--cpu-prof-dir=' + process.env.BENCH_WORKER_PROFILE] : []), 'apps/worker/main.ts'], { cwd: `${import.meta.dir}/..`, env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'inherit' })
-  : undefined;
-const owner = await service.runtime.ctx.db
-  .transaction()
-  .execute((trx) => bootstrapOwner(baseStores(trx), service.runtime.ctx, { email: 'bench@example.com', workspace: 'Bench', plan: 'PRO' }));
-const headers = { apikey: owner.token, 'content-type': 'application/json' };
-const connection = (await (await fetch(`${service.url}/v3/connections`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) })).json()) as { id: string };
-await fetch(`${service.url}/v3/connections/${connection.id}/connect`, { method: 'POST', headers });
-while (((await (await fetch(`${service.url}/v3/connections/${connection.id}`, { headers })).json()) as { status: string }).status !== 'CONNECTED') await Bun.sleep(100);
+const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'bench@example.com', '--workspace', 'Bench', '--plan', 'PRO'], { cwd: root, env });
+if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
+const { token } = JSON.parse(bootstrap.stdout.toString()) as { token: string };
+
+const server = Bun.spawn([process.execPath, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
+const url = await listeningUrl(server.stdout);
+const worker = database ? Bun.spawn([process.execPath, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
+
+const headers = { apikey: token, 'content-type': 'application/json' };
+const api = async (method: string, path: string, body?: unknown) =>
+  (await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
+const connection = await api('POST', '/v3/connections', { name: 'bench' });
+await api('POST', `/v3/connections/${connection.id}/connect`);
+while ((await api('GET', `/v3/connections/${connection.id}`)).status !== 'CONNECTED') await Bun.sleep(100);
 
 const send = (i: number) =>
-  fetch(`${service.url}/v3/connections/${connection.id}/chats/messages`, {
+  fetch(`${url}/v3/connections/${connection.id}/chats/messages`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ to: `+55119${String(10_000_000 + (i % 5000)).slice(-8)}`, text: `benchmark message ${i}` }),
   });
 
-for (let i = 0; i < 100; i++) await (await send(i)).arrayBuffer(); // warm-up
-await drained();
+const warmUp = 100;
+for (let i = 0; i < warmUp; i++) await (await send(i)).arrayBuffer();
+await sentCount(warmUp);
 
-// BENCH_ACCEPT_ONLY=1 pauses the worker while requests are accepted, to measure the API alone.
 if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGSTOP');
 const latencies: number[] = [];
 let next = 0;
@@ -60,28 +65,35 @@ await Promise.all(
 );
 const acceptSeconds = (performance.now() - started) / 1000;
 if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGCONT');
-await drained();
+await sentCount(warmUp + requests);
 const sentSeconds = (performance.now() - started) / 1000;
 
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
-console.log(`database: ${databaseUrl ? 'postgres, server and worker processes' : 'pglite (embedded), one process'}; ${requests} sends, concurrency ${concurrency}`);
+console.log(`database: ${database ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
 console.log(`accepted: ${(requests / acceptSeconds).toFixed(0)} sends/s  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
-console.log(`all SENT by the worker after ${sentSeconds.toFixed(2)} s: ${(requests / sentSeconds).toFixed(0)} sends/s end to end`);
-worker?.kill('SIGTERM');
-await worker?.exited;
-await service.stop();
+console.log(`all SENT after ${sentSeconds.toFixed(2)} s: ${(requests / sentSeconds).toFixed(0)} sends/s end to end`);
+
+for (const child of [worker, server]) {
+  child?.kill('SIGTERM');
+  await child?.exited;
+}
+rmSync(dataDir, { recursive: true, force: true });
 await database?.drop();
 
-/** Waits until the worker has handed every accepted message to the driver. */
-async function drained() {
-  for (;;) {
-    const row = await service.runtime.ctx.db
-      .selectFrom('messages')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('status', '=', 'PENDING')
-      .executeTakeFirstOrThrow();
-    if (Number(row.n) === 0) return;
-    await Bun.sleep(50);
+/** Waits until the network has taken `count` messages (each consumes its credit when SENT). */
+async function sentCount(count: number) {
+  while ((await api('GET', '/v3/summary')).messages.consumed < count) await Bun.sleep(50);
+}
+
+async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let seen = '';
+  while (!/listening on (http:\/\/\S+)/.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the server stopped before listening: ${seen}`);
+    seen += new TextDecoder().decode(value);
   }
+  reader.releaseLock();
+  return seen.match(/listening on (http:\/\/\S+)/)![1]!;
 }
