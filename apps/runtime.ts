@@ -7,6 +7,7 @@ import { loadServiceKeys } from '../adapters/crypto/service-keys.ts';
 import { secretBox } from '../adapters/crypto/secret-box.ts';
 import { createDrivers } from '../adapters/drivers/index.ts';
 import { messagingJobs } from '../adapters/connections/jobs.ts';
+import { webhookJobs } from '../adapters/webhooks/jobs.ts';
 import { AVAILABLE_PLUGINS } from '../plugins/index.ts';
 import { parsePluginList, resolvePlugins } from '../plugins/loader.ts';
 import type { Plugin } from '../plugins/plugin.ts';
@@ -45,7 +46,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       box: secretBox(keys.sealing),
       drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName() }),
     };
-    const jobs = [...messagingJobs(ctx), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
+    const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);
     return {
       ctx,

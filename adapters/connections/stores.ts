@@ -7,17 +7,23 @@ import { connectionStore } from '../postgres/repositories/connection-store.ts';
 import { chatStore, messageStore } from '../postgres/repositories/message-store.ts';
 import { mediaStore } from '../postgres/repositories/media-store.ts';
 import { eventPublisher } from '../postgres/repositories/event-store.ts';
+import { batchStore, deliveryStore, eventLog, webhookStore } from '../postgres/repositories/webhook-store.ts';
 
 /** Every store of connections and messaging bound to one connection or transaction, with its outbox. */
 export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
+  const outbox = ctx.queue.outbox(db);
   return {
     ...baseStores(db),
     connections: connectionStore(db, ctx.box),
     messages: messageStore(db),
     chats: chatStore(db),
     media: mediaStore(db),
-    events: eventPublisher(db, ctx),
-    outbox: ctx.queue.outbox(db),
+    events: eventPublisher(db, ctx, outbox),
+    webhooks: webhookStore(db, ctx.box),
+    deliveries: deliveryStore(db),
+    batches: batchStore(db),
+    eventLog: eventLog(db),
+    outbox,
   };
 }
 

@@ -12,6 +12,7 @@ import { messageRoutes } from './routes/messages.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { providerCallbackRoutes } from './routes/provider-callbacks.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 /**
  * The HTTP surface: base features always, then the routes of each enabled plugin. A
@@ -65,7 +66,8 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(messageRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(sandboxRoutes(ctx))
-    .use(providerCallbackRoutes(ctx));
+    .use(providerCallbackRoutes(ctx))
+    .use(webhookRoutes(ctx));
 
   for (const plugin of plugins) {
     if (plugin.routes) app = app.use(plugin.routes(ctx)) as unknown as typeof app;

@@ -4,6 +4,7 @@ import * as metering from './migrations/base/0002_metering.ts';
 import * as connectionsMessaging from './migrations/base/0003_connections_messaging.ts';
 import * as baileysSessions from './migrations/base/0004_baileys_sessions.ts';
 import * as heldReceipts from './migrations/base/0005_held_receipts.ts';
+import * as webhooks from './migrations/base/0006_webhooks.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -23,6 +24,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0003_connections_messaging': connectionsMessaging,
     '0004_baileys_sessions': baileysSessions,
     '0005_held_receipts': heldReceipts,
+    '0006_webhooks': webhooks,
   },
 };
 

@@ -138,6 +138,52 @@ export interface HeldReceiptsTable {
   received_at: Generated<Date>;
 }
 
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: string[];
+  connections: string[];
+  hmac_enabled: boolean;
+  /** Sealed (adapters/crypto/secret-box.ts): it must be read back to sign. */
+  secret: string;
+  message_group_delay: number | null;
+  enable_simulate_typing: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  workspace_id: string;
+  event: string;
+  event_ids: string[];
+  body: string;
+  state: string;
+  attempts: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  at: Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface WebhookBatchesTable {
+  webhook_id: string;
+  connection_id: string;
+  remote_jid: string;
+  closes_at: Date;
+  version: number;
+  events: unknown;
+}
+
 export interface ServiceKeysTable {
   name: string;
   secret: string;
@@ -166,6 +212,10 @@ export interface Database {
   events: EventsTable;
   service_keys: ServiceKeysTable;
   held_receipts: HeldReceiptsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  webhook_batches: WebhookBatchesTable;
   schema_migrations: SchemaMigrationsTable;
 }
 

@@ -18,6 +18,8 @@ export interface JobDefinition<T extends object = any> {
   concurrency?: number;
   /** Jobs fetched at once by each worker; handled side by side, each settled on its own. */
   batchSize?: number;
+  /** At most this many jobs of one group (see `Outbox` `group`) run at once across workers. */
+  groupConcurrency?: number;
   handle(data: T, job: { id: string; retryCount: number }): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export class JobQueue {
           burstWhenBatchFull: (job.batchSize ?? 1) > 1,
           batchSize: job.batchSize ?? 1,
           localConcurrency: job.concurrency ?? 1,
+          ...(job.groupConcurrency && { groupConcurrency: job.groupConcurrency }),
           perJobResults: true,
         },
         // One failing job must not fail (and retry) the others of its batch.
@@ -99,6 +102,7 @@ export class JobQueue {
           // so the same work enqueued twice (a retried request, a replayed event) is one job.
           id: options.dedupeKey ? jobIdFor(queue, options.dedupeKey) : undefined,
           startAfter: options.startAfterSeconds,
+          group: options.group ? { id: options.group } : undefined,
         });
       },
     };

@@ -4,5 +4,14 @@
  * `dedupeKey` makes queuing the same work twice a no-op.
  */
 export interface Outbox {
-  enqueue(queue: string, data: object, options?: { dedupeKey?: string; startAfterSeconds?: number }): Promise<void>;
+  enqueue(
+    queue: string,
+    data: object,
+    options?: {
+      dedupeKey?: string;
+      startAfterSeconds?: number;
+      /** Jobs of one group share a concurrency limit, so one group cannot hold every worker. */
+      group?: string;
+    },
+  ): Promise<void>;
 }

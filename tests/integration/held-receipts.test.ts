@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { JobQueue } from '../../adapters/queue/queue.ts';
+import { messagingJobs } from '../../adapters/connections/jobs.ts';
+import { webhookJobs } from '../../adapters/webhooks/jobs.ts';
 import { secretBox } from '../../adapters/crypto/secret-box.ts';
 import { secureRandom, systemClock, uuidV7 } from '../../adapters/system.ts';
 import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
@@ -39,7 +41,8 @@ beforeAll(async () => {
     box: secretBox(key),
     drivers: new Map([['sandbox', createSandboxDriver()]]),
   };
-  await queue.declare([{ queue: 'messages.send', retryLimit: 1, retryDelay: 1, retryBackoff: false, expireInSeconds: 60, handle: async () => {} }]);
+  // Every queue the use cases enqueue to must exist (nothing works them here: the test decides the order).
+  await queue.declare([...messagingJobs(ctx), ...webhookJobs(ctx)]);
 });
 
 afterAll(async () => {

@@ -2,15 +2,21 @@ import type { Kysely } from 'kysely';
 import type { EventPublisher } from '../../../core/connections/connection.ts';
 import type { IdGen, Clock } from '../../../core/shared/ports.ts';
 import type { Database } from '../schema.ts';
+import type { Outbox } from '../../../core/shared/outbox.ts';
+import { FANOUT_QUEUE } from '../../../core/webhooks/dispatch.ts';
 
-/** The durable event log: written in the transaction of the change that caused the event. */
-export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock }): EventPublisher {
+/**
+ * The durable event log: written in the transaction of the change that caused the event, with
+ * the job that fans it out to webhooks (the transactional outbox).
+ */
+export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock }, outbox: Outbox): EventPublisher {
   return {
     async publish(e) {
+      const id = deps.ids.next();
       await db
         .insertInto('events')
         .values({
-          id: deps.ids.next(),
+          id,
           workspace_id: e.workspaceId,
           connection_id: e.connectionId || null,
           event: e.event,
@@ -19,6 +25,8 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
           created_at: deps.clock.now(),
         })
         .execute();
+      // connection.update is never dispatched (spec 6.1); every other event may have subscribers.
+      if (e.connectionId && e.event !== 'connection.update') await outbox.enqueue(FANOUT_QUEUE, { eventId: id }, { dedupeKey: id });
     },
   };
 }

@@ -1,0 +1,58 @@
+import { sql, type Kysely } from 'kysely';
+
+/** Connection webhooks, their deliveries and attempts, and held batches (spec 2.8, 6.3, 6.4). */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('webhooks')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('events', sql`text[]`, (c) => c.notNull())
+    .addColumn('connections', sql`uuid[]`, (c) => c.notNull().defaultTo(sql`'{}'`))
+    .addColumn('hmac_enabled', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('secret', 'text', (c) => c.notNull())
+    .addColumn('message_group_delay', 'integer', (c) => c.check(sql`message_group_delay between 1 and 300`))
+    .addColumn('enable_simulate_typing', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('webhooks_workspace_idx').on('webhooks').column('workspace_id').execute();
+  await sql`create index webhooks_connections_idx on webhooks using gin (connections)`.execute(db);
+
+  await db.schema
+    .createTable('webhook_deliveries')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('webhook_id', 'uuid', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull())
+    .addColumn('event', 'text', (c) => c.notNull())
+    .addColumn('event_ids', sql`uuid[]`, (c) => c.notNull())
+    .addColumn('body', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('PENDING', 'RETRYING', 'SUCCEEDED', 'FAILED')`))
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('webhook_deliveries_webhook_idx').on('webhook_deliveries').columns(['webhook_id', 'created_at']).execute();
+
+  await db.schema
+    .createTable('webhook_attempts')
+    .addColumn('delivery_id', 'uuid', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+    .addColumn('attempt', 'integer', (c) => c.notNull())
+    .addColumn('at', 'timestamptz', (c) => c.notNull())
+    .addColumn('status_code', 'integer')
+    .addColumn('error', 'text')
+    .addColumn('duration_ms', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('webhook_attempts_pkey', ['delivery_id', 'attempt'])
+    .execute();
+
+  await db.schema
+    .createTable('webhook_batches')
+    .addColumn('webhook_id', 'uuid', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
+    .addColumn('connection_id', 'uuid', (c) => c.notNull())
+    .addColumn('remote_jid', 'text', (c) => c.notNull())
+    .addColumn('closes_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('version', 'integer', (c) => c.notNull())
+    .addColumn('events', 'jsonb', (c) => c.notNull())
+    .addPrimaryKeyConstraint('webhook_batches_pkey', ['webhook_id', 'connection_id', 'remote_jid'])
+    .execute();
+}

@@ -1,0 +1,269 @@
+import type { Outbox } from '../shared/outbox.ts';
+import type { Actor } from '../identity/identity.ts';
+import { authorize } from '../identity/roles.ts';
+import { DomainError, notFound } from '../shared/errors.ts';
+import type { Clock, IdGen } from '../shared/ports.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import type { UnitOfWork } from '../shared/unit-of-work.ts';
+import { openOrSlide, orderBatch, dueForFlush, type BatchWindow } from './batching.ts';
+import { afterAttempt, mayAttempt, redeliver, REQUEST_TIMEOUT_MS, type AttemptOutcome, type DeliveryState } from './delivery.ts';
+import { signDelivery, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.ts';
+import { subscribes, type Webhook } from './webhook.ts';
+import type { WebhookStore } from './webhooks.ts';
+
+/** Queues of the delivery engine: fan an event out, deliver one request, flush a batch. */
+export const FANOUT_QUEUE = 'webhooks.fanout';
+export const DELIVER_QUEUE = 'webhooks.deliver';
+export const FLUSH_QUEUE = 'webhooks.flush';
+
+/** An event of the log, in the envelope of spec 6.1. */
+export interface LoggedEvent {
+  id: string;
+  workspaceId: string;
+  connectionId: string | null;
+  event: string;
+  remoteJid: string | null;
+  payload: { event: string; connectionId: string; remoteJid: string | null; sender: string | null; data: unknown };
+}
+
+export interface Delivery {
+  id: string;
+  webhookId: string;
+  workspaceId: string;
+  event: string;
+  /** The events in the request (one, or a batch). */
+  eventIds: string[];
+  /** The exact JSON body sent on every attempt. */
+  body: string;
+  state: DeliveryState;
+  attempts: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface DeliveryAttempt {
+  deliveryId: string;
+  /** Position in the delivery's history; a redelivery's attempts follow the earlier rounds' (4, 5, 6). */
+  attempt: number;
+  at: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface DeliveryStore {
+  /** Inserts unless a delivery with this id exists; true when inserted. */
+  insert(delivery: Delivery): Promise<boolean>;
+  get(id: string): Promise<Delivery | undefined>;
+  lock(id: string): Promise<Delivery | undefined>;
+  update(delivery: Delivery): Promise<void>;
+  addAttempt(attempt: DeliveryAttempt): Promise<void>;
+  list(webhookId: string, request: PageRequest): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>>;
+}
+
+/** A held batch of a contact's messages for one webhook. */
+export interface Batch {
+  webhookId: string;
+  connectionId: string;
+  remoteJid: string;
+  window: BatchWindow;
+  events: LoggedEvent[];
+}
+
+export interface BatchStore {
+  lock(webhookId: string, connectionId: string, remoteJid: string): Promise<Batch | undefined>;
+  save(batch: Batch): Promise<void>;
+  delete(webhookId: string, connectionId: string, remoteJid: string): Promise<void>;
+}
+
+export interface EventLog {
+  get(id: string): Promise<LoggedEvent | undefined>;
+}
+
+export interface DispatchStores {
+  webhooks: WebhookStore;
+  deliveries: DeliveryStore;
+  batches: BatchStore;
+  eventLog: EventLog;
+  outbox: Outbox;
+}
+
+export interface DispatchDeps {
+  clock: Clock;
+  ids: IdGen;
+  /** A stable id for (webhook, event): fanning the same event out twice makes one delivery. */
+  deliveryIdFor(webhookId: string, eventIds: string[]): string;
+}
+
+/** Sends one signed request; never throws (a failure is an outcome). */
+export interface WebhookSender {
+  post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<AttemptOutcome & { durationMs: number }>;
+}
+
+/** Shows "typing…" to a contact during a batching window (enableSimulateTyping). */
+export interface TypingSimulator {
+  typing(connectionId: string, remoteJid: string, on: boolean): Promise<void>;
+}
+
+/**
+ * Fans one logged event out to the webhooks that want it: one delivery each, or, with a
+ * batching window, into the contact's held batch (the window slides with every message).
+ * Idempotent: running it twice for the same event changes nothing.
+ */
+export async function fanOut(stores: DispatchStores, deps: DispatchDeps, eventId: string): Promise<{ typingStarted: Batch[] }> {
+  const event = await stores.eventLog.get(eventId);
+  if (!event?.connectionId) return { typingStarted: [] };
+  const webhooks = (await stores.webhooks.subscribedTo(event.workspaceId, event.connectionId, event.event)).filter((w) =>
+    subscribes(w, event.event, event.connectionId!),
+  );
+  const typingStarted: Batch[] = [];
+  for (const webhook of webhooks) {
+    if (webhook.messageGroupDelay && event.event === 'messages.upsert' && event.remoteJid) {
+      const batch = await hold(stores, deps, webhook, event);
+      if (batch && batch.window.version === 1 && webhook.enableSimulateTyping) typingStarted.push(batch);
+      continue;
+    }
+    await createDelivery(stores, deps, webhook, [event], JSON.stringify(event.payload));
+  }
+  return { typingStarted };
+}
+
+/** Delivers a batch whose window has closed; an older flush of a slid window does nothing. */
+export async function flushBatch(
+  stores: DispatchStores,
+  deps: DispatchDeps,
+  key: { webhookId: string; connectionId: string; remoteJid: string; version: number },
+): Promise<Batch | undefined> {
+  const batch = await stores.batches.lock(key.webhookId, key.connectionId, key.remoteJid);
+  if (!batch || !dueForFlush(batch.window, key.version, deps.clock.now())) return undefined;
+  await stores.batches.delete(key.webhookId, key.connectionId, key.remoteJid);
+  const webhook = await webhookById(stores, batch);
+  if (!webhook) return batch;
+  const events = orderBatch(batch.events.map((e) => ({ e, messageTimestamp: timestampOf(e) }))).map(({ e }) => e);
+  const first = events[0]!.payload;
+  const body = JSON.stringify({ event: 'messages.upsert', connectionId: first.connectionId, remoteJid: first.remoteJid, sender: first.sender, data: events.map((e) => e.payload.data) });
+  await createDelivery(stores, deps, webhook, events, body);
+  return batch;
+}
+
+/**
+ * One attempt of a delivery: the request outside any transaction, then its outcome recorded
+ * and, on failure with attempts left, the next attempt scheduled (5 s, then 10 s).
+ */
+export async function attemptDelivery(
+  uow: UnitOfWork<DispatchStores>,
+  deps: DispatchDeps,
+  sender: WebhookSender,
+  deliveryId: string,
+): Promise<DeliveryState | undefined> {
+  const prepared = await uow.transaction(async (stores) => {
+    const delivery = await stores.deliveries.get(deliveryId);
+    if (!delivery || !mayAttempt(delivery)) return undefined;
+    const webhook = await webhookById(stores, { webhookId: delivery.webhookId });
+    return webhook && { delivery, webhook };
+  });
+  if (!prepared) return undefined;
+  const { delivery, webhook } = prepared;
+
+  const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Switchboard-Webhooks/1', 'x-switchboard-delivery': delivery.id, 'x-switchboard-event': delivery.event };
+  if (webhook.hmacEnabled) {
+    headers[SIGNATURE_HEADER] = signDelivery(webhook.secret, timestamp, delivery.body);
+    headers[TIMESTAMP_HEADER] = String(timestamp);
+  }
+  const at = deps.clock.now();
+  const outcome = await sender.post(webhook.url, delivery.body, headers, REQUEST_TIMEOUT_MS);
+
+  return uow.transaction(async (stores) => {
+    const current = await stores.deliveries.lock(delivery.id);
+    // Another attempt of the same delivery settled it meanwhile (a redelivered crash): keep that.
+    if (!current || !mayAttempt(current) || current.attempts !== delivery.attempts) return current?.state;
+    const next = afterAttempt(current, outcome);
+    await stores.deliveries.addAttempt({
+      deliveryId: current.id,
+      attempt: next.progress.attempts, // numbered over the delivery's life by the store
+      at,
+      statusCode: 'status' in outcome ? outcome.status : null,
+      error: 'error' in outcome ? outcome.error : null,
+      durationMs: Math.round(outcome.durationMs),
+    });
+    await stores.deliveries.update({ ...current, ...next.progress, updatedAt: deps.clock.now() });
+    if (next.retryInSeconds !== null) {
+      // No dedupe key: this enqueue commits with the guarded update above, so it happens once
+      // per attempt anyway, and a key built on the attempt number would repeat after a manual
+      // redelivery and hit the earlier round's job (pg-boss keeps finished jobs for days), so the
+      // retry would be silently dropped and the delivery left RETRYING forever.
+      await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId: current.id }, { startAfterSeconds: next.retryInSeconds, group: current.webhookId });
+    }
+    return next.progress.state;
+  });
+}
+
+async function hold(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook, event: LoggedEvent): Promise<Batch | undefined> {
+  const existing = await stores.batches.lock(webhook.id, event.connectionId!, event.remoteJid!);
+  if (existing?.events.some((e) => e.id === event.id)) return undefined;
+  const window = openOrSlide(existing?.window, deps.clock.now(), webhook.messageGroupDelay!);
+  const batch: Batch = { webhookId: webhook.id, connectionId: event.connectionId!, remoteJid: event.remoteJid!, window, events: [...(existing?.events ?? []), event] };
+  await stores.batches.save(batch);
+  await stores.outbox.enqueue(
+    FLUSH_QUEUE,
+    { webhookId: webhook.id, connectionId: batch.connectionId, remoteJid: batch.remoteJid, version: window.version },
+    // No dedupe key: versions start again at 1 with every new window, so a key built on them
+    // would hit an earlier window's finished job (pg-boss keeps it for days) and the new window
+    // would never be flushed. A replayed fan-out is already a no-op (the event is held once).
+    { startAfterSeconds: Math.max(0, (window.closesAt.getTime() - deps.clock.now().getTime()) / 1000) },
+  );
+  return batch;
+}
+
+async function createDelivery(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook, events: LoggedEvent[], body: string): Promise<void> {
+  const now = deps.clock.now();
+  const id = deps.deliveryIdFor(webhook.id, events.map((e) => e.id));
+  const inserted = await stores.deliveries.insert({
+    id,
+    webhookId: webhook.id,
+    workspaceId: webhook.workspaceId,
+    event: events[0]!.event,
+    eventIds: events.map((e) => e.id),
+    body,
+    state: 'PENDING',
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+  });
+  if (inserted) await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId: id }, { dedupeKey: `${id}:0`, group: webhook.id });
+}
+
+async function webhookById(stores: DispatchStores, key: { webhookId: string }): Promise<Webhook | undefined> {
+  return stores.webhooks.find(key.webhookId);
+}
+
+function timestampOf(event: LoggedEvent): number {
+  const data = event.payload.data as { messageTimestamp?: unknown } | null;
+  return typeof data?.messageTimestamp === 'number' ? data.messageTimestamp : 0;
+}
+
+/** Delivery history of a webhook (spec: `webhooks:read`), newest first, with every attempt. */
+export async function listDeliveries(
+  stores: DispatchStores,
+  actor: Actor,
+  webhookId: string,
+  request: PageRequest,
+): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>> {
+  authorize(actor.roles, 'connections', 'read');
+  if (!(await stores.webhooks.get(actor.workspaceId, webhookId))) throw notFound(`Webhook ${webhookId} not found`);
+  return stores.deliveries.list(webhookId, request);
+}
+
+/** A failed delivery sent again by hand: a fresh round of three attempts. */
+export async function redeliverDelivery(stores: DispatchStores, deps: DispatchDeps, actor: Actor, webhookId: string, deliveryId: string): Promise<Delivery> {
+  authorize(actor.roles, 'connections', 'write');
+  if (!(await stores.webhooks.get(actor.workspaceId, webhookId))) throw notFound(`Webhook ${webhookId} not found`);
+  const delivery = await stores.deliveries.lock(deliveryId);
+  if (!delivery || delivery.webhookId !== webhookId) throw notFound(`Delivery ${deliveryId} not found`);
+  if (delivery.state !== 'FAILED') throw new DomainError(409, `Only a failed delivery can be redelivered; this one is ${delivery.state}`);
+  const fresh: Delivery = { ...delivery, ...redeliver(delivery), updatedAt: deps.clock.now() };
+  await stores.deliveries.update(fresh);
+  await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId }, { dedupeKey: `${deliveryId}:redelivery:${deps.ids.next()}`, group: webhookId });
+  return fresh;
+}
