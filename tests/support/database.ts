@@ -17,7 +17,7 @@ export interface TestDatabase extends DatabaseHandle {
  */
 export async function openTestDatabase(options: { postgres?: boolean; migrations?: MigrationSet[] } = {}): Promise<TestDatabase> {
   const usePostgres = options.postgres ?? onPostgres;
-  const fresh = usePostgres ? await freshPostgresDatabase(requiredUrl()) : undefined;
+  const fresh = usePostgres ? await freshDatabase(requiredUrl()) : undefined;
   const handle = await openDatabase({ url: fresh?.url, dataDir: 'memory://' });
   try {
     await migrate(handle.db, [BASE_MIGRATIONS, ...(options.migrations ?? [])]);
@@ -41,7 +41,8 @@ function requiredUrl(): string {
   return url;
 }
 
-async function freshPostgresDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+/** A new, empty database on the Postgres server at `adminUrl`; `drop()` removes it. */
+export async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `sb_test_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

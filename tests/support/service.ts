@@ -1,10 +1,12 @@
-import pg from 'pg';
 import { loadConfig } from '../../apps/config.ts';
 import { startService, type RunningService } from '../../apps/server/server.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { PlanName } from '../../core/plans/plans.ts';
+import { freshDatabase } from './database.ts';
+
+export { freshDatabase };
 
 /**
  * A real Switchboard for a test file: HTTP on a free port, worker in process, on the
@@ -60,25 +62,6 @@ export async function startTestService(options: { env?: Record<string, string>; 
         parsed = text ? JSON.parse(text) : undefined;
       } catch {}
       return { status: response.status, body: parsed, headers: response.headers };
-    },
-  };
-}
-
-export async function freshDatabase(adminUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `sb_test_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
     },
   };
 }
