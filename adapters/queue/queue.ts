@@ -20,6 +20,19 @@ export interface JobDefinition<T extends object = any> {
   batchSize?: number;
   /** At most this many jobs of one group (see `Outbox` `group`) run at once across workers. */
   groupConcurrency?: number;
+  /**
+   * Seconds between polls while NOTIFY is active (default 5). NOTIFY wakes workers only for jobs
+   * that are due when they commit; a job with a start time (a scheduled retry, a batch flush) is
+   * found by this poll, so it can start up to this long after its time.
+   */
+  dueJobPollSeconds?: number;
+  /**
+   * pg-boss settles a batch's jobs when the whole batch is done, so a job that finished stays
+   * `active` (and counts against its group's `groupConcurrency`) while a slow job of the same
+   * batch runs on. With this set, a finished job whose batch is still running this many
+   * milliseconds later is completed on its own at once.
+   */
+  settleFinishedAfterMs?: number;
   handle(data: T, job: { id: string; retryCount: number }): Promise<void>;
 }
 
@@ -31,9 +44,13 @@ export class JobQueue {
   private constructor(private readonly boss: PgBoss) {}
 
   static async start(database: DatabaseHandle, options: { pollingIntervalSeconds?: number } = {}): Promise<JobQueue> {
+    // A job whose worker died (killed mid-delivery) is handed out again once it has expired and a
+    // supervision pass notices; pg-boss checks every 60 s by default, so such a job waited up to
+    // expiry + 60 s. Every 15 s keeps a crashed delivery's retry within about a minute.
+    const supervision = { superviseIntervalSeconds: 15, monitorIntervalSeconds: 15 };
     const boss = database.pglite
-      ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', schedule: false, useListenNotify: true })
-      : new PgBoss({ connectionString: database.url!, max: 5, schedule: false, useListenNotify: true });
+      ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', schedule: false, useListenNotify: true, ...supervision })
+      : new PgBoss({ connectionString: database.url!, max: 5, schedule: false, useListenNotify: true, ...supervision });
     // pg-boss reports background failures as events; they must never crash the process.
     boss.on('error', (error) => console.error('[queue]', error.message));
     await boss.start();
@@ -68,7 +85,7 @@ export class JobQueue {
         job.queue,
         {
           pollingIntervalSeconds: this.pollingIntervalSeconds,
-          notifyPollingIntervalSeconds: 5,
+          notifyPollingIntervalSeconds: job.dueJobPollSeconds ?? 5,
           // While batches come back full there is a backlog: fetch again at once.
           burstWhenBatchFull: (job.batchSize ?? 1) > 1,
           batchSize: job.batchSize ?? 1,
@@ -77,17 +94,35 @@ export class JobQueue {
           perJobResults: true,
         },
         // One failing job must not fail (and retry) the others of its batch.
-        async (batch: Job<object>[]) =>
-          Promise.all(
-            batch.map(async (item) => {
-              try {
-                await job.handle(item.data, { id: item.id, retryCount: item.retryCount ?? 0 });
-                return { id: item.id, status: 'completed' as const };
-              } catch (error) {
-                return { id: item.id, status: 'failed' as const, output: { message: error instanceof Error ? error.message : String(error) } };
-              }
-            }),
-          ),
+        async (batch: Job<object>[]) => {
+          let batchDone = false;
+          const early = new Set<ReturnType<typeof setTimeout>>();
+          const settleAlone = (item: Job<object>) => {
+            if (job.settleFinishedAfterMs === undefined || batch.length < 2) return;
+            const timer = setTimeout(() => {
+              early.delete(timer);
+              // Fenced on the attempt: pg-boss's own settle of the batch later finds it done and skips it.
+              if (!batchDone) this.boss.complete(job.queue, { id: item.id, retryCount: item.retryCount ?? 0 }).catch(() => {});
+            }, job.settleFinishedAfterMs);
+            early.add(timer);
+          };
+          try {
+            return await Promise.all(
+              batch.map(async (item) => {
+                try {
+                  await job.handle(item.data, { id: item.id, retryCount: item.retryCount ?? 0 });
+                  settleAlone(item);
+                  return { id: item.id, status: 'completed' as const };
+                } catch (error) {
+                  return { id: item.id, status: 'failed' as const, output: { message: error instanceof Error ? error.message : String(error) } };
+                }
+              }),
+            );
+          } finally {
+            batchDone = true;
+            for (const timer of early) clearTimeout(timer);
+          }
+        },
       );
     }
   }

@@ -36,6 +36,8 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
       expireInSeconds: 60,
       concurrency: 1,
       batchSize: 10,
+      // Flushes are scheduled for the window's end; poll often so a batch goes out on time.
+      dueJobPollSeconds: 0.5,
       handle: async (data: { webhookId: string; connectionId: string; remoteJid: string; version: number }) => {
         const flushed = await uow.transaction((stores) => flushBatch(stores, deps, data));
         const webhook = flushed && (await messagingStores(ctx.db, ctx).webhooks.find(flushed.webhookId));
@@ -50,9 +52,22 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
       retryDelay: 5,
       retryBackoff: false,
       expireInSeconds: 30,
-      concurrency: 4,
-      batchSize: 25,
+      // A worker fetches the next batch only when every request of its batch has settled, so a
+      // hanging endpoint holds each worker that took one of its jobs (up to the 10 s timeout).
+      // Its group holds at most `groupConcurrency` jobs at once, hence at most that many workers:
+      // more workers than that keep every other endpoint moving.
+      concurrency: 16,
+      // No larger than `groupConcurrency`: a fetch capped by the group limit must still count as
+      // a full batch, or the worker never bursts and sleeps until the next poll after every few
+      // jobs (one webhook's backlog drained at ~35 deliveries/s with 25 here; ~175/s with 8).
+      batchSize: 8,
       groupConcurrency: 8,
+      // Other endpoints' jobs that shared a batch with a hanging one are settled on their own;
+      // left `active` until the hanging request ends, they would use up their webhook's
+      // `groupConcurrency` and stall it too.
+      settleFinishedAfterMs: 250,
+      // Retries are scheduled 5 s and 10 s out; find them within a second of their time.
+      dueJobPollSeconds: 1,
       handle: async (data: { deliveryId: string }) => {
         await attemptDelivery(uow, deps, httpSender, data.deliveryId);
       },

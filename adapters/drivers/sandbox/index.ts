@@ -1,14 +1,29 @@
 import type { DriverConnection, DriverEvents, NetworkDriver } from '../../../core/connections/driver.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
 
+/** What a contact on the sandbox network would have seen of "typing…", newest last. */
+export interface SandboxTyping {
+  connectionId: string;
+  to: string;
+  typing: boolean;
+  at: Date;
+}
+
+export interface SandboxDriver extends NetworkDriver {
+  /** Typing shown to contacts (kept in memory, the last 1,000), for trying flows out and for tests. */
+  readonly typingLog: SandboxTyping[];
+}
+
 /**
  * A simulated network inside the service: pairing completes at once, sends are accepted with
  * a network id, and the sandbox endpoints inject what a contact would do (messages, receipts,
  * presence, edits, deletions). It lets a new user try every flow with no phone.
  */
-export function createSandboxDriver(): NetworkDriver {
+export function createSandboxDriver(): SandboxDriver {
+  const typingLog: SandboxTyping[] = [];
   return {
     name: 'sandbox',
+    typingLog,
     capabilities: { official: false, sendWindow: false, templates: false, carousels: false, flows: false, typing: true, pairing: 'instant' },
 
     async connect(connection: DriverConnection, events: DriverEvents) {
@@ -30,7 +45,10 @@ export function createSandboxDriver(): NetworkDriver {
       return { mimetype: match[1]!, bytes: new Uint8Array(Buffer.from(match[2]!, 'base64')) };
     },
 
-    async sendTyping() {},
+    async sendTyping(connection, to, typing) {
+      typingLog.push({ connectionId: connection.id, to, typing, at: new Date() });
+      if (typingLog.length > 1_000) typingLog.splice(0, typingLog.length - 1_000);
+    },
   };
 }
 

@@ -1,0 +1,217 @@
+/**
+ * `bun run bench:webhooks`: signed webhook deliveries to a local receiver, and the latency from
+ * an injected incoming message to its arrival at the receiver (issue 4 Benchmark).
+ *
+ * The service runs in processes of its own, as in production (this process only injects load and
+ * receives the webhooks): `bun run start` on the embedded database, or `bun run server` plus
+ * `bun run worker` on Postgres (`BENCH_DATABASE_URL=postgres://…`, a fresh database of its own).
+ * A sandbox connection gets a webhook `{events: ['messages.upsert'], hmacEnabled: true}` (no
+ * batching) pointing at a receiver in this process (Bun.serve on a free port) that answers 200
+ * and checks every signature with clients/verify-webhook.ts.
+ *
+ *   (a) throughput: BENCH_MESSAGES incoming messages injected through
+ *       `POST /v3/connections/{id}/sandbox/messages` at concurrency BENCH_CONCURRENCY; signed
+ *       deliveries per second at the receiver from the first arrival to the last. On Postgres
+ *       also with the worker paused while the messages are injected, so the receiver measures
+ *       the delivery engine alone draining the backlog.
+ *   (b) latency: BENCH_LATENCY_MESSAGES messages injected one at a time (BENCH_LATENCY_GAP_MS
+ *       apart); injection to arrival at the receiver, p50 and p99.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { verifySwitchboardWebhook } from '../clients/verify-webhook.ts';
+import { freshDatabase } from '../tests/support/service.ts';
+
+const messages = Number(process.env.BENCH_MESSAGES ?? 3000);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const latencyMessages = Number(process.env.BENCH_LATENCY_MESSAGES ?? 300);
+const latencyGapMs = Number(process.env.BENCH_LATENCY_GAP_MS ?? 20);
+const databaseUrl = process.env.BENCH_DATABASE_URL;
+const database = databaseUrl ? await freshDatabase(databaseUrl) : undefined;
+const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
+const root = join(import.meta.dir, '..');
+const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '' };
+
+// ---------------------------------------------------------------------------------------------
+// The receiver: counts requests, answers 200, notes when each message arrived, checks signatures.
+// ---------------------------------------------------------------------------------------------
+
+let secret = '';
+const arrivals = new Map<string, number>();
+const receiver = { requests: 0, unsigned: 0, badSignatures: 0, duplicates: 0 };
+const waiters = new Set<() => void>();
+const server = Bun.serve({
+  port: 0,
+  async fetch(request) {
+    const raw = await request.text();
+    const at = performance.now();
+    receiver.requests += 1;
+    if (!request.headers.get('x-switchboard-signature-256')) receiver.unsigned += 1;
+    else if (!verifySwitchboardWebhook(secret, raw, request.headers)) receiver.badSignatures += 1;
+    for (const [marker] of raw.matchAll(/bench:[a-z]+:\d+/g)) {
+      if (arrivals.has(marker)) receiver.duplicates += 1;
+      else arrivals.set(marker, at);
+    }
+    for (const wake of waiters) wake();
+    return new Response('ok');
+  },
+});
+const receiverUrl = `http://127.0.0.1:${server.port}/webhook`;
+
+// ---------------------------------------------------------------------------------------------
+// The service, in its own processes
+// ---------------------------------------------------------------------------------------------
+
+const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'bench@example.com', '--workspace', 'Bench', '--plan', 'PRO'], { cwd: root, env });
+if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
+const { token } = JSON.parse(bootstrap.stdout.toString()) as { token: string };
+
+const service = Bun.spawn([process.execPath, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
+const url = await listeningUrl(service.stdout);
+const worker = database ? Bun.spawn([process.execPath, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
+
+const headers = { apikey: token, 'content-type': 'application/json' };
+async function api(method: string, path: string, body?: unknown) {
+  const response = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const parsed = (await response.json()) as any;
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+const connection = await api('POST', '/v3/connections', { name: 'bench' });
+await api('POST', `/v3/connections/${connection.id}/connect`);
+while ((await api('GET', `/v3/connections/${connection.id}`)).status !== 'CONNECTED') await Bun.sleep(100);
+const webhook = await api('POST', '/v3/webhooks', { url: receiverUrl, events: ['messages.upsert'], connections: [connection.id], hmacEnabled: true });
+secret = (await api('GET', `/v3/webhooks/${webhook.id}/secret`)).secret;
+
+/** A contact writes; resolves when the service has stored the message (201). */
+async function inject(marker: string, contact: number): Promise<void> {
+  const response = await fetch(`${url}/v3/connections/${connection.id}/sandbox/messages`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ from: `+55119${String(10_000_000 + (contact % 5000)).slice(-8)}`, text: `${marker} hello from the benchmark` }),
+  });
+  await response.arrayBuffer();
+  if (response.status !== 201) throw new Error(`injecting ${marker}: ${response.status}`);
+}
+
+/** Waits until every marker has arrived (or the timeout passes); returns those still missing. */
+async function arrived(markers: string[], timeoutMs = 180_000): Promise<string[]> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const missing = markers.filter((m) => !arrivals.has(m));
+    if (missing.length === 0 || performance.now() > deadline) return missing;
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        waiters.delete(wake);
+        resolve();
+      };
+      waiters.add(wake);
+      setTimeout(wake, 200);
+    });
+  }
+}
+
+async function injectAll(phase: string, count: number): Promise<{ markers: string[]; started: number; injectedSeconds: number }> {
+  const markers = Array.from({ length: count }, (_, i) => `bench:${phase}:${i}`);
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        await inject(markers[i]!, i);
+      }
+    }),
+  );
+  return { markers, started, injectedSeconds: (performance.now() - started) / 1000 };
+}
+
+function rate(markers: string[]): { perSecond: number; spanSeconds: number; last: number } {
+  const times = markers.map((m) => arrivals.get(m)!).filter((t) => t !== undefined);
+  const first = Math.min(...times);
+  const last = Math.max(...times);
+  const spanSeconds = (last - first) / 1000;
+  return { perSecond: (times.length - 1) / spanSeconds, spanSeconds, last };
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const missingTotal: string[] = [];
+
+// Warm-up: connections, compiled queries, the queue's workers.
+const warm = Array.from({ length: 50 }, (_, i) => `bench:warm:${i}`);
+for (const [i, marker] of warm.entries()) await inject(marker, i);
+missingTotal.push(...(await arrived(warm, 60_000)));
+
+console.log(`database: ${database ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; receiver in the benchmark process`);
+
+// (a) Throughput, live: injection and delivery at the same time.
+{
+  const { markers, started, injectedSeconds } = await injectAll('live', messages);
+  const missing = await arrived(markers);
+  missingTotal.push(...missing);
+  const { perSecond, last } = rate(markers);
+  console.log(
+    `throughput (live): ${messages} messages injected at ${fmt(messages / injectedSeconds)}/s (concurrency ${concurrency}); ` +
+      `${fmt(perSecond)} signed deliveries/s at the receiver (first to last arrival); all delivered ${((last - started) / 1000).toFixed(2)} s after the first injection` +
+      (missing.length ? `; ${missing.length} MISSING` : ''),
+  );
+}
+
+// (a') Throughput of the delivery engine alone (Postgres): the worker is paused while the
+// messages are injected, then drains the backlog (fan-out and delivery).
+if (worker) {
+  worker.kill('SIGSTOP');
+  const { markers } = await injectAll('backlog', messages);
+  worker.kill('SIGCONT');
+  const missing = await arrived(markers);
+  missingTotal.push(...missing);
+  const { perSecond, spanSeconds } = rate(markers);
+  console.log(`throughput (backlog of ${messages}, worker paused while injecting): ${fmt(perSecond)} signed deliveries/s over ${spanSeconds.toFixed(2)} s` + (missing.length ? `; ${missing.length} MISSING` : ''));
+}
+
+// (b) Latency: one message at a time, injection to arrival.
+{
+  const latencies: number[] = [];
+  const markers: string[] = [];
+  for (let i = 0; i < latencyMessages; i++) {
+    const marker = `bench:latency:${i}`;
+    markers.push(marker);
+    const t0 = performance.now();
+    await inject(marker, i);
+    const missing = await arrived([marker], 30_000);
+    if (missing.length) missingTotal.push(...missing);
+    else latencies.push(arrivals.get(marker)! - t0);
+    await Bun.sleep(latencyGapMs);
+  }
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1);
+  console.log(`latency (${latencyMessages} messages one at a time, ${latencyGapMs} ms apart; injection to receiver): p50 ${pct(50)} ms  p99 ${pct(99)} ms  max ${latencies.at(-1)!.toFixed(1)} ms`);
+}
+
+console.log(
+  `receiver: ${receiver.requests} requests, ${receiver.badSignatures} failed signature checks, ${receiver.unsigned} unsigned, ` +
+    `${receiver.duplicates} duplicates, ${missingTotal.length} messages never delivered`,
+);
+
+for (const child of [worker, service]) {
+  child?.kill('SIGTERM');
+  await child?.exited;
+}
+server.stop(true);
+rmSync(dataDir, { recursive: true, force: true });
+await database?.drop();
+if (receiver.badSignatures > 0 || receiver.unsigned > 0 || missingTotal.length > 0) process.exitCode = 1;
+
+async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  let seen = '';
+  while (!/listening on (http:\/\/\S+)/.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the server stopped before listening: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return seen.match(/listening on (http:\/\/\S+)/)![1]!;
+}

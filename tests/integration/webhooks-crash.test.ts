@@ -1,0 +1,266 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase, onPostgres } from '../support/database.ts';
+import { HOOK_TIMEOUT } from './helpers.ts';
+
+/**
+ * Issue 4, "Done when": "a worker killed mid-delivery loses no event (test it)", and item 5:
+ * "The window survives a worker restart." The service runs as a real process (`bun
+ * apps/server/main.ts`, server and worker in one) on a database that outlives it: a temporary
+ * DATA_DIR for the embedded database, or a fresh Postgres database when TEST_DATABASE_URL is set.
+ * It is killed with SIGKILL (no graceful stop, the request in flight is simply gone) and started
+ * again on the same data.
+ */
+
+const root = join(import.meta.dir, '../..');
+let dataDir: string;
+let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
+let env: Record<string, string>;
+let receiver: ReturnType<typeof startReceiver>;
+let token: string;
+
+// ------------------------------------------------------------------------------------------
+// A real receiver that records raw bodies and headers; per path, a list of replies: a status,
+// or 'hold' (the request is never answered until released).
+// ------------------------------------------------------------------------------------------
+
+interface Hit {
+  path: string;
+  at: number;
+  raw: Uint8Array;
+  text: string;
+  headers: Headers;
+  json: any;
+}
+
+function startReceiver() {
+  const hits: Hit[] = [];
+  const scripts = new Map<string, Array<number | 'hold'>>();
+  const held: Array<() => void> = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 0,
+    async fetch(request) {
+      const raw = new Uint8Array(await request.arrayBuffer());
+      const path = new URL(request.url).pathname;
+      const text = new TextDecoder().decode(raw);
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {}
+      hits.push({ path, at: Date.now(), raw, text, headers: request.headers, json });
+      const reply = scripts.get(path)?.shift() ?? 200;
+      if (reply === 'hold') return new Promise<Response>((resolve) => held.push(() => resolve(new Response('too late'))));
+      return new Response('ok', { status: reply });
+    },
+  });
+  return {
+    url: (path: string) => `http://127.0.0.1:${server.port}${path}`,
+    hits: (path: string) => hits.filter((h) => h.path === path),
+    script: (path: string, ...replies: Array<number | 'hold'>) => void scripts.set(path, replies),
+    async waitFor(path: string, count: number, timeoutMs = 15_000): Promise<Hit[]> {
+      const deadline = Date.now() + timeoutMs;
+      while (this.hits(path).length < count) {
+        if (Date.now() > deadline) throw new Error(`receiver: ${this.hits(path).length} of ${count} requests on ${path} after ${timeoutMs} ms`);
+        await Bun.sleep(25);
+      }
+      return this.hits(path);
+    },
+    releaseAll: () => held.splice(0).forEach((release) => release()),
+    stop() {
+      this.releaseAll();
+      server.stop(true);
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------
+// The service as a process of its own.
+// ------------------------------------------------------------------------------------------
+
+interface ServerProcess {
+  url: string;
+  pid: number;
+  log(): string;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startServer(): Promise<ServerProcess> {
+  const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
+  let output = '';
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    const reader = stream.getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      output += decoder.decode(value, { stream: true });
+    }
+  };
+  // Keep reading both pipes for the whole life of the process, so it never blocks on a full pipe.
+  void drain(child.stdout);
+  void drain(child.stderr);
+  const deadline = Date.now() + 60_000;
+  while (!/listening on (http:\/\/\S+)/.test(output)) {
+    if (child.exitCode !== null || child.signalCode) throw new Error(`server exited before listening:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
+    await Bun.sleep(25);
+  }
+  return {
+    url: output.match(/listening on (http:\/\/\S+)/)![1]!,
+    pid: child.pid,
+    log: () => output,
+    async kill() {
+      child.kill('SIGKILL');
+      await child.exited;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode) return;
+      child.kill('SIGTERM');
+      const stopped = await Promise.race([child.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
+      if (!stopped) {
+        child.kill('SIGKILL');
+        await child.exited;
+      }
+    },
+  };
+}
+
+async function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { apikey: token, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function connectedConnection(server: ServerProcess, name: string): Promise<string> {
+  const created = await call(server, 'POST', '/v3/connections', { name });
+  expect(created.status).toBe(201);
+  const connected = await call(server, 'POST', `/v3/connections/${created.body.id}/connect`);
+  expect(connected.body.status).toBe('CONNECTED');
+  return created.body.id;
+}
+
+async function createWebhook(server: ServerProcess, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
+  const created = await call(server, 'POST', '/v3/webhooks', body);
+  expect(created.status).toBe(201);
+  const secret = await call(server, 'GET', `/v3/webhooks/${created.body.id}/secret`);
+  return { id: created.body.id, secret: secret.body.secret };
+}
+
+async function inject(server: ServerProcess, connectionId: string, body: Record<string, unknown>) {
+  const res = await call(server, 'POST', `/v3/connections/${connectionId}/sandbox/messages`, body);
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+beforeAll(async () => {
+  receiver = startReceiver();
+  dataDir = mkdtempSync(join(tmpdir(), 'switchboard-webhook-crash-'));
+  database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
+  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '' };
+  // The README's first-run path: the CLI bootstraps the owner (the embedded database is one process's at a time).
+  const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'crash@example.com', '--workspace', 'Crash', '--plan', 'PRO'], { cwd: root, env });
+  if (result.exitCode !== 0) throw new Error(`bootstrap failed: ${result.stderr.toString()}`);
+  token = JSON.parse(result.stdout.toString().trim()).token;
+}, HOOK_TIMEOUT);
+
+afterAll(async () => {
+  receiver?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  await database?.drop();
+}, HOOK_TIMEOUT);
+
+describe('a worker killed mid-delivery loses no event', () => {
+  test('SIGKILL while the receiver holds the request open; after a restart the event is delivered and the history shows SUCCEEDED', async () => {
+    const path = '/crash/mid-delivery';
+    // The first request is never answered: the service is killed while waiting on it.
+    receiver.script(path, 'hold', 200);
+    let server = await startServer();
+    let restarted: ServerProcess | undefined;
+    try {
+      const connectionId = await connectedConnection(server, 'crash');
+      const webhook = await createWebhook(server, { url: receiver.url(path), events: ['messages.upsert'], connections: [connectionId], hmacEnabled: true });
+      const message = await inject(server, connectionId, { from: '5511977770001', text: 'must not be lost' });
+
+      const [inFlight] = await receiver.waitFor(path, 1);
+      expect(inFlight!.json.data.key.id).toBe(message.externalId);
+      await server.kill();
+      const killedAt = Date.now();
+
+      restarted = await startServer();
+      server = restarted;
+      // The delivery was not settled by the dead process.
+      const before = await call(server, 'GET', `/v3/webhooks/${webhook.id}/deliveries`);
+      expect(before.status).toBe(200);
+      expect(before.body.data).toHaveLength(1);
+      expect(['PENDING', 'RETRYING']).toContain(before.body.data[0].state);
+
+      // pg-boss gives the job back once it expires and maintenance notices; poll for up to 90 s.
+      let delivery: any;
+      const deadline = killedAt + 90_000;
+      for (;;) {
+        delivery = (await call(server, 'GET', `/v3/webhooks/${webhook.id}/deliveries`)).body.data[0];
+        if (delivery?.state === 'SUCCEEDED' || Date.now() > deadline) break;
+        await Bun.sleep(250);
+      }
+      const recoveredIn = Date.now() - killedAt;
+      console.log(`[crash] delivery recovered ${Math.round(recoveredIn / 1000)} s after the kill`);
+      expect(delivery.state).toBe('SUCCEEDED');
+      // "within about a minute" of the kill.
+      expect(recoveredIn).toBeLessThan(60_000);
+
+      const hits = receiver.hits(path);
+      expect(hits.length).toBe(2);
+      const [, delivered] = hits;
+      // The same event, signed afresh with the webhook's secret, over the raw body.
+      expect(delivered!.text).toBe(inFlight!.text);
+      expect(delivered!.json).toMatchObject({ event: 'messages.upsert', connectionId, data: { key: { id: message.externalId }, message: { conversation: 'must not be lost' } } });
+      const ts = delivered!.headers.get('x-switchboard-timestamp');
+      expect(delivered!.headers.get('x-switchboard-signature-256')).toBe('sha256=' + createHmac('sha256', webhook.secret).update(`${ts}.`).update(delivered!.raw).digest('hex'));
+      // The history: one delivery, settled by the attempt that got an answer.
+      expect(delivery.body).toBe(inFlight!.text);
+      expect(delivery.attemptLog.at(-1)).toMatchObject({ statusCode: 200, error: null });
+      expect(delivery.attemptLog.every((a: any) => a.statusCode === 200 || a.error)).toBe(true);
+
+      // Succeeded once: nothing more arrives.
+      await Bun.sleep(2_000);
+      expect(receiver.hits(path)).toHaveLength(2);
+    } finally {
+      receiver.releaseAll();
+      await server.stop();
+    }
+  }, 150_000);
+
+  test('a batching window survives a restart: the messages held when the process died arrive as one request', async () => {
+    const path = '/crash/batch';
+    let server = await startServer();
+    try {
+      const connectionId = await connectedConnection(server, 'crash-batch');
+      await createWebhook(server, { url: receiver.url(path), events: ['messages.upsert'], connections: [connectionId], messageGroupDelay: 4 });
+      const from = '5511977770002';
+      const first = await inject(server, connectionId, { from, text: 'held one' });
+      const second = await inject(server, connectionId, { from, text: 'held two' });
+      // The fan-out has run (it takes milliseconds); the window is open for a few seconds more.
+      await Bun.sleep(1_000);
+      expect(receiver.hits(path)).toHaveLength(0);
+      await server.kill();
+
+      server = await startServer();
+      const [hit] = await receiver.waitFor(path, 1, 30_000);
+      expect(hit!.json.data.map((d: any) => d.key.id)).toEqual([first.externalId, second.externalId]);
+      await Bun.sleep(1_500);
+      expect(receiver.hits(path)).toHaveLength(1);
+    } finally {
+      await server.stop();
+    }
+  }, 90_000);
+});
