@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import type { SandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
+import { startReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * Batching windows against a real local HTTP receiver (issue 4 item 5; spec 2.8, 2.13, 6.3).
@@ -12,47 +13,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * same objects; handlers must accept both an object and an array. The window can mix photos and
  * text." Every scenario has its own connection and receiver path.
  */
-
-interface Hit {
-  path: string;
-  at: number;
-  raw: Uint8Array;
-  text: string;
-  headers: Headers;
-  json: any;
-}
-
-/** A real receiver that records raw bytes and headers and answers 200. */
-function startReceiver() {
-  const hits: Hit[] = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(request) {
-      const raw = new Uint8Array(await request.arrayBuffer());
-      const text = new TextDecoder().decode(raw);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {}
-      hits.push({ path: new URL(request.url).pathname, at: Date.now(), raw, text, headers: request.headers, json });
-      return new Response('ok');
-    },
-  });
-  return {
-    url: (path: string) => `http://127.0.0.1:${server.port}${path}`,
-    hits: (path: string) => hits.filter((h) => h.path === path),
-    async waitFor(path: string, count: number, timeoutMs = 10_000): Promise<Hit[]> {
-      const deadline = Date.now() + timeoutMs;
-      while (this.hits(path).length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver: ${this.hits(path).length} of ${count} requests on ${path} after ${timeoutMs} ms`);
-        await Bun.sleep(20);
-      }
-      return this.hits(path);
-    },
-    stop: () => server.stop(true),
-  };
-}
 
 let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;

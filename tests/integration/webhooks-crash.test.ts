@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, onPostgres } from '../support/database.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
+import { startReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * Issue 4, "Done when": "a worker killed mid-delivery loses no event (test it)", and item 5:
@@ -21,62 +22,6 @@ let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 let env: Record<string, string>;
 let receiver: ReturnType<typeof startReceiver>;
 let token: string;
-
-// ------------------------------------------------------------------------------------------
-// A real receiver that records raw bodies and headers; per path, a list of replies: a status,
-// or 'hold' (the request is never answered until released).
-// ------------------------------------------------------------------------------------------
-
-interface Hit {
-  path: string;
-  at: number;
-  raw: Uint8Array;
-  text: string;
-  headers: Headers;
-  json: any;
-}
-
-function startReceiver() {
-  const hits: Hit[] = [];
-  const scripts = new Map<string, Array<number | 'hold'>>();
-  const held: Array<() => void> = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    idleTimeout: 0,
-    async fetch(request) {
-      const raw = new Uint8Array(await request.arrayBuffer());
-      const path = new URL(request.url).pathname;
-      const text = new TextDecoder().decode(raw);
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {}
-      hits.push({ path, at: Date.now(), raw, text, headers: request.headers, json });
-      const reply = scripts.get(path)?.shift() ?? 200;
-      if (reply === 'hold') return new Promise<Response>((resolve) => held.push(() => resolve(new Response('too late'))));
-      return new Response('ok', { status: reply });
-    },
-  });
-  return {
-    url: (path: string) => `http://127.0.0.1:${server.port}${path}`,
-    hits: (path: string) => hits.filter((h) => h.path === path),
-    script: (path: string, ...replies: Array<number | 'hold'>) => void scripts.set(path, replies),
-    async waitFor(path: string, count: number, timeoutMs = 15_000): Promise<Hit[]> {
-      const deadline = Date.now() + timeoutMs;
-      while (this.hits(path).length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver: ${this.hits(path).length} of ${count} requests on ${path} after ${timeoutMs} ms`);
-        await Bun.sleep(25);
-      }
-      return this.hits(path);
-    },
-    releaseAll: () => held.splice(0).forEach((release) => release()),
-    stop() {
-      this.releaseAll();
-      server.stop(true);
-    },
-  };
-}
 
 // ------------------------------------------------------------------------------------------
 // The service as a process of its own.
@@ -183,7 +128,7 @@ describe('a worker killed mid-delivery loses no event', () => {
   test('SIGKILL while the receiver holds the request open; after a restart the event is delivered and the history shows SUCCEEDED', async () => {
     const path = '/crash/mid-delivery';
     // The first request is never answered: the service is killed while waiting on it.
-    receiver.script(path, 'hold', 200);
+    receiver.script(path, 'hang', 200);
     let server = await startServer();
     let restarted: ServerProcess | undefined;
     try {
