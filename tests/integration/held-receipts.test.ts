@@ -1,19 +1,13 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import type { AppContext } from '../../adapters/http/context.ts';
-import { JobQueue } from '../../adapters/queue/queue.ts';
-import { messagingJobs } from '../../adapters/connections/jobs.ts';
-import { webhookJobs } from '../../adapters/webhooks/jobs.ts';
-import { secretBox } from '../../adapters/crypto/secret-box.ts';
-import { secureRandom, systemClock, uuidV7 } from '../../adapters/system.ts';
-import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
 import { messagingDeps, messagingStores, messagingUnitOfWork } from '../../adapters/connections/stores.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { applySessionUpdate, createConnection } from '../../core/connections/connections.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
 import { deliverMessage } from '../../core/messaging/deliver.ts';
 import { receiveReceipt } from '../../core/messaging/receive.ts';
-import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { openTestContext, type TestContext } from '../support/context.ts';
 
 /**
  * A provider may call back with a message's status before the service has stored the network id
@@ -22,32 +16,16 @@ import { openTestDatabase, type TestDatabase } from '../support/database.ts';
  * The use cases run on real stores and a real queue (no worker, so the test decides the order).
  */
 let database: TestDatabase;
-let queue: JobQueue;
+let testContext: TestContext;
 let ctx: AppContext;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  queue = await JobQueue.start(database);
-  const key = crypto.getRandomValues(new Uint8Array(32));
-  ctx = {
-    db: database.db,
-    queue,
-    clock: systemClock,
-    ids: uuidV7,
-    random: secureRandom,
-    plans: DEFAULT_PLANS,
-    config: { publicUrl: 'http://localhost' },
-    keys: { signing: key, sealing: key },
-    box: secretBox(key),
-    drivers: new Map([['sandbox', createSandboxDriver()]]),
-  };
-  // Every queue the use cases enqueue to must exist (nothing works them here: the test decides the order).
-  await queue.declare([...messagingJobs(ctx), ...webhookJobs(ctx)]);
+  testContext = await openTestContext();
+  ({ ctx, database } = testContext);
 });
 
 afterAll(async () => {
-  await queue.stop();
-  await database.close();
+  await testContext.close();
 });
 
 test('a READ receipt that arrives before the send is recorded is applied when it is', async () => {

@@ -2,20 +2,17 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { AppContext } from '../../adapters/http/context.ts';
-import { JobQueue } from '../../adapters/queue/queue.ts';
-import { secretBox } from '../../adapters/crypto/secret-box.ts';
-import { secureRandom, uuidV7 } from '../../adapters/system.ts';
-import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
+import { uuidV7 } from '../../adapters/system.ts';
 import { messagingDeps, messagingUnitOfWork } from '../../adapters/connections/stores.ts';
-import { dispatchDeps, webhookJobs } from '../../adapters/webhooks/jobs.ts';
+import { dispatchDeps } from '../../adapters/webhooks/jobs.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { createConnection } from '../../core/connections/connections.ts';
-import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
 import { dueForFlush, openOrSlide, orderBatch, type BatchWindow } from '../../core/webhooks/batching.ts';
 import { fanOut, flushBatch, FLUSH_QUEUE } from '../../core/webhooks/dispatch.ts';
 import { createWebhook } from '../../core/webhooks/webhooks.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { openTestContext, type TestContext } from '../support/context.ts';
 
 /**
  * The batching window of connection webhooks (spec 6.3; issue 4 Tests: "the batching window
@@ -240,7 +237,7 @@ describe('batching window: the pure core against the sliding-window rule', () =>
 // ------------------------------------------------------------------------------------------
 
 let database: TestDatabase;
-let queue: JobQueue;
+let testContext: TestContext;
 let ctx: AppContext;
 let actor: Actor;
 let connectionId: string;
@@ -248,23 +245,8 @@ let connectionId: string;
 let now = BASE;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  queue = await JobQueue.start(database);
-  const key = crypto.getRandomValues(new Uint8Array(32));
-  ctx = {
-    db: database.db,
-    queue,
-    clock: { now: () => new Date(now) },
-    ids: uuidV7,
-    random: secureRandom,
-    plans: DEFAULT_PLANS,
-    config: { publicUrl: 'http://localhost' },
-    keys: { signing: key, sealing: key },
-    box: secretBox(key),
-    drivers: new Map([['sandbox', createSandboxDriver()]]),
-  };
-  // Queues declared, no workers: the test runs each flush job itself at its due time.
-  await queue.declare(webhookJobs(ctx));
+  testContext = await openTestContext({ clock: { now: () => new Date(now) } });
+  ({ ctx, database } = testContext);
   ({ actor, connectionId } = await messagingUnitOfWork(ctx).transaction(async (stores) => {
     const owner = await bootstrapOwner(stores, ctx, { email: `batching-${crypto.randomUUID().slice(0, 8)}@example.com`, workspace: 'Batching', plan: 'PRO' });
     const actor: Actor = { userId: owner.userId, workspaceId: owner.workspaceId, roles: ['OWNER'] };
@@ -274,8 +256,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await queue?.stop();
-  await database?.close();
+  await testContext?.close();
 }, 60_000);
 
 /** The flush jobs enqueued for this contact: id, version and wait. */

@@ -2,14 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { AppContext } from '../../adapters/http/context.ts';
-import { JobQueue } from '../../adapters/queue/queue.ts';
-import { secretBox } from '../../adapters/crypto/secret-box.ts';
-import { secureRandom, systemClock, uuidV7 } from '../../adapters/system.ts';
+import { uuidV7 } from '../../adapters/system.ts';
 import { messagingUnitOfWork } from '../../adapters/connections/stores.ts';
-import { dispatchDeps, webhookJobs } from '../../adapters/webhooks/jobs.ts';
+import { dispatchDeps } from '../../adapters/webhooks/jobs.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import type { Actor } from '../../core/identity/identity.ts';
-import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import {
   afterAttempt,
@@ -29,7 +26,8 @@ import { attemptDelivery, DELIVER_QUEUE, redeliverDelivery, type DispatchDeps, t
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyDelivery } from '../../core/webhooks/signature.ts';
 import { createWebhook } from '../../core/webhooks/webhooks.ts';
 import type { Webhook } from '../../core/webhooks/webhook.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { openTestContext, type TestContext } from '../support/context.ts';
 
 /**
  * The retry schedule and attempt states of a connection-webhook delivery (issue 4 Tests:
@@ -243,7 +241,7 @@ describe('webhook delivery: the pure state machine against the model', () => {
 // ------------------------------------------------------------------------------------------
 
 let database: TestDatabase;
-let queue: JobQueue;
+let testContext: TestContext;
 let ctx: AppContext;
 let deps: DispatchDeps;
 let actor: Actor;
@@ -251,24 +249,8 @@ let signed: Webhook;
 let unsigned: Webhook;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  queue = await JobQueue.start(database);
-  const key = crypto.getRandomValues(new Uint8Array(32));
-  ctx = {
-    db: database.db,
-    queue,
-    clock: systemClock,
-    ids: uuidV7,
-    random: secureRandom,
-    plans: DEFAULT_PLANS,
-    config: { publicUrl: 'http://localhost' },
-    keys: { signing: key, sealing: key },
-    box: secretBox(key),
-    drivers: new Map(),
-  };
-  // The queues exist (so the outbox can enqueue) but nothing works them: the test runs each
-  // attempt itself, as the scheduled job would.
-  await queue.declare(webhookJobs(ctx));
+  testContext = await openTestContext();
+  ({ ctx, database } = testContext);
   deps = dispatchDeps(ctx);
   const uow = messagingUnitOfWork(ctx);
   ({ actor, signed, unsigned } = await uow.transaction(async (stores) => {
@@ -281,8 +263,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await queue?.stop();
-  await database?.close();
+  await testContext?.close();
 }, 60_000);
 
 /** The network stand-in: answers each request with the outcome the command scripted. */

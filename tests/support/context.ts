@@ -1,0 +1,48 @@
+import type { AppContext } from '../../adapters/http/context.ts';
+import { messagingJobs } from '../../adapters/connections/jobs.ts';
+import { secretBox } from '../../adapters/crypto/secret-box.ts';
+import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
+import { JobQueue } from '../../adapters/queue/queue.ts';
+import { secureRandom, systemClock, uuidV7 } from '../../adapters/system.ts';
+import { webhookJobs } from '../../adapters/webhooks/jobs.ts';
+import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
+import type { Clock } from '../../core/shared/ports.ts';
+import { openTestDatabase, type TestDatabase } from './database.ts';
+
+/**
+ * The app context on a fresh test database, for tests that drive use cases on real stores and a
+ * real queue in an order of their own: every queue exists (so the outbox can enqueue) but no
+ * worker takes jobs; the test does what a job would, when it chooses.
+ */
+export interface TestContext {
+  ctx: AppContext;
+  database: TestDatabase;
+  close(): Promise<void>;
+}
+
+export async function openTestContext(options: { clock?: Clock } = {}): Promise<TestContext> {
+  const database = await openTestDatabase();
+  const queue = await JobQueue.start(database);
+  const key = crypto.getRandomValues(new Uint8Array(32));
+  const ctx: AppContext = {
+    db: database.db,
+    queue,
+    clock: options.clock ?? systemClock,
+    ids: uuidV7,
+    random: secureRandom,
+    plans: DEFAULT_PLANS,
+    config: { publicUrl: 'http://localhost' },
+    keys: { signing: key, sealing: key },
+    box: secretBox(key),
+    drivers: new Map([['sandbox', createSandboxDriver()]]),
+  };
+  await queue.declare([...messagingJobs(ctx), ...webhookJobs(ctx)]);
+  return {
+    ctx,
+    database,
+    async close() {
+      await queue.stop();
+      await database.close();
+    },
+  };
+}
