@@ -7,30 +7,13 @@
  * latency, then how long until every message was SENT. `BENCH_ACCEPT_ONLY=1` (Postgres) pauses
  * the worker while requests are accepted, to measure the API alone.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freshDatabase } from '../tests/support/service.ts';
+import { startServiceProcesses } from './service-processes.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
-const databaseUrl = process.env.BENCH_DATABASE_URL;
-const database = databaseUrl ? await freshDatabase(databaseUrl) : undefined;
-const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
-const root = join(import.meta.dir, '..');
-const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', PLAN_PRO_MESSAGES: '100000000' };
-
-const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'bench@example.com', '--workspace', 'Bench', '--plan', 'PRO'], { cwd: root, env });
-if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
-const { token } = JSON.parse(bootstrap.stdout.toString()) as { token: string };
-
-const server = Bun.spawn([process.execPath, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
-const url = await listeningUrl(server.stdout);
-const worker = database ? Bun.spawn([process.execPath, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
-
-const headers = { apikey: token, 'content-type': 'application/json' };
-const api = async (method: string, path: string, body?: unknown) =>
-  (await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
+const service = await startServiceProcesses({ PLAN_PRO_MESSAGES: '100000000' });
+const { url, worker, api } = service;
+const headers = { apikey: service.token, 'content-type': 'application/json' };
 const connection = await api('POST', '/v3/connections', { name: 'bench' });
 await api('POST', `/v3/connections/${connection.id}/connect`);
 while ((await api('GET', `/v3/connections/${connection.id}`)).status !== 'CONNECTED') await Bun.sleep(100);
@@ -70,30 +53,13 @@ const sentSeconds = (performance.now() - started) / 1000;
 
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
-console.log(`database: ${database ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
+console.log(`database: ${service.onPostgres ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
 console.log(`accepted: ${(requests / acceptSeconds).toFixed(0)} sends/s  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
 console.log(`all SENT after ${sentSeconds.toFixed(2)} s: ${(requests / sentSeconds).toFixed(0)} sends/s end to end`);
 
-for (const child of [worker, server]) {
-  child?.kill('SIGTERM');
-  await child?.exited;
-}
-rmSync(dataDir, { recursive: true, force: true });
-await database?.drop();
+await service.stop();
 
 /** Waits until the network has taken `count` messages (each consumes its credit when SENT). */
 async function sentCount(count: number) {
   while ((await api('GET', '/v3/summary')).messages.consumed < count) await Bun.sleep(50);
-}
-
-async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let seen = '';
-  while (!/listening on (http:\/\/\S+)/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the server stopped before listening: ${seen}`);
-    seen += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return seen.match(/listening on (http:\/\/\S+)/)![1]!;
 }

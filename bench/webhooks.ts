@@ -17,21 +17,13 @@
  *   (b) latency: BENCH_LATENCY_MESSAGES messages injected one at a time (BENCH_LATENCY_GAP_MS
  *       apart); injection to arrival at the receiver, p50 and p99.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { verifySwitchboardWebhook } from '../clients/verify-webhook.ts';
-import { freshDatabase } from '../tests/support/service.ts';
+import { startServiceProcesses } from './service-processes.ts';
 
 const messages = Number(process.env.BENCH_MESSAGES ?? 3000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const latencyMessages = Number(process.env.BENCH_LATENCY_MESSAGES ?? 300);
 const latencyGapMs = Number(process.env.BENCH_LATENCY_GAP_MS ?? 20);
-const databaseUrl = process.env.BENCH_DATABASE_URL;
-const database = databaseUrl ? await freshDatabase(databaseUrl) : undefined;
-const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
-const root = join(import.meta.dir, '..');
-const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '' };
 
 // ---------------------------------------------------------------------------------------------
 // The receiver: counts requests, answers 200, notes when each message arrived, checks signatures.
@@ -63,21 +55,10 @@ const receiverUrl = `http://127.0.0.1:${server.port}/webhook`;
 // The service, in its own processes
 // ---------------------------------------------------------------------------------------------
 
-const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'bench@example.com', '--workspace', 'Bench', '--plan', 'PRO'], { cwd: root, env });
-if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
-const { token } = JSON.parse(bootstrap.stdout.toString()) as { token: string };
-
-const service = Bun.spawn([process.execPath, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
-const url = await listeningUrl(service.stdout);
-const worker = database ? Bun.spawn([process.execPath, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
-
-const headers = { apikey: token, 'content-type': 'application/json' };
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const parsed = (await response.json()) as any;
-  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
-  return parsed;
-}
+const service = await startServiceProcesses();
+const { url, worker, api } = service;
+const database = service.onPostgres;
+const headers = { apikey: service.token, 'content-type': 'application/json' };
 
 const connection = await api('POST', '/v3/connections', { name: 'bench' });
 await api('POST', `/v3/connections/${connection.id}/connect`);
@@ -195,23 +176,6 @@ console.log(
     `${receiver.duplicates} duplicates, ${missingTotal.length} messages never delivered`,
 );
 
-for (const child of [worker, service]) {
-  child?.kill('SIGTERM');
-  await child?.exited;
-}
+await service.stop();
 server.stop(true);
-rmSync(dataDir, { recursive: true, force: true });
-await database?.drop();
 if (receiver.badSignatures > 0 || receiver.unsigned > 0 || missingTotal.length > 0) process.exitCode = 1;
-
-async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  let seen = '';
-  while (!/listening on (http:\/\/\S+)/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the server stopped before listening: ${seen}`);
-    seen += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return seen.match(/listening on (http:\/\/\S+)/)![1]!;
-}
