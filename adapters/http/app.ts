@@ -11,7 +11,7 @@ import { connectionRoutes } from './routes/connections.ts';
 import { messageRoutes } from './routes/messages.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
-import { providerCallbackRoutes } from './routes/provider-callbacks.ts';
+import { PROVIDER_CALLBACK_PREFIX, providerCallbackRoutes } from './routes/provider-callbacks.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 
 /**
@@ -25,8 +25,10 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     // then looks `none` up as a named parser; this one claims the body without reading it.
     .parser('none', () => null)
     // Every JSON body of this API is an object; `1`, `[]` or `"x"` must not pass as an empty one.
-    .onParse({ as: 'global' }, async ({ request, contentType }) => {
+    .onParse({ as: 'global' }, async ({ request, contentType, path }) => {
       if (!contentType?.startsWith('application/json')) return;
+      // Signed provider callbacks read their raw bytes: the signature is checked before the body.
+      if (path.startsWith(PROVIDER_CALLBACK_PREFIX)) return;
       // Read a copy: routes that check a signature over the raw bytes (provider callbacks,
       // `parse: 'none'`) still read the original body after this hook.
       const text = await request.clone().text();

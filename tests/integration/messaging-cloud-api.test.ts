@@ -144,6 +144,9 @@ describe('provider callbacks (spec 4.5, 5.6)', () => {
     expect(tampered.status).toBe(401);
     const unsigned = await fetch(callbackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: built.rawBody });
     expect(unsigned.status).toBe(401);
+    // Not even JSON: still the signature decides first (nothing about the body is looked at).
+    const garbage = await fetch(callbackUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` }, body: '{not json' });
+    expect(garbage.status).toBe(401);
     expect(await countMessages()).toBe(before);
     expect((await events('messages.upsert')).some((e) => e.data.key.id === id)).toBe(false);
   });

@@ -6,6 +6,8 @@ import { messagingStores } from '../../connections/stores.ts';
 import type { AppContext } from '../context.ts';
 import { StandardError } from '../schemas.ts';
 
+export const PROVIDER_CALLBACK_PREFIX = '/v3/webhooks/whatsapp';
+
 /**
  * The network provider's callbacks (spec 4.5, 5.6): `GET` answers the verify handshake,
  * `POST` is checked against the app secret over the raw body before anything is stored.
@@ -18,7 +20,7 @@ export function providerCallbackRoutes(ctx: AppContext) {
     return { connection, callbacks };
   };
 
-  return new Elysia({ name: 'routes.provider-callbacks', prefix: '/v3/webhooks/whatsapp', detail: { tags: ['Provider callbacks'] } })
+  return new Elysia({ name: 'routes.provider-callbacks', prefix: PROVIDER_CALLBACK_PREFIX, detail: { tags: ['Provider callbacks'] } })
     .get(
       '/:connectionId',
       async ({ params, query }) => {
