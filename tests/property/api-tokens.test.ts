@@ -20,6 +20,7 @@ import { base64url, constantTimeEqual, hashSecret, newApiTokenSecret, secretMatc
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import { onPostgres, openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { expectDomainError } from '../support/expect-domain-error.ts';
 
 const NOW = new Date('2025-06-01T08:00:00.000Z');
 const clock: Clock = { now: () => new Date(NOW.getTime()) };
@@ -40,18 +41,6 @@ function scriptedRandom(bytes: Uint8Array): Random & { asked: number[] } {
       return bytes.slice();
     },
   };
-}
-
-async function expectDomainError(work: () => Promise<unknown>, status: number, message?: string): Promise<void> {
-  let thrown: unknown;
-  try {
-    await work();
-  } catch (error) {
-    thrown = error;
-  }
-  if (!(thrown instanceof DomainError)) throw new Error(`expected a DomainError ${status}, got ${thrown === undefined ? 'success' : String(thrown)}`);
-  expect(thrown.status).toBe(status);
-  if (message !== undefined) expect(thrown.message).toBe(message);
 }
 
 /** Any UTF-16 code unit, with ASCII and (lone) surrogates drawn often: a JS string may hold anything. */

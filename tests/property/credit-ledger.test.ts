@@ -26,6 +26,7 @@ import type { Clock, IdGen } from '../../core/shared/ports.ts';
 import { creditStore } from '../../adapters/postgres/repositories/credit-store.ts';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import { onPostgres, openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { expectDomainError } from '../support/expect-domain-error.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The model: far simpler than the system. Available credits and a list of reservations.
@@ -59,19 +60,6 @@ interface Ledger {
 const modelRemaining = (r: ModelReservation) => r.amount - r.consumed - r.refunded;
 const view = (r: Reservation): ReservationView => ({ id: r.id, amount: r.amount, consumed: r.consumed, refunded: r.refunded, status: r.status });
 const isCount = (n: number) => Number.isInteger(n) && n >= 1;
-
-async function expectDomainError(work: () => Promise<unknown>, status: number, message?: string): Promise<DomainError> {
-  let thrown: unknown;
-  try {
-    await work();
-  } catch (error) {
-    thrown = error;
-  }
-  if (!(thrown instanceof DomainError)) throw new Error(`expected a DomainError ${status}, got ${thrown === undefined ? 'success' : String(thrown)}`);
-  expect(thrown.status).toBe(status);
-  if (message !== undefined) expect(thrown.message).toBe(message);
-  return thrown;
-}
 
 /** The ledger invariants, on what the system holds (not on the model). */
 function checkInvariants(grant: number, available: number, reservations: ReservationView[]): void {
