@@ -5,6 +5,7 @@ import * as connectionsMessaging from './migrations/base/0003_connections_messag
 import * as baileysSessions from './migrations/base/0004_baileys_sessions.ts';
 import * as heldReceipts from './migrations/base/0005_held_receipts.ts';
 import * as webhooks from './migrations/base/0006_webhooks.ts';
+import * as oauth from './migrations/base/0007_oauth.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -25,6 +26,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0004_baileys_sessions': baileysSessions,
     '0005_held_receipts': heldReceipts,
     '0006_webhooks': webhooks,
+    '0007_oauth': oauth,
   },
 };
 

@@ -216,7 +216,92 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_batches: WebhookBatchesTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_pending_requests: OAuthPendingRequestsTable;
+  oauth_consents: OAuthConsentsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
+  web_sessions: WebSessionsTable;
   schema_migrations: SchemaMigrationsTable;
+}
+
+export interface OAuthClientsTable {
+  id: string;
+  secret_hash: string | null;
+  token_endpoint_auth_method: string;
+  name: string | null;
+  client_uri: string | null;
+  logo_uri: string | null;
+  redirect_uris: string[];
+  grant_types: string[];
+  scopes: string[];
+  required_scopes: Generated<string[]>;
+  expire_access_tokens: Generated<boolean>;
+  verified: Generated<boolean>;
+  registration: string;
+  workspace_id: string | null;
+  created_by: string | null;
+  created_at: Date;
+}
+
+export interface OAuthPendingRequestsTable {
+  id: string;
+  client_id: string;
+  redirect_uri: string;
+  scopes: string[];
+  state: string | null;
+  code_challenge: string;
+  resource: string | null;
+  prompt: string | null;
+  created_at: Date;
+  expires_at: Date;
+  decided_at: Date | null;
+}
+
+export interface OAuthConsentsTable {
+  id: string;
+  client_id: string;
+  user_id: string;
+  workspace_id: string;
+  scopes: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface OAuthCodesTable {
+  hash: string;
+  consent_id: string;
+  client_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  scopes: string[];
+  resource: string | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface OAuthTokensTable {
+  id: string;
+  hash: string;
+  kind: 'ACCESS' | 'REFRESH';
+  state: 'ACTIVE' | 'ROTATED' | 'REVOKED';
+  consent_id: string;
+  client_id: string;
+  user_id: string;
+  workspace_id: string;
+  scopes: string[];
+  resource: string | null;
+  created_at: Date;
+  expires_at: Date | null;
+}
+
+export interface WebSessionsTable {
+  id_hash: string;
+  user_id: string;
+  csrf: string;
+  created_at: Date;
+  expires_at: Date;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -37,6 +37,11 @@ export interface Actor {
   roles: Role[];
   /** The API token that authenticated the request, when it was an API key. */
   tokenId?: string;
+  /**
+   * Set when an OAuth bearer token authenticated the request: the approved scopes, which narrow
+   * the roles (5.3). Absent for API keys, which act with everything their creator may do.
+   */
+  scopes?: readonly string[];
 }
 
 /** Persistence of users, workspaces and memberships. */

@@ -1,0 +1,97 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * The OAuth 2.1 authorization server (spec 2.5–2.7, 3.3): clients, pending authorization
+ * requests, consents, codes and tokens; and the sign-in sessions of the consent pages.
+ * Codes and tokens are stored as SHA-256 hashes only.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('oauth_clients')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('secret_hash', 'text')
+    .addColumn('token_endpoint_auth_method', 'text', (c) => c.notNull())
+    .addColumn('name', 'text')
+    .addColumn('client_uri', 'text')
+    .addColumn('logo_uri', 'text')
+    .addColumn('redirect_uris', sql`text[]`, (c) => c.notNull())
+    .addColumn('grant_types', sql`text[]`, (c) => c.notNull())
+    .addColumn('scopes', sql`text[]`, (c) => c.notNull())
+    .addColumn('required_scopes', sql`text[]`, (c) => c.notNull().defaultTo(sql`'{}'`))
+    .addColumn('expire_access_tokens', 'boolean', (c) => c.notNull().defaultTo(true))
+    .addColumn('verified', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('registration', 'text', (c) => c.notNull().check(sql`registration in ('DYNAMIC', 'DASHBOARD')`))
+    .addColumn('workspace_id', 'uuid', (c) => c.references('workspaces.id').onDelete('cascade'))
+    .addColumn('created_by', 'uuid')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('oauth_clients_workspace_idx').on('oauth_clients').column('workspace_id').execute();
+
+  await db.schema
+    .createTable('oauth_pending_requests')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('client_id', 'text', (c) => c.notNull().references('oauth_clients.id').onDelete('cascade'))
+    .addColumn('redirect_uri', 'text', (c) => c.notNull())
+    .addColumn('scopes', sql`text[]`, (c) => c.notNull())
+    .addColumn('state', 'text')
+    .addColumn('code_challenge', 'text', (c) => c.notNull())
+    .addColumn('resource', 'text')
+    .addColumn('prompt', 'text')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('decided_at', 'timestamptz')
+    .execute();
+
+  await db.schema
+    .createTable('oauth_consents')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('client_id', 'text', (c) => c.notNull().references('oauth_clients.id').onDelete('cascade'))
+    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('scopes', sql`text[]`, (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .addUniqueConstraint('oauth_consents_grant_key', ['client_id', 'user_id', 'workspace_id'])
+    .execute();
+  await db.schema.createIndex('oauth_consents_workspace_idx').on('oauth_consents').column('workspace_id').execute();
+
+  await db.schema
+    .createTable('oauth_codes')
+    .addColumn('hash', 'text', (c) => c.primaryKey())
+    .addColumn('consent_id', 'uuid', (c) => c.notNull().references('oauth_consents.id').onDelete('cascade'))
+    .addColumn('client_id', 'text', (c) => c.notNull())
+    .addColumn('redirect_uri', 'text', (c) => c.notNull())
+    .addColumn('code_challenge', 'text', (c) => c.notNull())
+    .addColumn('scopes', sql`text[]`, (c) => c.notNull())
+    .addColumn('resource', 'text')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('used_at', 'timestamptz')
+    .execute();
+
+  await db.schema
+    .createTable('oauth_tokens')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('hash', 'text', (c) => c.notNull().unique())
+    .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('ACCESS', 'REFRESH')`))
+    .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('ACTIVE', 'ROTATED', 'REVOKED')`))
+    .addColumn('consent_id', 'uuid', (c) => c.notNull().references('oauth_consents.id').onDelete('cascade'))
+    .addColumn('client_id', 'text', (c) => c.notNull())
+    .addColumn('user_id', 'uuid', (c) => c.notNull())
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull())
+    .addColumn('scopes', sql`text[]`, (c) => c.notNull())
+    .addColumn('resource', 'text')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('expires_at', 'timestamptz')
+    .execute();
+  await db.schema.createIndex('oauth_tokens_consent_idx').on('oauth_tokens').column('consent_id').execute();
+
+  await db.schema
+    .createTable('web_sessions')
+    .addColumn('id_hash', 'text', (c) => c.primaryKey())
+    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('csrf', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+}
