@@ -15,6 +15,8 @@ export interface Config {
   secretKey: string | undefined;
   /** `CLOUD_API_BASE_URL`: the Graph API the official driver calls. */
   cloudApiBaseUrl: string;
+  /** `OAUTH_DYNAMIC_REGISTRATION` (default true): open client registration (RFC 7591). */
+  oauthDynamicRegistration: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -31,6 +33,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     plans: plans(env),
     secretKey: env.SECRET_KEY || undefined,
     cloudApiBaseUrl: (env.CLOUD_API_BASE_URL || 'https://graph.facebook.com').replace(/\/+$/, ''),
+    oauthDynamicRegistration: !['false', '0', 'no', 'off'].includes((env.OAUTH_DYNAMIC_REGISTRATION ?? '').toLowerCase()),
   };
 }
 

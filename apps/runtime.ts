@@ -3,6 +3,7 @@ import { BASE_MIGRATIONS, migrate, type MigrationSet } from '../adapters/postgre
 import { JobQueue, type JobDefinition } from '../adapters/queue/queue.ts';
 import { secureRandom, systemClock, uuidV7 } from '../adapters/system.ts';
 import type { AppContext } from '../adapters/http/context.ts';
+import { BASE_ROUTE_SCOPES, routeScopeTable } from '../adapters/http/route-scopes.ts';
 import { loadServiceKeys } from '../adapters/crypto/service-keys.ts';
 import { secretBox } from '../adapters/crypto/secret-box.ts';
 import { createDrivers } from '../adapters/drivers/index.ts';
@@ -41,7 +42,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       ids: uuidV7,
       random: secureRandom,
       plans: config.plans,
-      config: { publicUrl: config.publicUrl },
+      config: { publicUrl: config.publicUrl, dynamicRegistration: config.oauthDynamicRegistration },
+      routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
       box: secretBox(keys.sealing),
       drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName() }),

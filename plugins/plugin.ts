@@ -2,6 +2,8 @@ import type { Elysia } from 'elysia';
 import type { AppContext } from '../adapters/http/context.ts';
 import type { Migration } from '../adapters/postgres/migrator.ts';
 import type { JobDefinition } from '../adapters/queue/queue.ts';
+import type { RouteScope } from '../adapters/http/route-scopes.ts';
+import type { McpToolDefinition } from '../adapters/mcp/tool.ts';
 
 export type PluginContext = AppContext;
 
@@ -11,14 +13,12 @@ export interface EventSubscriber {
   handle(payload: unknown, ctx: PluginContext): Promise<void>;
 }
 
-/** A tool the MCP endpoint offers when the plugin is on. */
-export interface McpToolDefinition {
-  name: string;
-  description: string;
-  scopes: string[];
-  inputSchema: object;
-  run(input: unknown, ctx: PluginContext): Promise<unknown>;
-}
+/**
+ * A tool the MCP endpoint offers when the plugin is on: name, description, the OAuth scopes that
+ * cover it, a zod input shape and `run(input, { actor, ctx })`. Base tools use the same type
+ * (`adapters/mcp/tool.ts`; `defineTool` infers the input's types).
+ */
+export type { McpToolDefinition } from '../adapters/mcp/tool.ts';
 
 /** The contract of ARCHITECTURE.md: one folder under `plugins/` exports one of these. */
 export interface Plugin {
@@ -27,6 +27,8 @@ export interface Plugin {
   /** Kysely migrations; frozen in time, they take `Kysely<any>`. */
   migrations?: Record<string, Migration>;
   routes?: (ctx: PluginContext) => Elysia<any, any, any, any, any, any, any>;
+  /** The OAuth scope of each authenticated route the plugin adds (see adapters/http/route-scopes.ts). */
+  routeScopes?: RouteScope[];
   jobs?: JobDefinition[] | ((ctx: PluginContext) => JobDefinition[]);
   subscribers?: EventSubscriber[];
   realtime?: (io: unknown, ctx: PluginContext) => void;

@@ -1,30 +1,114 @@
 import { Elysia } from 'elysia';
 import { authenticateApiKey } from '../../core/tokens/api-tokens.ts';
 import type { Actor } from '../../core/identity/identity.ts';
+import { authenticateBearer } from '../../core/oauth/bearer.ts';
+import { OAuthError } from '../../core/oauth/errors.ts';
+import { satisfies } from '../../core/oauth/scopes.ts';
 import { forbidden } from '../../core/shared/errors.ts';
 import { baseStores } from '../postgres/stores.ts';
 import type { AppContext } from './context.ts';
+import { HttpResponseError, oauthResponse, standard } from './errors.ts';
+import { routeKey } from './route-scopes.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const REALM = 'switchboard';
 
 /**
- * `apikey` authentication as a route option: `{ apiKey: true }` resolves `actor`.
- * `Authorization: Bearer` is not an API key and is ignored here (spec 5.1), so a request
- * carrying only a bearer token is 401.
+ * Authentication as a route option: `{ auth: true }` resolves `actor` from an `apikey` (spec 5.1)
+ * or, without one, an OAuth bearer token (5.3) whose scopes must cover the route's row in the
+ * route scope table. With an `apikey` present, `Authorization: Bearer` is ignored (5.2: never
+ * merged).
  */
-export function apiKeyAuth(ctx: AppContext) {
-  return new Elysia({ name: 'auth.apikey' }).macro({
-    apiKey: {
-      detail: { security: [{ apikey: [] }] },
-      async resolve({ headers }): Promise<{ actor: Actor }> {
-        const accountId = headers['x-account-id']?.trim() || undefined;
-        // The key is checked first (a missing or wrong key is 401 whatever else is sent); an id
-        // that cannot name a workspace is then 403 without reaching the database.
-        const malformed = accountId !== undefined && !UUID.test(accountId);
-        const actor = await authenticateApiKey(baseStores(ctx.db), ctx, headers['apikey'], malformed ? undefined : accountId?.toLowerCase());
-        if (malformed) throw forbidden('You are not a member of the workspace named in X-Account-Id');
-        return { actor };
+export function authentication(ctx: AppContext) {
+  return new Elysia({ name: 'auth' }).macro({
+    auth: {
+      detail: { security: [{ apikey: [] }, { oauth2: [] }] },
+      async resolve({ headers, request, route }): Promise<{ actor: Actor }> {
+        return { actor: await authenticateRequest(ctx, request, headers, route) };
       },
     },
   });
+}
+
+export async function authenticateRequest(
+  ctx: AppContext,
+  request: Request,
+  headers: Record<string, string | undefined>,
+  route: string,
+): Promise<Actor> {
+  const accountId = headers['x-account-id']?.trim() || undefined;
+  // An id that cannot name a workspace is 403 without reaching the database, once the
+  // credential itself is known good.
+  const malformed = accountId !== undefined && !UUID.test(accountId);
+  const workspace = malformed ? undefined : accountId?.toLowerCase();
+  const apiKey = headers['apikey'];
+  const bearer = bearerToken(headers['authorization']);
+  const resourceMetadata = protectedResourceMetadataUrl(ctx, route);
+
+  if (apiKey !== undefined || bearer === undefined) {
+    try {
+      const actor = await authenticateApiKey(baseStores(ctx.db), ctx, apiKey, workspace);
+      if (malformed) throw forbidden('You are not a member of the workspace named in X-Account-Id');
+      return actor;
+    } catch (error) {
+      // Tell OAuth clients where to find out how to get a token (RFC 9728).
+      if (apiKey === undefined && (error as { status?: number }).status === 401) {
+        const response = standard(401, 'Invalid or missing API key');
+        response.headers.set('www-authenticate', `Bearer realm="${REALM}", resource_metadata="${resourceMetadata}"`);
+        throw new HttpResponseError(response);
+      }
+      throw error;
+    }
+  }
+
+  const url = new URL(request.url);
+  let actor: Actor;
+  try {
+    actor = await authenticateBearer(baseStores(ctx.db), ctx, { token: bearer, requestUrl: `${ctx.config.publicUrl}${url.pathname}`, accountId: workspace });
+  } catch (error) {
+    if (error instanceof OAuthError) throw challenge(error, resourceMetadata);
+    throw error;
+  }
+  if (malformed) throw forbidden('This token is bound to a different workspace; re-authorize to switch');
+  const required = ctx.routeScopes.get(routeKey(request.method, route));
+  if (required === undefined || required === null) {
+    throw challenge(new OAuthError('insufficient_scope', 'this operation is not available to OAuth clients', 403), resourceMetadata);
+  }
+  if (required.length > 0 && !satisfies(actor.scopes ?? [], required)) {
+    throw challenge(new OAuthError('insufficient_scope', `this operation needs the scope ${required.join(' or ')}`, 403, required[0]), resourceMetadata);
+  }
+  return actor;
+}
+
+/** 401/403 of an API call (spec 7.5): the OAuth body and the `WWW-Authenticate` challenge. */
+export function challenge(error: OAuthError, resourceMetadata: string): HttpResponseError {
+  const params = [`realm="${REALM}"`, `error="${error.code}"`, `error_description="${quoted(error.description)}"`];
+  if (error.scope) params.push(`scope="${error.scope}"`);
+  params.push(`resource_metadata="${resourceMetadata}"`);
+  return new HttpResponseError(oauthResponse(error, { 'www-authenticate': `Bearer ${params.join(', ')}` }));
+}
+
+/** The MCP endpoint has its own protected-resource document; the rest of the API shares one. */
+export function protectedResourceMetadataUrl(ctx: AppContext, route: string): string {
+  const base = `${ctx.config.publicUrl}/.well-known/oauth-protected-resource`;
+  return route === '/v3/mcp' || route.startsWith('/v3/mcp/') ? `${base}/v3/mcp` : base;
+}
+
+function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer[ ]+(.+)$/i.exec(header.trim());
+  return match ? match[1]!.trim() : undefined;
+}
+
+function quoted(text: string): string {
+  return text.replace(/["\\]/g, "'");
+}
+
+/** The same authentication for routes outside Elysia's macro (the MCP endpoint). */
+export function requestAuthenticator(ctx: AppContext, route: string): (request: Request) => Promise<Actor> {
+  return (request) => {
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => (headers[name] = value));
+    return authenticateRequest(ctx, request, headers, route);
+  };
 }

@@ -6,6 +6,7 @@ import type { JobQueue } from '../queue/queue.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceKeys } from '../crypto/service-keys.ts';
+import type { RouteScopeTable } from './route-scopes.ts';
 
 /** What every feature (base or plugin) is built from. */
 export interface AppContext {
@@ -15,7 +16,15 @@ export interface AppContext {
   ids: IdGen;
   random: Random;
   plans: PlanCatalog;
-  config: { publicUrl: string };
+  config: {
+    publicUrl: string;
+    /** Dynamic client registration (RFC 7591) is open; `OAUTH_DYNAMIC_REGISTRATION=false` closes it. */
+    dynamicRegistration?: boolean;
+    /** Requests per minute per IP (section 8): token/revoke/introspect, and authorize/register. */
+    oauthRateLimits?: { token: number; authorize: number };
+  };
+  /** Which OAuth scopes open which route: the base table plus the enabled plugins' rows. */
+  routeScopes: RouteScopeTable;
   keys: ServiceKeys;
   /** Seals connection credentials at rest. */
   box: SecretBox;

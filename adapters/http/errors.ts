@@ -1,4 +1,21 @@
 import { DomainError } from '../../core/shared/errors.ts';
+import { OAuthError } from '../../core/oauth/errors.ts';
+import { TooManyRequests } from './rate-limit.ts';
+
+/** A failure whose whole answer is already built (a challenge with its headers, say). */
+export class HttpResponseError extends Error {
+  constructor(readonly response: Response) {
+    super(`HTTP ${response.status}`);
+  }
+}
+
+/** Spec 7.2 shape 3: exactly `{ error, error_description }`; never cached. */
+export function oauthResponse(error: OAuthError, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ error: error.code, error_description: error.description }), {
+    status: error.status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  });
+}
 
 /**
  * The one place where failures become HTTP bodies (spec 7.2): the standard shape
@@ -6,6 +23,13 @@ import { DomainError } from '../../core/shared/errors.ts';
  * Anything unexpected is logged (never with request secrets) and answered as a plain 500.
  */
 export function errorResponse(code: string | number, error: unknown): Response {
+  if (error instanceof HttpResponseError) return error.response;
+  if (error instanceof TooManyRequests) {
+    const response = standard(429, error.message);
+    response.headers.set('retry-after', String(error.retryAfterSeconds));
+    return response;
+  }
+  if (error instanceof OAuthError) return oauthResponse(error);
   if (error instanceof DomainError) {
     if (error.shape === 'coded') return json(error.status, { message: error.message, hint: error.hint ?? '' });
     return standard(error.status, error.messages ?? error.message);

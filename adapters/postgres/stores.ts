@@ -4,6 +4,7 @@ import type { Database } from './schema.ts';
 import { identityStore } from './repositories/identity-store.ts';
 import { apiTokenStore } from './repositories/api-token-store.ts';
 import { creditStore } from './repositories/credit-store.ts';
+import { oauthStore } from './repositories/oauth-store.ts';
 
 /** Every base store, bound to one connection or transaction. */
 export function baseStores(db: Kysely<Database>) {
@@ -11,6 +12,7 @@ export function baseStores(db: Kysely<Database>) {
     identity: identityStore(db),
     tokens: apiTokenStore(db),
     credits: creditStore(db),
+    oauth: oauthStore(db),
     usage: {
       async connectionsHeld(workspaceId: string) {
         const row = await db

@@ -1,37 +1,62 @@
 import { parseArgs } from 'node:util';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
+import { passwordProblems, setPassword } from '../../core/identity/passwords.ts';
+import { normalizeEmail } from '../../core/identity/workspaces.ts';
 import { isPlanName } from '../../core/plans/plans.ts';
 import { DomainError } from '../../core/shared/errors.ts';
+import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { loadConfig } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
 
 const USAGE = `Usage:
-  bun run cli bootstrap --email E --workspace NAME [--plan FREE|PRO]
-      Creates an Owner, a workspace and an API token; prints {"userId","workspaceId","token"}.`;
+  bun run cli bootstrap --email E --workspace NAME [--plan FREE|PRO] [--password-stdin | --password P]
+      Creates an Owner, a workspace and an API token; prints {"userId","workspaceId","token"}.
+      --password-stdin reads the Owner's password (10 to 200 characters) from standard input,
+      so they can sign in on the web pages (OAuth consent). --password P is for scripts; the
+      password is then visible to other users of the machine (ps, shell history).
+  bun run cli set-password --email E
+      Sets the password of an existing person, read from standard input; prints {"userId"}.`;
+
+class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command !== 'bootstrap') {
-    console.error(USAGE);
-    return command === 'help' || command === '--help' ? 0 : 2;
-  }
-  const { values } = parseArgs({
-    args: rest,
-    options: { email: { type: 'string' }, workspace: { type: 'string' }, plan: { type: 'string', default: 'FREE' } },
-    strict: true,
-  });
-  const plan = values.plan!.toUpperCase();
-  if (!values.email || !values.workspace?.trim() || !isPlanName(plan)) {
+  try {
+    if (command === 'bootstrap') return await bootstrap(rest);
+    if (command === 'set-password') return await setPasswordCommand(rest);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    if (error.message) console.error(error.message);
     console.error(USAGE);
     return 2;
   }
+  console.error(USAGE);
+  return command === 'help' || command === '--help' ? 0 : 2;
+}
+
+async function bootstrap(args: string[]): Promise<number> {
+  const values = parse(args, {
+    email: { type: 'string' },
+    workspace: { type: 'string' },
+    plan: { type: 'string', default: 'FREE' },
+    password: { type: 'string' },
+    'password-stdin': { type: 'boolean', default: false },
+  });
+  const plan = String(values.plan).toUpperCase();
+  if (typeof values.email !== 'string' || typeof values.workspace !== 'string' || !values.workspace.trim() || !isPlanName(plan)) throw new UsageError('');
+  if (values.password !== undefined && values['password-stdin']) throw new UsageError('Give --password or --password-stdin, not both.');
+  const password = values['password-stdin'] ? await readPassword() : (values.password as string | undefined);
+  if (password !== undefined) assertPassword(password);
+  const input = { email: values.email, workspace: values.workspace, plan };
 
   const runtime = await openRuntime(loadConfig());
   try {
-    const result = await runtime.ctx.db
-      .transaction()
-      .execute((trx) => bootstrapOwner(baseStores(trx), runtime.ctx, { email: values.email!, workspace: values.workspace!, plan }));
+    const result = await runtime.ctx.db.transaction().execute(async (trx) => {
+      const created = await bootstrapOwner(baseStores(trx), runtime.ctx, input);
+      if (password !== undefined) await setPassword(baseStores(trx), passwordHasher, created.userId, password);
+      return created;
+    });
     console.log(JSON.stringify(result));
     return 0;
   } finally {
@@ -39,10 +64,54 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+async function setPasswordCommand(args: string[]): Promise<number> {
+  const values = parse(args, { email: { type: 'string' } });
+  if (typeof values.email !== 'string') throw new UsageError('');
+  const email = normalizeEmail(values.email);
+  const password = await readPassword();
+  assertPassword(password);
+
+  const runtime = await openRuntime(loadConfig());
+  try {
+    const userId = await runtime.ctx.db.transaction().execute(async (trx) => {
+      const user = await baseStores(trx).identity.findUserByEmail(email);
+      if (!user) throw new DomainError(404, `no person with email ${email}`);
+      await setPassword(baseStores(trx), passwordHasher, user.id, password);
+      return user.id;
+    });
+    console.log(JSON.stringify({ userId }));
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+type Options = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
+
+function parse(args: string[], options: Options): Record<string, string | boolean | undefined> {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** The whole of standard input, less one trailing line break (what `echo` or a heredoc adds). */
+async function readPassword(): Promise<string> {
+  const text = await Bun.stdin.text();
+  return text.replace(/\r?\n$/, '');
+}
+
+function assertPassword(password: string): void {
+  const problems = passwordProblems(password);
+  if (problems.length > 0) throw new DomainError(400, problems);
+}
+
+const command = process.argv[2];
 try {
   process.exit(await main(process.argv.slice(2)));
 } catch (error) {
   const message = error instanceof DomainError || error instanceof Error ? error.message : String(error);
-  console.error(`bootstrap failed: ${message}`);
+  console.error(`${command === 'set-password' ? 'set-password' : 'bootstrap'} failed: ${message}`);
   process.exit(1);
 }

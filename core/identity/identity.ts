@@ -44,9 +44,21 @@ export interface Actor {
   scopes?: readonly string[];
 }
 
+/** A person with the stored hash of their password (null until they set one). */
+export interface Credentials {
+  user: User;
+  passwordHash: string | null;
+}
+
 /** Persistence of users, workspaces and memberships. */
 export interface IdentityStore {
   findUserByEmail(email: string): Promise<User | undefined>;
+  getUser(id: string): Promise<User | undefined>;
+  /** The person and their password hash, by (normalized) email. */
+  findCredentialsByEmail(email: string): Promise<Credentials | undefined>;
+  /** Row-locked read of the person and their password hash: serializes password changes. */
+  lockCredentials(userId: string): Promise<Credentials | undefined>;
+  setPasswordHash(userId: string, passwordHash: string): Promise<void>;
   insertUser(user: User): Promise<void>;
   insertWorkspace(workspace: Workspace): Promise<void>;
   updateWorkspace(id: string, patch: Partial<Pick<Workspace, 'name' | 'helpdeskEnabled' | 'plan'>>): Promise<Workspace | undefined>;

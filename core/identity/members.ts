@@ -4,6 +4,7 @@ import { authorize, canGrant, outranks, type Role } from './roles.ts';
 import type { Actor, Member } from './identity.ts';
 import type { ApiTokenStore } from '../tokens/api-tokens.ts';
 import { normalizeEmail, signUp, type WorkspaceDeps, type WorkspaceStores } from './workspaces.ts';
+import { passwordSetupUrl, type PasswordLinkDeps } from './passwords.ts';
 
 /**
  * Members of a workspace. Everyone may list them; Owners, Admins and Managers manage them,
@@ -16,23 +17,30 @@ export async function listMembers(stores: WorkspaceStores, actor: Actor, request
 
 /**
  * Adds a person by email. Someone new to the service gets a user (with a personal workspace)
- * on the spot: that is the invitation.
+ * on the spot: that is the invitation, and the answer carries `passwordSetupUrl`, a link
+ * (valid 7 days, once) for them to set a password and sign in.
+ *
+ * A person who already exists gets no link, even without a password: anyone who owns a
+ * workspace (everyone owns their personal one) could otherwise add a password-less person and
+ * take over their account with it.
  */
 export async function addMember(
   stores: WorkspaceStores,
-  deps: WorkspaceDeps,
+  deps: WorkspaceDeps & PasswordLinkDeps,
   actor: Actor,
   input: { email: string; name?: string; roles: Role[] },
-): Promise<Member> {
+): Promise<Member & { passwordSetupUrl?: string }> {
   authorize(actor.roles, 'members', 'write');
   const roles = grantableRoles(actor, input.roles);
   const email = normalizeEmail(input.email);
-  const user = (await stores.identity.findUserByEmail(email)) ?? (await signUp(stores, deps, { email, name: input.name }));
+  const existing = await stores.identity.findUserByEmail(email);
+  const user = existing ?? (await signUp(stores, deps, { email, name: input.name }));
   if (await stores.identity.getMembership(actor.workspaceId, user.id)) {
     throw conflict(`${email} is already a member of this workspace`);
   }
   await stores.identity.insertMembership({ workspaceId: actor.workspaceId, userId: user.id, roles, createdAt: deps.clock.now() });
-  return (await stores.identity.getMember(actor.workspaceId, user.id))!;
+  const member = (await stores.identity.getMember(actor.workspaceId, user.id))!;
+  return existing ? member : { ...member, passwordSetupUrl: passwordSetupUrl(deps, user.id, null) };
 }
 
 export async function changeMemberRoles(stores: WorkspaceStores, actor: Actor, userId: string, wanted: Role[]): Promise<Member> {

@@ -4,8 +4,9 @@
  *
  * - `standard`: `{ statusCode, message, error }`; `message` may be a list (validation).
  * - `coded`:    `{ message: <MACHINE_CODE>, hint }`; clients branch on the code.
+ * - `oauth`:    `{ error, error_description }` (see core/oauth/errors.ts).
  */
-export type ErrorShape = 'standard' | 'coded';
+export type ErrorShape = 'standard' | 'coded' | 'oauth';
 
 export class DomainError extends Error {
   constructor(

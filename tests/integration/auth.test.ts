@@ -36,8 +36,11 @@ describe('apikey', () => {
 
   test('a valid key in `Authorization: Bearer` without apikey is 401', async () => {
     // Spec 5.1: "`Authorization: Bearer` is ignored on endpoints that expect an API key, and the request fails with 401."
+    // Bearer is the OAuth credential (5.3): an API key there is an unknown access token (7.5).
     const res = await service.call('GET', '/v3/accounts', { headers: { authorization: `Bearer ${owner.token}` } });
-    expectStandardError(res, 401, 'Unauthorized');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
     // The same key in `apikey` works, so the 401 above is about the header, not the key.
     expect((await service.call('GET', '/v3/accounts', { apikey: owner.token })).status).toBe(200);
   });

@@ -1,3 +1,4 @@
+import { BASE_ROUTE_SCOPES, routeScopeTable } from '../../adapters/http/route-scopes.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { messagingJobs } from '../../adapters/connections/jobs.ts';
 import { secretBox } from '../../adapters/crypto/secret-box.ts';
@@ -32,6 +33,7 @@ export async function openTestContext(options: { clock?: Clock } = {}): Promise<
     random: secureRandom,
     plans: DEFAULT_PLANS,
     config: { publicUrl: 'http://localhost' },
+    routeScopes: routeScopeTable(BASE_ROUTE_SCOPES),
     keys: { signing: key, sealing: key },
     box: secretBox(key),
     drivers: new Map([['sandbox', createSandboxDriver()]]),

@@ -4,7 +4,7 @@ import { planSummary } from '../../../core/plans/summary.ts';
 import { PLAN_NAMES } from '../../../core/plans/plans.ts';
 import { ROLES } from '../../../core/identity/roles.ts';
 import { baseStores } from '../../postgres/stores.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, Timestamp, Uuid } from '../schemas.ts';
 
@@ -38,8 +38,8 @@ const Summary = t.Object({
 /** Workspaces of the caller (spec 2.3, 4.2) and the plan headroom of the current one. */
 export function accountRoutes(ctx: AppContext) {
   return new Elysia({ name: 'routes.accounts', detail: { tags: ['Workspaces'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
       app
         .get('/v3/accounts', ({ actor }) => listAccounts(baseStores(ctx.db).identity, actor), {
           response: { ...authErrors, 200: t.Array(Account) },

@@ -3,7 +3,7 @@ import { createApiToken, deleteApiToken, listApiTokens, renameApiToken, rotateAp
 import { badRequest } from '../../../core/shared/errors.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { baseStores } from '../../postgres/stores.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
@@ -22,8 +22,8 @@ const ApiToken = t.Object({
 /** API tokens (spec 2.4, 4.2): Owners and Admins only. */
 export function apiTokenRoutes(ctx: AppContext) {
   return new Elysia({ name: 'routes.api-tokens', prefix: '/v3/api-tokens', detail: { tags: ['API tokens'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
       app
         .post(
           '',

@@ -12,7 +12,7 @@ import {
 import type { Connection } from '../../../core/connections/connection.ts';
 import { CONNECTION_STATUSES } from '../../../core/connections/connection-status.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
@@ -60,8 +60,8 @@ export function connectionRoutes(ctx: AppContext) {
     ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
 
   return new Elysia({ name: 'routes.connections', prefix: '/v3/connections', detail: { tags: ['Connections'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
       app
         .post(
           '',

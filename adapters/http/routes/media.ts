@@ -4,7 +4,7 @@ import { prepareMediaUpload, uploadByTicket, uploadMedia } from '../../../core/m
 import { badRequest, notFound } from '../../../core/shared/errors.ts';
 import { fetchReceivedMedia } from '../../connections/jobs.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { presentMessage } from './messages.ts';
@@ -27,8 +27,8 @@ export function mediaRoutes(ctx: AppContext) {
     ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
 
   const withKey = new Elysia({ name: 'routes.media.apikey', prefix: '/v3/connections/:id/media', detail: { tags: ['Media'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true, params: t.Object({ id: t.String() }) }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true, params: t.Object({ id: t.String() }) }, (app) =>
       app
         .post(
           '',

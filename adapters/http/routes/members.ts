@@ -3,7 +3,7 @@ import { addMember, changeMemberRoles, listMembers, removeMember } from '../../.
 import type { Member } from '../../../core/identity/identity.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { baseStores } from '../../postgres/stores.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { RoleName } from './accounts.ts';
@@ -16,6 +16,19 @@ const MemberView = t.Object({
   joinedAt: Timestamp,
 });
 
+const AddedMemberView = t.Composite([
+  MemberView,
+  t.Object({
+    passwordSetupUrl: t.Optional(
+      t.String({
+        format: 'uri',
+        description:
+          'Only when the person is new to the service: `{PUBLIC_URL}/account/password?token=…`, where they set their password and sign in. Valid 7 days; dies once a password is set. Shown once.',
+      }),
+    ),
+  }),
+]);
+
 const Roles = t.Array(RoleName, { minItems: 1, error: 'must list at least one of OWNER, ADMIN, MANAGER, AGENT' });
 
 /**
@@ -24,8 +37,8 @@ const Roles = t.Array(RoleName, { minItems: 1, error: 'must list at least one of
  */
 export function memberRoutes(ctx: AppContext) {
   return new Elysia({ name: 'routes.members', prefix: '/v3/members', detail: { tags: ['Members'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
       app
         .get(
           '',
@@ -38,9 +51,10 @@ export function memberRoutes(ctx: AppContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const member = await ctx.db.transaction().execute((trx) => addMember(baseStores(trx), ctx, actor, body));
+            const deps = { ...ctx, signingKey: ctx.keys.signing, publicUrl: ctx.config.publicUrl };
+            const member = await ctx.db.transaction().execute((trx) => addMember(baseStores(trx), deps, actor, body));
             set.status = 201;
-            return present(member);
+            return { ...present(member), ...(member.passwordSetupUrl && { passwordSetupUrl: member.passwordSetupUrl }) };
           },
           {
             body: t.Object({
@@ -48,8 +62,12 @@ export function memberRoutes(ctx: AppContext) {
               name: t.Optional(t.String({ maxLength: 120 })),
               roles: Roles,
             }),
-            response: { ...authErrors, 201: MemberView, 409: StandardError },
-            detail: { summary: 'Add (invite) a person by email; someone new to the service gets an account' },
+            response: { ...authErrors, 201: AddedMemberView, 409: StandardError },
+            detail: {
+              summary: 'Add (invite) a person by email; someone new to the service gets an account',
+              description:
+                'Someone new to the service gets an account, a personal workspace and, in this answer only, `passwordSetupUrl`: a link to hand to them, valid 7 days and usable once, where they set a password and sign in. A person who already exists gets no link.',
+            },
           },
         )
         .patch(

@@ -5,7 +5,7 @@ import type { ChatMessage } from '../../../core/messaging/message.ts';
 import { parseOutgoingContent } from '../../../core/messaging/outgoing.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
@@ -85,8 +85,8 @@ export function messageRoutes(ctx: AppContext) {
     );
 
   return new Elysia({ name: 'routes.messages', prefix: '/v3/connections/:id/chats', detail: { tags: ['Messaging'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true, params: ConnectionParams }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true, params: ConnectionParams }, (app) =>
       app
         .post(
           '/messages',

@@ -8,7 +8,7 @@ import type { Actor } from '../../../core/identity/identity.ts';
 import { driverEventsFor } from '../../connections/driver-events.ts';
 import { messagingStores } from '../../connections/stores.ts';
 import { simulatedMessage } from '../../drivers/sandbox/simulator.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, StandardError } from '../schemas.ts';
 import { MessageView, presentMessage } from './messages.ts';
@@ -29,8 +29,8 @@ export function sandboxRoutes(ctx: AppContext) {
   const errors = { ...authErrors, 404: t.Union([CodedError, StandardError]), 422: StandardError };
 
   return new Elysia({ name: 'routes.sandbox', prefix: '/v3/connections/:id/sandbox', detail: { tags: ['Sandbox network'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true, params: t.Object({ id: t.String() }) }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true, params: t.Object({ id: t.String() }) }, (app) =>
       app
         .post(
           '/messages',

@@ -13,7 +13,7 @@ import { CONNECTION_EVENTS, type Webhook } from '../../../core/webhooks/webhook.
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { messagingStores } from '../../connections/stores.ts';
 import { dispatchDeps } from '../../webhooks/jobs.ts';
-import { apiKeyAuth } from '../auth.ts';
+import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
@@ -61,8 +61,8 @@ export function webhookRoutes(ctx: AppContext) {
   const stores = () => messagingStores(ctx.db, ctx);
 
   return new Elysia({ name: 'routes.webhooks', prefix: '/v3/webhooks', detail: { tags: ['Webhooks'] } })
-    .use(apiKeyAuth(ctx))
-    .guard({ apiKey: true }, (app) =>
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
       app
         .post(
           '',

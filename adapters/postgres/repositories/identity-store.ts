@@ -12,6 +12,30 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
       return row && toUser(row);
     },
 
+    async getUser(id) {
+      const row = await db.selectFrom('users').select(['id', 'email', 'name', 'created_at']).where('id', '=', id).executeTakeFirst();
+      return row && toUser(row);
+    },
+
+    async findCredentialsByEmail(email) {
+      const row = await db.selectFrom('users').select(['id', 'email', 'name', 'created_at', 'password_hash']).where('email', '=', email).executeTakeFirst();
+      return row && { user: toUser(row), passwordHash: row.password_hash };
+    },
+
+    async lockCredentials(userId) {
+      const row = await db
+        .selectFrom('users')
+        .select(['id', 'email', 'name', 'created_at', 'password_hash'])
+        .where('id', '=', userId)
+        .forUpdate()
+        .executeTakeFirst();
+      return row && { user: toUser(row), passwordHash: row.password_hash };
+    },
+
+    async setPasswordHash(userId, passwordHash) {
+      await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
+    },
+
     async insertUser(user) {
       await db.insertInto('users').values({ id: user.id, email: user.email, name: user.name, password_hash: null, created_at: user.createdAt }).execute();
     },

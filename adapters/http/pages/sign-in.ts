@@ -1,0 +1,125 @@
+import { Elysia } from 'elysia';
+import { verifySignIn } from '../../../core/identity/passwords.ts';
+import { passwordHasher } from '../../crypto/password-hasher.ts';
+import { baseStores } from '../../postgres/stores.ts';
+import type { AppContext } from '../context.ts';
+import { csrfMatches, currentSession, endSession, startSession } from '../web-session.ts';
+import { formToken, formTokenMatches } from './form-guard.ts';
+import { formField, html, htmlResponse, isFormPost, layout, messagePage, safeReturnPath, seeOther } from './html.ts';
+import { rateLimiter } from './rate-limit.ts';
+
+/**
+ * Failed sign-in attempts allowed per client IP and minute (a post with a good CSRF token and a
+ * wrong email or password); then every attempt is 429, the right password included, until the
+ * oldest failure is a minute old.
+ */
+export const SIGN_IN_ATTEMPTS_PER_MINUTE = 15;
+
+/**
+ * Person sign-in on the service's own pages (email and password), before approving an app:
+ * `GET /signin?return_to=<path>` shows the form; `POST /signin` signs in and answers 303 to
+ * `return_to` (same-origin paths only; default `/account`); `POST /signout` ends the session;
+ * `GET /account` shows who is signed in.
+ */
+export function signInPages(ctx: AppContext) {
+  const limiter = rateLimiter({ limit: SIGN_IN_ATTEMPTS_PER_MINUTE, windowMs: 60_000, clock: ctx.clock });
+  const hidden = { detail: { hide: true } };
+
+  return new Elysia({ name: 'pages.sign-in' })
+    .get(
+      '/signin',
+      async ({ request, query }) => {
+        const returnTo = safeReturnPath(formField(query, 'return_to'));
+        if (await currentSession(ctx, request)) return seeOther(returnTo);
+        const { csrf, setCookie } = formToken(ctx, request);
+        return htmlResponse(signInPage({ csrf, returnTo }), { cookies: [setCookie] });
+      },
+      hidden,
+    )
+    .post(
+      '/signin',
+      async ({ request, body, server }) => {
+        if (!isFormPost(request)) return htmlResponse(messagePage('Cannot sign in', 'Send the sign-in form from the sign-in page.'), { status: 415 });
+        const returnTo = safeReturnPath(formField(body, 'return_to'));
+        if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) return expiredForm(returnTo);
+        // Each attempt takes a slot before the (slow) verification, so parallel guesses are
+        // counted too; a successful sign-in gives its slot back: failures are what is limited.
+        const ip = server?.requestIP(request)?.address ?? 'unknown';
+        if (!limiter.hit(ip)) {
+          return htmlResponse(messagePage('Too many attempts', 'Too many failed sign-in attempts from your network. Wait a minute, then try again.'), {
+            status: 429,
+            headers: { 'retry-after': '60' },
+          });
+        }
+
+        const email = formField(body, 'email') ?? '';
+        const user = await verifySignIn(baseStores(ctx.db), passwordHasher, email, formField(body, 'password') ?? '');
+        if (!user) {
+          const { csrf, setCookie } = formToken(ctx, request);
+          return htmlResponse(signInPage({ csrf, returnTo, email, error: 'Wrong email or password.' }), { status: 401, cookies: [setCookie] });
+        }
+        limiter.release(ip);
+        await endSession(ctx, request); // a session held before (another person's) ends here
+        const { setCookie } = await startSession(ctx, user.id);
+        return seeOther(returnTo, [setCookie]);
+      },
+      hidden,
+    )
+    .post(
+      '/signout',
+      async ({ request, body }) => {
+        const session = await currentSession(ctx, request);
+        if (!session) return seeOther('/signin');
+        if (!isFormPost(request) || !csrfMatches(session, formField(body, 'csrf'))) return expiredForm('/account');
+        return seeOther('/signin', [await endSession(ctx, request)]);
+      },
+      hidden,
+    )
+    .get(
+      '/account',
+      async ({ request }) => {
+        const session = await currentSession(ctx, request);
+        const user = session && (await baseStores(ctx.db).identity.getUser(session.userId));
+        if (!session || !user) return seeOther('/signin?return_to=%2Faccount');
+        return htmlResponse(
+          layout(
+            'Your account',
+            html`<h1>Your account</h1>
+<p>Signed in as <strong id="signed-in-email">${user.email}</strong>${user.name && user.name !== user.email ? html` <span class="muted">(${user.name})</span>` : ''}.</p>
+<form method="post" action="/signout">
+<input type="hidden" name="csrf" value="${session.csrf}">
+<button type="submit" id="sign-out" class="secondary">Sign out</button>
+</form>`,
+          ),
+        );
+      },
+      hidden,
+    );
+}
+
+function signInPage(view: { csrf: string; returnTo: string; email?: string; error?: string }): string {
+  return layout(
+    'Sign in',
+    html`<h1>Sign in to Switchboard</h1>
+${view.error ? html`<p class="error" id="error" role="alert">${view.error}</p>` : ''}
+<form method="post" action="/signin">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<input type="hidden" name="return_to" value="${view.returnTo}">
+<label for="email">Email</label>
+<input type="email" id="email" name="email" value="${view.email ?? ''}" autocomplete="username" required autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" id="sign-in">Sign in</button></div>
+</form>`,
+  );
+}
+
+/** 403: the form's CSRF token is missing or wrong (expired cookie, or a post from another site). */
+function expiredForm(returnTo: string): Response {
+  return htmlResponse(
+    messagePage('Form expired', 'This form has expired or was not sent from this site. Nothing was done.', {
+      extra: html`<p><a href="/signin?return_to=${encodeURIComponent(returnTo)}" id="retry">Go back to sign in</a></p>`,
+    }),
+    { status: 403 },
+  );
+}

@@ -1,0 +1,95 @@
+import type { Scope } from '../../core/oauth/scopes.ts';
+
+/**
+ * Which OAuth scopes open which route (spec 2.7, 5.3): the one place every authenticated
+ * route declares its scope; plugins extend it with their own rows (`Plugin.routeScopes`).
+ *
+ * - a list of scopes: a bearer token needs one of them (on top of the person's role);
+ * - `[]`: any valid bearer token (the MCP endpoint, whose tools check their own scopes);
+ * - `null`: closed to OAuth clients ("this operation is not available to OAuth clients").
+ *
+ * A route missing from the table is closed to OAuth clients; a test walks every route.
+ */
+export interface RouteScope {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  path: string;
+  scopes: Scope[] | null;
+}
+
+export type RouteScopeTable = ReadonlyMap<string, Scope[] | null>;
+
+export const BASE_ROUTE_SCOPES: RouteScope[] = [
+  { method: 'GET', path: '/v3/accounts', scopes: ['profile'] },
+  { method: 'PATCH', path: '/v3/accounts/:id', scopes: null },
+  { method: 'GET', path: '/v3/summary', scopes: ['stats:read'] },
+
+  { method: 'GET', path: '/v3/api-tokens', scopes: null },
+  { method: 'POST', path: '/v3/api-tokens', scopes: null },
+  { method: 'PATCH', path: '/v3/api-tokens/:id', scopes: null },
+  { method: 'DELETE', path: '/v3/api-tokens/:id', scopes: null },
+
+  { method: 'GET', path: '/v3/members', scopes: null },
+  { method: 'POST', path: '/v3/members', scopes: null },
+  { method: 'PATCH', path: '/v3/members/:userId', scopes: null },
+  { method: 'DELETE', path: '/v3/members/:userId', scopes: null },
+
+  { method: 'GET', path: '/v3/oauth/consents', scopes: null },
+  { method: 'DELETE', path: '/v3/oauth/consents/:id', scopes: null },
+  { method: 'GET', path: '/v3/oauth/clients', scopes: null },
+  { method: 'POST', path: '/v3/oauth/clients', scopes: null },
+  { method: 'GET', path: '/v3/oauth/clients/:clientId', scopes: null },
+  { method: 'PATCH', path: '/v3/oauth/clients/:clientId', scopes: null },
+  { method: 'DELETE', path: '/v3/oauth/clients/:clientId', scopes: null },
+
+  { method: 'GET', path: '/v3/connections', scopes: ['connections:read'] },
+  { method: 'GET', path: '/v3/connections/:id', scopes: ['connections:read'] },
+  { method: 'POST', path: '/v3/connections', scopes: ['connections:write'] },
+  { method: 'PATCH', path: '/v3/connections/:id', scopes: ['connections:write'] },
+  { method: 'DELETE', path: '/v3/connections/:id', scopes: ['connections:write'] },
+  { method: 'POST', path: '/v3/connections/:id/connect', scopes: ['connections:connect'] },
+  { method: 'POST', path: '/v3/connections/:id/disconnect', scopes: ['connections:connect'] },
+  { method: 'POST', path: '/v3/connections/:id/logout', scopes: ['connections:connect'] },
+
+  { method: 'GET', path: '/v3/connections/:id/chats', scopes: ['messages:read'] },
+  { method: 'GET', path: '/v3/connections/:id/chats/messages', scopes: ['messages:read'] },
+  { method: 'GET', path: '/v3/connections/:id/chats/messages/:messageId', scopes: ['messages:read'] },
+  { method: 'POST', path: '/v3/connections/:id/chats/messages', scopes: ['messages:send'] },
+  { method: 'POST', path: '/v3/connections/:id/chats/messages/send-template', scopes: ['messages:send'] },
+  { method: 'POST', path: '/v3/connections/:id/media', scopes: ['messages:send'] },
+  { method: 'POST', path: '/v3/connections/:id/media/tickets', scopes: ['messages:send'] },
+
+  // The simulated contact's side of a sandbox connection: setting up the connection's network.
+  { method: 'POST', path: '/v3/connections/:id/sandbox/messages', scopes: ['connections:write'] },
+  { method: 'POST', path: '/v3/connections/:id/sandbox/receipts', scopes: ['connections:write'] },
+  { method: 'POST', path: '/v3/connections/:id/sandbox/presence', scopes: ['connections:write'] },
+  { method: 'POST', path: '/v3/connections/:id/sandbox/edits', scopes: ['connections:write'] },
+  { method: 'POST', path: '/v3/connections/:id/sandbox/deletes', scopes: ['connections:write'] },
+
+  { method: 'GET', path: '/v3/webhooks', scopes: ['webhooks:read'] },
+  { method: 'GET', path: '/v3/webhooks/:id', scopes: ['webhooks:read'] },
+  { method: 'GET', path: '/v3/webhooks/:id/deliveries', scopes: ['webhooks:read'] },
+  { method: 'POST', path: '/v3/webhooks', scopes: ['webhooks:write'] },
+  { method: 'PATCH', path: '/v3/webhooks/:id', scopes: ['webhooks:write'] },
+  { method: 'DELETE', path: '/v3/webhooks/:id', scopes: ['webhooks:write'] },
+  { method: 'GET', path: '/v3/webhooks/:id/secret', scopes: ['webhooks:write'] },
+  { method: 'POST', path: '/v3/webhooks/:id/secret/rotate', scopes: ['webhooks:write'] },
+  { method: 'POST', path: '/v3/webhooks/:id/deliveries/:deliveryId/redeliver', scopes: ['webhooks:write'] },
+
+  { method: 'POST', path: '/v3/mcp', scopes: [] },
+  { method: 'GET', path: '/v3/mcp', scopes: [] },
+  { method: 'DELETE', path: '/v3/mcp', scopes: [] },
+];
+
+export function routeScopeTable(rows: readonly RouteScope[]): RouteScopeTable {
+  const table = new Map<string, Scope[] | null>();
+  for (const row of rows) {
+    const key = routeKey(row.method, row.path);
+    if (table.has(key)) throw new Error(`Route ${key} declares its OAuth scope twice`);
+    table.set(key, row.scopes);
+  }
+  return table;
+}
+
+export function routeKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path}`;
+}

@@ -1,0 +1,81 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { satisfies } from '../../core/oauth/scopes.ts';
+import { DomainError } from '../../core/shared/errors.ts';
+import type { McpToolContext, McpToolDefinition, McpToolResult } from './tool.ts';
+
+export const MCP_SERVER_INFO = { name: 'switchboard', title: 'Switchboard', version: '3.0.0' };
+
+const INSTRUCTIONS =
+  'Switchboard sends and reads chat-network (WhatsApp) messages for a workspace. Start with list_connections to find a CONNECTED connection; ' +
+  'send with send_message (text, media by URL, location, …) or, for a local file, prepare_media_upload; read with list_chats and list_messages. ' +
+  'Sending is asynchronous: a message is PENDING until the network takes it.';
+
+/**
+ * One MCP server for one request (the endpoint is stateless): every tool registered, each run
+ * as `context.actor`. Failures come back as tool results with `isError: true`.
+ */
+export function createMcpServer(tools: readonly McpToolDefinition[], context: McpToolContext): McpServer {
+  const server = new McpServer(MCP_SERVER_INFO, { instructions: INSTRUCTIONS });
+  for (const tool of tools) {
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations },
+      async (input: unknown) => runTool(tool, input, context),
+    );
+  }
+  return server;
+}
+
+/** Runs one tool: scope check (again: the endpoint checked before the transport), then the tool. */
+export async function runTool(tool: McpToolDefinition, input: unknown, context: McpToolContext): Promise<CallToolResult> {
+  const { scopes } = context.actor;
+  if (scopes !== undefined && !satisfies(scopes, tool.scopes)) {
+    return failure('insufficient_scope', 403, `The tool ${tool.name} needs the scope ${tool.scopes[0]}; this token was not granted it`);
+  }
+  try {
+    return success(await tool.run(input as never, context));
+  } catch (error) {
+    if (error instanceof DomainError) return domainFailure(error);
+    console.error(`[mcp] tool ${tool.name} failed:`, error instanceof Error ? error.stack ?? error.message : error);
+    return failure('INTERNAL_ERROR', 500, 'Internal server error');
+  }
+}
+
+function success(result: McpToolResult): CallToolResult {
+  // The JSON text is what clients that ignore structuredContent show the model (MCP "structured content").
+  const json = { type: 'text' as const, text: JSON.stringify(result.structured, null, 2) };
+  return {
+    content: result.summary ? [{ type: 'text', text: result.summary }, json] : [json],
+    structuredContent: result.structured,
+  };
+}
+
+/** Codes of the standard error shape, where the domain gives none. */
+const STATUS_CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_ENTITY',
+  429: 'TOO_MANY_REQUESTS',
+};
+
+/** A DomainError as the tool's answer: the machine code (coded errors) or one from the status, and the message. */
+function domainFailure(error: DomainError): CallToolResult {
+  if (error.shape === 'coded') return failure(error.message, error.status, error.hint || error.message);
+  const own = (error as { code?: unknown }).code;
+  const code = typeof own === 'string' ? own : STATUS_CODES[error.status] ?? 'ERROR';
+  return failure(code, error.status, error.message, error.messages);
+}
+
+function failure(code: string, status: number, message: string, details?: string[]): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${code}: ${message}` }],
+    structuredContent: { error: { code, status, message, ...(details && details.length > 1 && { details }) } },
+  };
+}

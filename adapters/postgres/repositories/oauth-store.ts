@@ -1,0 +1,262 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { AuthorizationCode, Consent, IssuedToken, PendingRequest } from '../../../core/oauth/artefacts.ts';
+import type { AuthMethod, GrantType, OAuthClient } from '../../../core/oauth/client.ts';
+import type { Scope } from '../../../core/oauth/scopes.ts';
+import type { OAuthStore } from '../../../core/oauth/store.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { Database, OAuthClientsTable, OAuthCodesTable, OAuthConsentsTable, OAuthPendingRequestsTable, OAuthTokensTable } from '../schema.ts';
+
+export function oauthStore(db: Kysely<Database>): OAuthStore {
+  return {
+    async insertClient(c) {
+      await db.insertInto('oauth_clients').values(clientRow(c)).execute();
+    },
+    async findClient(id) {
+      const row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toClient(row);
+    },
+    async listClientsOf(workspaceId) {
+      const rows = await db.selectFrom('oauth_clients').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
+      return rows.map(toClient);
+    },
+    async updateClient(c) {
+      const { id, ...rest } = clientRow(c);
+      await db.updateTable('oauth_clients').set(rest).where('id', '=', id).execute();
+    },
+    async deleteClient(id) {
+      await db.deleteFrom('oauth_clients').where('id', '=', id).execute();
+    },
+
+    async insertPending(p) {
+      await db
+        .insertInto('oauth_pending_requests')
+        .values({
+          id: p.id,
+          client_id: p.clientId,
+          redirect_uri: p.redirectUri,
+          scopes: p.scopes,
+          state: p.state,
+          code_challenge: p.codeChallenge,
+          resource: p.resource,
+          prompt: p.prompt,
+          created_at: p.createdAt,
+          expires_at: p.expiresAt,
+          decided_at: p.decidedAt,
+        })
+        .execute();
+    },
+    async findPending(id) {
+      const row = await db.selectFrom('oauth_pending_requests').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toPending(row);
+    },
+    async decidePending(id, at) {
+      const row = await db.updateTable('oauth_pending_requests').set({ decided_at: at }).where('id', '=', id).where('decided_at', 'is', null).returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async findConsent(clientId, userId, workspaceId) {
+      const row = await db
+        .selectFrom('oauth_consents')
+        .selectAll()
+        .where('client_id', '=', clientId)
+        .where('user_id', '=', userId)
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirst();
+      return row && toConsent(row);
+    },
+    async getConsent(id) {
+      const row = await db.selectFrom('oauth_consents').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toConsent(row);
+    },
+    async consentsOf(clientId, userId) {
+      const rows = await db.selectFrom('oauth_consents').selectAll().where('client_id', '=', clientId).where('user_id', '=', userId).execute();
+      return rows.map(toConsent);
+    },
+    async insertConsent(c) {
+      await db
+        .insertInto('oauth_consents')
+        .values({ id: c.id, client_id: c.clientId, user_id: c.userId, workspace_id: c.workspaceId, scopes: c.scopes, created_at: c.createdAt, updated_at: c.updatedAt })
+        .execute();
+    },
+    async updateConsentScopes(id, scopes, at) {
+      await db.updateTable('oauth_consents').set({ scopes, updated_at: at }).where('id', '=', id).execute();
+    },
+    async listConsents(workspaceId, request) {
+      let query = db
+        .selectFrom('oauth_consents as c')
+        .innerJoin('oauth_clients as k', 'k.id', 'c.client_id')
+        .innerJoin('users as u', 'u.id', 'c.user_id')
+        .where('c.workspace_id', '=', workspaceId);
+      if (request.search) query = query.where('k.name', 'ilike', `%${request.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query
+        .selectAll('c')
+        .select(['k.name as client_name', 'k.logo_uri', 'k.verified', 'u.email'])
+        .orderBy('c.updated_at', 'desc')
+        .orderBy('c.id')
+        .limit(request.perPage)
+        .offset(pageOffset(request))
+        .execute();
+      const data = rows.map((r) => ({ ...toConsent(r), clientName: r.client_name, logoUri: r.logo_uri, verified: r.verified, userEmail: r.email }));
+      return page(data, Number(total), request);
+    },
+    async deleteConsent(id) {
+      await db.deleteFrom('oauth_consents').where('id', '=', id).execute();
+    },
+
+    async insertCode(c) {
+      await db
+        .insertInto('oauth_codes')
+        .values({
+          hash: c.hash,
+          consent_id: c.consentId,
+          client_id: c.clientId,
+          redirect_uri: c.redirectUri,
+          code_challenge: c.codeChallenge,
+          scopes: c.scopes,
+          resource: c.resource,
+          created_at: c.createdAt,
+          expires_at: c.expiresAt,
+          used_at: c.usedAt,
+        })
+        .execute();
+    },
+    async findCode(hash) {
+      const row = await db.selectFrom('oauth_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
+      return row && toCode(row);
+    },
+    async useCode(hash, at) {
+      const row = await db.updateTable('oauth_codes').set({ used_at: at }).where('hash', '=', hash).where('used_at', 'is', null).returning('hash').executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async insertToken(t) {
+      await db
+        .insertInto('oauth_tokens')
+        .values({
+          id: t.id,
+          hash: t.hash,
+          kind: t.kind,
+          state: t.state,
+          consent_id: t.consentId,
+          client_id: t.clientId,
+          user_id: t.userId,
+          workspace_id: t.workspaceId,
+          scopes: t.scopes,
+          resource: t.resource,
+          created_at: t.createdAt,
+          expires_at: t.expiresAt,
+        })
+        .execute();
+    },
+    async findToken(hash) {
+      const row = await db.selectFrom('oauth_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
+      return row && toToken(row);
+    },
+    async rotateToken(id) {
+      const row = await db.updateTable('oauth_tokens').set({ state: 'ROTATED' }).where('id', '=', id).where('state', '=', 'ACTIVE').returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+    async revokeToken(id) {
+      await db.updateTable('oauth_tokens').set({ state: 'REVOKED' }).where('id', '=', id).execute();
+    },
+    async revokeGrant(consentId, at) {
+      await db.updateTable('oauth_tokens').set({ state: 'REVOKED' }).where('consent_id', '=', consentId).where('state', '!=', 'REVOKED').execute();
+      await db.updateTable('oauth_codes').set({ used_at: at }).where('consent_id', '=', consentId).where('used_at', 'is', null).execute();
+    },
+  };
+}
+
+function clientRow(c: OAuthClient) {
+  return {
+    id: c.id,
+    secret_hash: c.secretHash,
+    token_endpoint_auth_method: c.authMethod,
+    name: c.name,
+    client_uri: c.clientUri,
+    logo_uri: c.logoUri,
+    redirect_uris: c.redirectUris,
+    grant_types: c.grantTypes,
+    scopes: c.scopes,
+    required_scopes: c.requiredScopes,
+    expire_access_tokens: c.expireAccessTokens,
+    verified: c.verified,
+    registration: c.registration,
+    workspace_id: c.workspaceId,
+    created_by: c.createdBy,
+    created_at: c.createdAt,
+  };
+}
+
+function toClient(r: Selectable<OAuthClientsTable>): OAuthClient {
+  return {
+    id: r.id,
+    secretHash: r.secret_hash,
+    authMethod: r.token_endpoint_auth_method as AuthMethod,
+    name: r.name,
+    clientUri: r.client_uri,
+    logoUri: r.logo_uri,
+    redirectUris: r.redirect_uris,
+    grantTypes: r.grant_types as GrantType[],
+    scopes: r.scopes as Scope[],
+    requiredScopes: r.required_scopes as Scope[],
+    expireAccessTokens: r.expire_access_tokens,
+    verified: r.verified,
+    registration: r.registration as OAuthClient['registration'],
+    workspaceId: r.workspace_id,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+  };
+}
+
+function toPending(r: Selectable<OAuthPendingRequestsTable>): PendingRequest {
+  return {
+    id: r.id,
+    clientId: r.client_id,
+    redirectUri: r.redirect_uri,
+    scopes: r.scopes as Scope[],
+    state: r.state,
+    codeChallenge: r.code_challenge,
+    resource: r.resource,
+    prompt: r.prompt as PendingRequest['prompt'],
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    decidedAt: r.decided_at,
+  };
+}
+
+function toConsent(r: Selectable<OAuthConsentsTable>): Consent {
+  return { id: r.id, clientId: r.client_id, userId: r.user_id, workspaceId: r.workspace_id, scopes: r.scopes as Scope[], createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+function toCode(r: Selectable<OAuthCodesTable>): AuthorizationCode {
+  return {
+    hash: r.hash,
+    consentId: r.consent_id,
+    clientId: r.client_id,
+    redirectUri: r.redirect_uri,
+    codeChallenge: r.code_challenge,
+    scopes: r.scopes as Scope[],
+    resource: r.resource,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    usedAt: r.used_at,
+  };
+}
+
+function toToken(r: Selectable<OAuthTokensTable>): IssuedToken {
+  return {
+    id: r.id,
+    hash: r.hash,
+    kind: r.kind,
+    state: r.state,
+    consentId: r.consent_id,
+    clientId: r.client_id,
+    userId: r.user_id,
+    workspaceId: r.workspace_id,
+    scopes: r.scopes as Scope[],
+    resource: r.resource,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+  };
+}

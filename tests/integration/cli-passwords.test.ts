@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase, onPostgres } from '../support/service.ts';
+import { HOOK_TIMEOUT } from './helpers.ts';
+
+/**
+ * Passwords from the command line: `bootstrap --password-stdin` (or `--password P` for scripts)
+ * gives the first Owner a password, keeping bootstrap's one-line JSON output; `set-password
+ * --email E` sets an existing person's password from standard input. Checked the way a person
+ * would: by signing in on the running service's sign-in page afterwards.
+ */
+const root = join(import.meta.dir, '../..');
+let dataDir: string;
+let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cli-passwords-'));
+  database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
+  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '' };
+}, HOOK_TIMEOUT);
+
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  await database?.drop();
+}, HOOK_TIMEOUT);
+
+function cli(args: string[], stdin?: string) {
+  const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', ...args], {
+    cwd: root,
+    env,
+    stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
+  });
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
+  const reader = child.stdout.getReader();
+  let seen = '';
+  while (!/listening on (http:\/\/\S+)/.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited before listening: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return {
+    url: seen.match(/listening on (http:\/\/\S+)/)![1]!,
+    async stop() {
+      child.kill('SIGTERM');
+      await child.exited;
+    },
+  };
+}
+
+/** Signs in through the sign-in form (its cookie and CSRF token); answers the POST's status. */
+async function signIn(url: string, email: string, password: string): Promise<number> {
+  const form = await fetch(`${url}/signin`);
+  const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
+  const csrf = (await form.text()).match(/name="csrf" value="([^"]+)"/)![1]!;
+  const res = await fetch(`${url}/signin`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ email, password, csrf }),
+  });
+  return res.status;
+}
+
+describe('passwords from the CLI', () => {
+  let first: { userId: string; workspaceId: string; token: string };
+
+  test('bootstrap --password-stdin still prints exactly one JSON line', () => {
+    const result = cli(['bootstrap', '--email', 'owner@example.com', '--workspace', 'Acme', '--password-stdin'], 'first owner password\n');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    first = JSON.parse(lines[0]!);
+    expect(Object.keys(first).sort()).toEqual(['token', 'userId', 'workspaceId']);
+    expect(first.token).toStartWith('sk_live_');
+  });
+
+  test('a password that breaks the policy is refused before anything is created; both flags at once are a usage error', () => {
+    const short = cli(['bootstrap', '--email', 'short@example.com', '--workspace', 'S', '--password-stdin'], 'too short\n');
+    expect(short.code).toBe(1);
+    expect(short.stdout).toBe('');
+    expect(short.stderr).toContain('password must be at least 10 characters long');
+    const both = cli(['bootstrap', '--email', 'both@example.com', '--workspace', 'B', '--password', 'long enough password', '--password-stdin'], 'long enough password\n');
+    expect(both.code).toBe(2);
+    expect(both.stdout).toBe('');
+    expect(both.stderr).toContain('Usage');
+  });
+
+  test('bootstrap --password P (for scripts) works too', () => {
+    const result = cli(['bootstrap', '--email', 'scripted@example.com', '--workspace', 'Scripts', '--password', 'scripted password']);
+    expect(result.code).toBe(0);
+    expect(Object.keys(JSON.parse(result.stdout.trim())).sort()).toEqual(['token', 'userId', 'workspaceId']);
+  });
+
+  let nobodysPassword: { userId: string };
+  test('bootstrap without a password flag sets none', () => {
+    const result = cli(['bootstrap', '--email', 'nopassword@example.com', '--workspace', 'None']);
+    expect(result.code).toBe(0);
+    nobodysPassword = JSON.parse(result.stdout.trim());
+  });
+
+  test('set-password --email E sets an existing person’s password from stdin, or replaces it', () => {
+    const result = cli(['set-password', '--email', 'NoPassword@example.com'], 'a password at last\n');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout.trim())).toEqual({ userId: nobodysPassword.userId });
+    const replaced = cli(['set-password', '--email', 'scripted@example.com'], 'a replaced password\n');
+    expect(replaced.code).toBe(0);
+
+    const unknown = cli(['set-password', '--email', 'nobody@example.com'], 'whatever password\n');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no person with email nobody@example.com');
+    const short = cli(['set-password', '--email', 'owner@example.com'], 'short\n');
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain('at least 10 characters');
+    const noEmail = cli(['set-password'], 'whatever password\n');
+    expect(noEmail.code).toBe(2);
+    expect(noEmail.stderr).toContain('set-password --email E');
+  });
+
+  test('the service then signs each person in with the password set for them, and nobody with another', async () => {
+    const server = await startServer();
+    try {
+      expect(await signIn(server.url, 'owner@example.com', 'first owner password')).toBe(303);
+      expect(await signIn(server.url, 'owner@example.com', 'first owner password\n')).toBe(401); // the newline was not part of it
+      expect(await signIn(server.url, 'owner@example.com', 'a replaced password')).toBe(401);
+      expect(await signIn(server.url, 'nopassword@example.com', 'a password at last')).toBe(303);
+      expect(await signIn(server.url, 'scripted@example.com', 'scripted password')).toBe(401); // replaced
+      expect(await signIn(server.url, 'scripted@example.com', 'a replaced password')).toBe(303);
+      expect(await signIn(server.url, 'short@example.com', 'too short')).toBe(401);
+    } finally {
+      await server.stop();
+    }
+  });
+});
