@@ -17,6 +17,8 @@ export interface Config {
   cloudApiBaseUrl: string;
   /** `OAUTH_DYNAMIC_REGISTRATION` (default true): open client registration (RFC 7591). */
   oauthDynamicRegistration: boolean;
+  /** `OAUTH_AUTHORIZE_RATE_LIMIT` (15) and `OAUTH_TOKEN_RATE_LIMIT` (120): requests per minute per IP (section 8). */
+  oauthRateLimits: { authorize: number; token: number };
 }
 
 export class ConfigError extends Error {}
@@ -34,6 +36,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secretKey: env.SECRET_KEY || undefined,
     cloudApiBaseUrl: (env.CLOUD_API_BASE_URL || 'https://graph.facebook.com').replace(/\/+$/, ''),
     oauthDynamicRegistration: !['false', '0', 'no', 'off'].includes((env.OAUTH_DYNAMIC_REGISTRATION ?? '').toLowerCase()),
+    oauthRateLimits: { authorize: integer(env, 'OAUTH_AUTHORIZE_RATE_LIMIT', 15, 1), token: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 120, 1) },
   };
 }
 

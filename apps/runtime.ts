@@ -42,7 +42,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       ids: uuidV7,
       random: secureRandom,
       plans: config.plans,
-      config: { publicUrl: config.publicUrl, dynamicRegistration: config.oauthDynamicRegistration },
+      config: { publicUrl: config.publicUrl, dynamicRegistration: config.oauthDynamicRegistration, oauthRateLimits: config.oauthRateLimits },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
       box: secretBox(keys.sealing),

@@ -20,11 +20,20 @@ export const REALM = 'switchboard';
  * merged).
  */
 export function authentication(ctx: AppContext) {
+  // Authentication runs at `transform`, before the body and query are validated: a caller
+  // without a credential (or without the route's scope) learns nothing about the route's
+  // schema and gets 401/403, not 400. `resolve` then hands the actor to the handler.
+  const actors = new WeakMap<Request, Actor>();
   return new Elysia({ name: 'auth' }).macro({
     auth: {
       detail: { security: [{ apikey: [] }, { oauth2: [] }] },
-      async resolve({ headers, request, route }): Promise<{ actor: Actor }> {
-        return { actor: await authenticateRequest(ctx, request, headers, route) };
+      async transform({ headers, request, route }) {
+        actors.set(request, await authenticateRequest(ctx, request, headers, route));
+      },
+      resolve({ request }): { actor: Actor } {
+        const actor = actors.get(request);
+        if (!actor) throw new Error('authentication did not run before resolve');
+        return { actor };
       },
     },
   });
@@ -83,8 +92,8 @@ export async function authenticateRequest(
 /** 401/403 of an API call (spec 7.5): the OAuth body and the `WWW-Authenticate` challenge. */
 export function challenge(error: OAuthError, resourceMetadata: string): HttpResponseError {
   const params = [`realm="${REALM}"`, `error="${error.code}"`, `error_description="${quoted(error.description)}"`];
-  if (error.scope) params.push(`scope="${error.scope}"`);
-  params.push(`resource_metadata="${resourceMetadata}"`);
+  if (error.scope) params.push(`scope="${quoted(error.scope)}"`);
+  params.push(`resource_metadata="${quoted(resourceMetadata)}"`);
   return new HttpResponseError(oauthResponse(error, { 'www-authenticate': `Bearer ${params.join(', ')}` }));
 }
 
@@ -100,8 +109,9 @@ function bearerToken(header: string | undefined): string | undefined {
   return match ? match[1]!.trim() : undefined;
 }
 
-function quoted(text: string): string {
-  return text.replace(/["\\]/g, "'");
+/** A quoted-string of RFC 9110: backslash and double quote escaped; control characters dropped. */
+function quoted(value: string): string {
+  return value.replace(/[\u0000-\u001f\u007f]/g, ' ').replace(/["\\]/g, (c) => `\\${c}`);
 }
 
 /** The same authentication for routes outside Elysia's macro (the MCP endpoint). */

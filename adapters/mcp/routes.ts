@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { readRequestBody } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import type { Actor } from '../../core/identity/identity.ts';
-import { satisfies } from '../../core/oauth/scopes.ts';
+import { joinScopes, satisfies } from '../../core/oauth/scopes.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { AppContext } from '../http/context.ts';
 import { errorResponse } from '../http/errors.ts';
@@ -80,8 +80,10 @@ async function handlePost(
     for (const name of toolCalls(body)) {
       const tool = byName.get(name);
       if (tool && !satisfies(actor.scopes, tool.scopes)) {
-        const scope = tool.scopes[0];
-        return insufficientScope(ctx.config.publicUrl, scope, `The tool ${tool.name} needs the scope ${scope}`);
+        const missing = tool.scopes[0];
+        // The challenge asks for what the caller already holds here plus the missing scope, so a
+        // client stepping up does not lose what it had (MCP authorization, scope challenges).
+        return insufficientScope(ctx.config.publicUrl, joinScopes([...actor.scopes, missing]), `The tool ${tool.name} needs the scope ${missing}`);
       }
     }
   }

@@ -4,6 +4,7 @@ import { passwordProblems, setPassword } from '../../core/identity/passwords.ts'
 import { normalizeEmail } from '../../core/identity/workspaces.ts';
 import { isPlanName } from '../../core/plans/plans.ts';
 import { DomainError } from '../../core/shared/errors.ts';
+import { setClientVerified } from '../../core/oauth/clients.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { loadConfig } from '../config.ts';
@@ -16,7 +17,10 @@ const USAGE = `Usage:
       so they can sign in on the web pages (OAuth consent). --password P is for scripts; the
       password is then visible to other users of the machine (ps, shell history).
   bun run cli set-password --email E
-      Sets the password of an existing person, read from standard input; prints {"userId"}.`;
+      Sets the password of an existing person, read from standard input; prints {"userId"}.
+  bun run cli verify-client --client-id ID [--revoke]
+      Platform operator only: gives an OAuth app the verified badge on the consent screen (or
+      takes it away); changes no permission and skips no consent. Prints {"clientId","verified"}.`;
 
 class UsageError extends Error {}
 
@@ -25,6 +29,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'bootstrap') return await bootstrap(rest);
     if (command === 'set-password') return await setPasswordCommand(rest);
+    if (command === 'verify-client') return await verifyClientCommand(rest);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     if (error.message) console.error(error.message);
@@ -86,6 +91,19 @@ async function setPasswordCommand(args: string[]): Promise<number> {
   }
 }
 
+async function verifyClientCommand(args: string[]): Promise<number> {
+  const values = parse(args, { 'client-id': { type: 'string' }, revoke: { type: 'boolean', default: false } });
+  if (typeof values['client-id'] !== 'string' || !values['client-id']) throw new UsageError('');
+  const runtime = await openRuntime(loadConfig());
+  try {
+    const client = await setClientVerified(baseStores(runtime.ctx.db), values['client-id'], !values.revoke);
+    console.log(JSON.stringify({ clientId: client.id, verified: client.verified }));
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
 type Options = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
 
 function parse(args: string[], options: Options): Record<string, string | boolean | undefined> {
@@ -112,6 +130,6 @@ try {
   process.exit(await main(process.argv.slice(2)));
 } catch (error) {
   const message = error instanceof DomainError || error instanceof Error ? error.message : String(error);
-  console.error(`${command === 'set-password' ? 'set-password' : 'bootstrap'} failed: ${message}`);
+  console.error(`${['set-password', 'verify-client'].includes(command ?? '') ? command : 'bootstrap'} failed: ${message}`);
   process.exit(1);
 }

@@ -144,7 +144,8 @@ export function validateClientMetadata(m: Record<string, unknown>): ValidMetadat
   }
 
   const name = optionalString(m, 'client_name', metadataError);
-  if (name !== null && name.length > MAX_CLIENT_NAME) throw metadataError(`client_name must be at most ${MAX_CLIENT_NAME} characters`);
+  // Characters, not UTF-16 code units: 255 emoji are 255 characters.
+  if (name !== null && [...name].length > MAX_CLIENT_NAME) throw metadataError(`client_name must be at most ${MAX_CLIENT_NAME} characters`);
   const clientUri = optionalUrl(m, 'client_uri', metadataError);
   const logoUri = optionalUrl(m, 'logo_uri', metadataError);
   optionalString(m, 'software_id', metadataError);

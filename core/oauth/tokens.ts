@@ -22,8 +22,11 @@ export interface TokenResponse {
 
 export type TokenParams = Record<string, string | undefined>;
 
-/** A grant's outcome: tokens, or a replay whose grant must die even though the request fails. */
-type Grant = { tokens: TokenResponse } | { replayOf: string; description: string };
+/**
+ * A grant's outcome. Failures that changed state (a replay, a code burnt by a failed check)
+ * commit their change before the error is answered.
+ */
+type Grant = { tokens: TokenResponse } | { replayOf: string; description: string } | { refused: OAuthError };
 
 /**
  * The token endpoint (spec 4.1, 3.3, 7.3), for an authenticated client. A replayed code or
@@ -41,6 +44,7 @@ export async function grantTokens(uow: UnitOfWork<OAuthStores>, deps: OAuthDeps,
     grantType === 'authorization_code' ? exchangeCode(stores, deps, client, params) : refresh(stores, deps, client, params),
   );
   if ('tokens' in grant) return grant.tokens;
+  if ('refused' in grant) throw grant.refused;
   await uow.transaction((stores) => stores.oauth.revokeGrant(grant.replayOf, deps.clock.now()));
   throw new OAuthError('invalid_grant', grant.description);
 }
@@ -61,19 +65,20 @@ async function exchangeCode(stores: OAuthStores, deps: OAuthDeps, client: OAuthC
   if (code.expiresAt.getTime() <= now.getTime()) throw new OAuthError('invalid_grant', 'the code expired (60 seconds)');
   // Burnt before the checks below, so a wrong verifier cannot be retried against the same code.
   if (!(await stores.oauth.useCode(code.hash, now))) return replayed;
-  if (code.redirectUri !== redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri differs from the one of the authorization request');
+  const refuse = (code: 'invalid_grant' | 'invalid_target', description: string): Grant => ({ refused: new OAuthError(code, description) });
+  if (code.redirectUri !== redirectUri) return refuse('invalid_grant', 'redirect_uri differs from the one of the authorization request');
   if (base64url(sha256(new TextEncoder().encode(verifier))) !== code.codeChallenge) {
-    throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge');
+    return refuse('invalid_grant', 'code_verifier does not match the code_challenge');
   }
   let resource = code.resource;
   if (params.resource !== undefined) {
     const problem = resourceProblem(params.resource, deps.issuer);
-    if (problem) throw new OAuthError('invalid_target', problem);
-    if (!narrowsResource(code.resource, params.resource)) throw new OAuthError('invalid_target', 'resource differs from the one authorized');
+    if (problem) return refuse('invalid_target', problem);
+    if (!narrowsResource(code.resource, params.resource)) return refuse('invalid_target', 'resource differs from the one authorized');
     resource = params.resource;
   }
   const consent = await stores.oauth.getConsent(code.consentId);
-  if (!consent) throw new OAuthError('invalid_grant', 'the approval behind this code was withdrawn');
+  if (!consent) return refuse('invalid_grant', 'the approval behind this code was withdrawn');
   return { tokens: await issueTokens(stores, deps, client, { consentId: consent.id, userId: consent.userId, workspaceId: consent.workspaceId, scopes: code.scopes, resource }) };
 }
 

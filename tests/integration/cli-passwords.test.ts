@@ -141,3 +141,39 @@ describe('passwords from the CLI', () => {
     }
   });
 });
+
+describe('verify-client (platform operator)', () => {
+  test('gives an OAuth app the verified badge, and takes it away; an unknown id is an error', async () => {
+    // Spec 5.3: "Applications verified by the platform show a verified badge ... verification is granted only by the platform".
+    const owner = JSON.parse(cli(['bootstrap', '--email', 'apps@example.com', '--workspace', 'Apps']).stdout.trim());
+    let server = await startServer();
+    let clientId: string;
+    try {
+      const created = await fetch(`${server.url}/v3/oauth/clients`, {
+        method: 'POST',
+        headers: { apikey: owner.token, 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Partner app', redirect_uris: ['https://partner.example/cb'] }),
+      });
+      expect(created.status).toBe(201);
+      clientId = (await created.json()).client_id;
+    } finally {
+      await server.stop();
+    }
+
+    const verified = cli(['verify-client', '--client-id', clientId]);
+    expect(verified.stderr).toBe('');
+    expect(JSON.parse(verified.stdout.trim())).toEqual({ clientId, verified: true });
+    server = await startServer();
+    try {
+      const read = await fetch(`${server.url}/v3/oauth/clients/${clientId}`, { headers: { apikey: owner.token } });
+      expect((await read.json()).verified).toBe(true);
+    } finally {
+      await server.stop();
+    }
+    expect(JSON.parse(cli(['verify-client', '--client-id', clientId, '--revoke']).stdout.trim())).toEqual({ clientId, verified: false });
+    const unknown = cli(['verify-client', '--client-id', 'no-such-client']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('not found');
+    expect(cli(['verify-client']).code).toBe(2);
+  }, HOOK_TIMEOUT);
+});

@@ -379,7 +379,8 @@ describe('OAuth scopes (spec 2.7, 5.3, 7.5): the scope challenge', () => {
     expect(res.status).toBe(403);
     const challenge = res.headers.get('www-authenticate')!;
     expect(challenge).toStartWith('Bearer realm="switchboard", error="insufficient_scope", error_description="');
-    expect(challenge).toContain('scope="messages:send"');
+    // The scope asked for: what the caller holds here plus the missing one (no scope lost on step-up).
+    expect(challenge).toContain('scope="connections:read messages:send"');
     expect(challenge).toContain(`resource_metadata="${service.runtime.ctx.config.publicUrl}/.well-known/oauth-protected-resource/v3/mcp"`);
     const body = await res.json();
     expect(Object.keys(body).sort()).toEqual(['error', 'error_description']);
@@ -400,10 +401,10 @@ describe('OAuth scopes (spec 2.7, 5.3, 7.5): the scope challenge', () => {
     expect((await post(write, rpc('tools/call', { name: 'get_connection', arguments: { connectionId } }))).status).toBe(200);
     const challenged = await post(write, rpc('tools/call', { name: 'list_messages', arguments: { connectionId, chat: '5511988880003' } }));
     expect(challenged.status).toBe(403);
-    expect(challenged.headers.get('www-authenticate')).toContain('scope="messages:read"');
+    expect(challenged.headers.get('www-authenticate')).toContain('scope="connections:write messages:read"');
 
     const send = appActingAs(ownerActor(['messages:send']));
-    expect((await post(send, rpc('tools/call', { name: 'list_connections', arguments: {} }))).headers.get('www-authenticate')).toContain('scope="connections:read"');
+    expect((await post(send, rpc('tools/call', { name: 'list_connections', arguments: {} }))).headers.get('www-authenticate')).toContain('scope="connections:read messages:send"');
     const res = await post(send, rpc('tools/call', { name: 'prepare_media_upload', arguments: { connectionId, to: '+5511988880003', kind: 'image' } }));
     expect(res.status).toBe(200);
     expect((await res.json()).result.structuredContent.uploadUrl).toContain('/v3/connections/media/uploads/');

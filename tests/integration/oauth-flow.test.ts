@@ -14,7 +14,7 @@ let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let as: oauth.AuthorizationServer;
 let issuer: URL;
-const REDIRECT = 'http://127.0.0.1:1/callback';
+const REDIRECT = 'http://127.0.0.1:8976/callback'; // intercepted in the browser; nothing listens
 const insecure = { [oauth.allowInsecureRequests]: true };
 
 beforeAll(async () => {

