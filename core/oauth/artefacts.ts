@@ -23,7 +23,9 @@ export type TokenEvent = 'rotate' | 'revoke';
 export const TOKEN_TRANSITIONS: Record<TokenState, Partial<Record<TokenEvent, TokenState>>> = {
   // Only refresh tokens rotate; presenting a ROTATED one is a replay that revokes the grant.
   ACTIVE: { rotate: 'ROTATED', revoke: 'REVOKED' },
-  ROTATED: { revoke: 'REVOKED' },
+  // A used refresh token keeps its mark after its grant is revoked, so a later presentation is
+  // still recognised as a replay (and kills whatever the grant holds by then).
+  ROTATED: {},
   REVOKED: {},
 };
 

@@ -161,7 +161,8 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       await db.updateTable('oauth_tokens').set({ state: 'REVOKED' }).where('id', '=', id).execute();
     },
     async revokeGrant(consentId, at) {
-      await db.updateTable('oauth_tokens').set({ state: 'REVOKED' }).where('consent_id', '=', consentId).where('state', '!=', 'REVOKED').execute();
+      // ROTATED stays ROTATED: presenting a used refresh token again must still count as a replay.
+      await db.updateTable('oauth_tokens').set({ state: 'REVOKED' }).where('consent_id', '=', consentId).where('state', '=', 'ACTIVE').execute();
       await db.updateTable('oauth_codes').set({ used_at: at }).where('consent_id', '=', consentId).where('used_at', 'is', null).execute();
     },
   };
