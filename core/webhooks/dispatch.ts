@@ -179,15 +179,18 @@ export async function attemptDelivery(
     // Another attempt of the same delivery settled it meanwhile (a redelivered crash): keep that.
     if (!current || !mayAttempt(current) || current.attempts !== delivery.attempts) return current?.state;
     const next = afterAttempt(current, outcome);
-    await stores.deliveries.addAttempt({
-      deliveryId: current.id,
-      attempt: next.progress.attempts, // numbered over the delivery's life by the store
-      at,
-      statusCode: 'status' in outcome ? outcome.status : null,
-      error: 'error' in outcome ? outcome.error : null,
-      durationMs: Math.round(outcome.durationMs),
-    });
-    await stores.deliveries.update({ ...current, ...next.progress, updatedAt: deps.clock.now() });
+    // Independent writes of one transaction, sent together (the client pipelines them).
+    await Promise.all([
+      stores.deliveries.addAttempt({
+        deliveryId: current.id,
+        attempt: next.progress.attempts, // numbered over the delivery's life by the store
+        at,
+        statusCode: 'status' in outcome ? outcome.status : null,
+        error: 'error' in outcome ? outcome.error : null,
+        durationMs: Math.round(outcome.durationMs),
+      }),
+      stores.deliveries.update({ ...current, ...next.progress, updatedAt: deps.clock.now() }),
+    ]);
     if (next.retryInSeconds !== null) {
       // No dedupe key: this enqueue commits with the guarded update above, so it happens once
       // per attempt anyway, and a key built on the attempt number would repeat after a manual

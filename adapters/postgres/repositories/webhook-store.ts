@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ConnectionEventName, Webhook } from '../../../core/webhooks/webhook.ts';
 import type { WebhookStore } from '../../../core/webhooks/webhooks.ts';
 import type { Batch, BatchStore, Delivery, DeliveryAttempt, DeliveryStore, EventLog, LoggedEvent } from '../../../core/webhooks/dispatch.ts';
@@ -110,14 +110,24 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
       // history goes on: rows are numbered over the delivery's whole life (1, 2, 3, then 4…),
       // so a redelivered attempt never collides with an earlier round's. The caller holds the
       // delivery's row lock, so the numbering cannot race.
-      const { last } = await db
-        .selectFrom('webhook_attempts')
-        .select((eb) => eb.fn.max('attempt').as('last'))
-        .where('delivery_id', '=', a.deliveryId)
-        .executeTakeFirstOrThrow();
+      // One statement: the next number and the row together.
       await db
         .insertInto('webhook_attempts')
-        .values({ delivery_id: a.deliveryId, attempt: Number(last ?? 0) + 1, at: a.at, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs })
+        .columns(['delivery_id', 'attempt', 'at', 'status_code', 'error', 'duration_ms'])
+        .expression(
+          db
+            .selectFrom('webhook_attempts')
+            // Parameters in a select list carry no column type: each is cast to its column's.
+            .select([
+              sql<string>`${a.deliveryId}::uuid`.as('delivery_id'),
+              sql<number>`coalesce(max(attempt), 0) + 1`.as('attempt'),
+              sql<Date>`${a.at}::timestamptz`.as('at'),
+              sql<number | null>`${a.statusCode}::integer`.as('status_code'),
+              sql<string | null>`${a.error}::text`.as('error'),
+              sql<number>`${a.durationMs}::integer`.as('duration_ms'),
+            ])
+            .where('delivery_id', '=', a.deliveryId),
+        )
         .execute();
     },
     async list(webhookId, request) {
