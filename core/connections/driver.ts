@@ -23,6 +23,17 @@ export interface DriverCapabilities {
   pairing: 'instant' | 'qr' | 'credentials';
 }
 
+/** The feature flags clients see of a connection (REST and MCP); all false for an unknown driver. */
+export function capabilityFlags(capabilities: DriverCapabilities | undefined) {
+  return {
+    sendWindow: capabilities?.sendWindow ?? false,
+    templates: capabilities?.templates ?? false,
+    carousels: capabilities?.carousels ?? false,
+    flows: capabilities?.flows ?? false,
+    typing: capabilities?.typing ?? false,
+  };
+}
+
 /** What a driver knows of a connection. Credentials are the driver's own (decrypted) settings. */
 export interface DriverConnection {
   id: string;

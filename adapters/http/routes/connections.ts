@@ -11,6 +11,7 @@ import {
 } from '../../../core/connections/connections.ts';
 import type { Connection } from '../../../core/connections/connection.ts';
 import { CONNECTION_STATUSES } from '../../../core/connections/connection-status.ts';
+import { capabilityFlags } from '../../../core/connections/driver.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -182,13 +183,7 @@ async function present(ctx: AppContext, c: Connection) {
     qr: c.qr,
     qrDataUrl: c.qr ? await QRCode.toDataURL(c.qr) : null,
     pairingCode: c.pairingCode,
-    capabilities: {
-      sendWindow: capabilities?.sendWindow ?? false,
-      templates: capabilities?.templates ?? false,
-      carousels: capabilities?.carousels ?? false,
-      flows: capabilities?.flows ?? false,
-      typing: capabilities?.typing ?? false,
-    },
+    capabilities: capabilityFlags(capabilities),
     credentials: Object.fromEntries(Object.entries(c.credentials).map(([k, v]) => [k, SECRET_FIELDS.has(k) ? `••••${v.slice(-4)}` : v])),
     callbackUrl: driver?.callbacks ? `${ctx.config.publicUrl}/v3/webhooks/whatsapp/${c.id}` : null,
     createdAt: iso(c.createdAt),

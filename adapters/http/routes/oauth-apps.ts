@@ -17,6 +17,7 @@ import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { oauthDeps } from './oauth.ts';
+import { ClientInformation } from './oauth-docs.ts';
 
 const ConsentItem = t.Object({
   id: Uuid,
@@ -31,24 +32,15 @@ const ConsentItem = t.Object({
   updatedAt: Timestamp,
 });
 
-const ClientRecord = t.Object(
-  {
-    client_id: t.String(),
-    client_id_issued_at: t.Integer(),
-    client_secret: t.Optional(t.String({ description: 'Confidential clients, in the creation answer only' })),
-    client_secret_expires_at: t.Optional(t.Integer()),
-    client_name: t.Optional(t.String()),
-    client_uri: t.Optional(t.String()),
-    logo_uri: t.Optional(t.String()),
-    redirect_uris: t.Array(t.String()),
-    grant_types: t.Array(t.String()),
-    response_types: t.Array(t.String()),
-    token_endpoint_auth_method: t.String(),
-    scope: t.String(),
-    expire_access_tokens: t.Boolean({ description: 'Off: access tokens never expire, no refresh token is issued (section 8)' }),
-    required_scopes: t.Array(t.String(), { description: 'Locked on the consent screen; dropping one refuses the authorization' }),
-    verified: t.Boolean({ description: 'Set by the platform operator only (CLI `verify-client`)' }),
-  },
+const ClientRecord = t.Composite(
+  [
+    ClientInformation,
+    t.Object({
+      expire_access_tokens: t.Boolean({ description: 'Off: access tokens never expire, no refresh token is issued (section 8)' }),
+      required_scopes: t.Array(t.String(), { description: 'Locked on the consent screen; dropping one refuses the authorization' }),
+      verified: t.Boolean({ description: 'Set by the platform operator only (CLI `verify-client`)' }),
+    }),
+  ],
   { description: 'An OAuth client (spec 2.5) with its dashboard settings' },
 );
 

@@ -31,7 +31,7 @@ const ClientMetadata = t.Object({
   software_version: t.Optional(t.String({ description: 'Validated, then ignored' })),
 });
 
-const ClientInformation = t.Object({
+export const ClientInformation = t.Object({
   client_id: t.String(),
   client_id_issued_at: t.Integer(),
   client_secret: t.Optional(t.String({ description: 'Confidential clients only, in this answer only' })),

@@ -1,6 +1,7 @@
 import { z } from 'zod/v4';
 import { getConnection, listConnections } from '../../../core/connections/connections.ts';
 import type { Connection } from '../../../core/connections/connection.ts';
+import { capabilityFlags } from '../../../core/connections/driver.ts';
 import { messagingStores } from '../../connections/stores.ts';
 import type { AppContext } from '../../http/context.ts';
 import { defineTool } from '../tool.ts';
@@ -42,13 +43,7 @@ export const getConnectionTool = defineTool({
       structured: {
         ...summaryOf(ctx, c),
         statusReason: c.statusReason,
-        capabilities: {
-          sendWindow: capabilities?.sendWindow ?? false,
-          templates: capabilities?.templates ?? false,
-          carousels: capabilities?.carousels ?? false,
-          flows: capabilities?.flows ?? false,
-          typing: capabilities?.typing ?? false,
-        },
+        capabilities: capabilityFlags(capabilities),
         createdAt: c.createdAt.toISOString(),
         updatedAt: c.updatedAt.toISOString(),
       },
