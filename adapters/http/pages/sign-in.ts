@@ -6,7 +6,7 @@ import type { AppContext } from '../context.ts';
 import { csrfMatches, currentSession, endSession, startSession } from '../web-session.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
 import { formField, html, htmlResponse, isFormPost, layout, messagePage, safeReturnPath, seeOther } from './html.ts';
-import { rateLimiter } from './rate-limit.ts';
+import { rateLimiter } from '../rate-limit.ts';
 
 /**
  * Failed sign-in attempts allowed per client IP and minute (a post with a good CSRF token and a

@@ -11,8 +11,7 @@ import type { AppContext } from '../context.ts';
 import { HttpResponseError, oauthResponse } from '../errors.ts';
 import { renderConsentPage } from '../pages/consent.ts';
 import { htmlResponse, messagePage, seeOther } from '../pages/html.ts';
-import { rateLimiter } from '../pages/rate-limit.ts';
-import { TooManyRequests } from '../rate-limit.ts';
+import { rateLimiter, TooManyRequests } from '../rate-limit.ts';
 import { csrfMatches, currentSession } from '../web-session.ts';
 
 import { OAUTH_DOCS } from './oauth-docs.ts';
