@@ -1,7 +1,8 @@
 import type { Plugin } from './plugin.ts';
+import { helpdeskPlugin } from './helpdesk/index.ts';
 
 /**
  * Every plugin this build ships. A plugin folder joins this list once it has content
  * (campaigns, helpdesk, flows, carousels, v2 arrive with their issues).
  */
-export const AVAILABLE_PLUGINS: Plugin[] = [];
+export const AVAILABLE_PLUGINS: Plugin[] = [helpdeskPlugin];
