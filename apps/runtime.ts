@@ -9,6 +9,7 @@ import { secretBox } from '../adapters/crypto/secret-box.ts';
 import { createDrivers } from '../adapters/drivers/index.ts';
 import { messagingJobs } from '../adapters/connections/jobs.ts';
 import { webhookJobs } from '../adapters/webhooks/jobs.ts';
+import { pluginEventJobs, pluginEvents } from './plugin-events.ts';
 import { AVAILABLE_PLUGINS } from '../plugins/index.ts';
 import { parsePluginList, resolvePlugins } from '../plugins/loader.ts';
 import type { Plugin } from '../plugins/plugin.ts';
@@ -47,8 +48,9 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       keys,
       box: secretBox(keys.sealing),
       drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName() }),
+      pluginEvents: pluginEvents(plugins),
     };
-    const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
+    const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...pluginEventJobs(ctx, plugins), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);
     return {
       ctx,

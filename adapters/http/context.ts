@@ -29,4 +29,6 @@ export interface AppContext {
   /** Seals connection credentials at rest. */
   box: SecretBox;
   drivers: ReadonlyMap<string, NetworkDriver>;
+  /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */
+  pluginEvents?: ReadonlySet<string>;
 }

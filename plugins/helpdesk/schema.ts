@@ -34,10 +34,52 @@ export interface HelpdeskContactsTable {
   updated_at: Date;
 }
 
+export interface HelpdeskDisplayCountersTable {
+  workspace_id: string;
+  last_display_id: number;
+}
+
+export interface HelpdeskConversationsTable {
+  id: string;
+  workspace_id: string;
+  display_id: number;
+  inbox_id: string;
+  contact_id: string;
+  status: 'OPEN' | 'PENDING' | 'SNOOZED' | 'RESOLVED';
+  snoozed_until: Date | null;
+  priority: 'LOW' | 'MEDIUM' | 'HIGH' | 'URGENT' | null;
+  assignee_user_id: string | null;
+  team_id: string | null;
+  labels: string[];
+  custom_attributes: ColumnType<Record<string, unknown>, string, string>;
+  ai_agent_enabled: boolean;
+  assignee_last_seen_at: Date | null;
+  last_activity_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface HelpdeskMessagesTable {
+  id: string;
+  conversation_id: string;
+  workspace_id: string;
+  direction: 'incoming' | 'outgoing' | 'activity';
+  private: boolean;
+  content: string;
+  sender_user_id: string | null;
+  chat_message_id: string | null;
+  status: 'PENDING' | 'SENT' | 'DELIVERED' | 'READ' | 'FAILED' | null;
+  external_error: string | null;
+  created_at: Date;
+}
+
 export interface HelpdeskTables {
   helpdesk_inboxes: HelpdeskInboxesTable;
   helpdesk_inbox_members: HelpdeskInboxMembersTable;
   helpdesk_contacts: HelpdeskContactsTable;
+  helpdesk_display_counters: HelpdeskDisplayCountersTable;
+  helpdesk_conversations: HelpdeskConversationsTable;
+  helpdesk_messages: HelpdeskMessagesTable;
 }
 
 /** The base tables the plugin reads (connections, memberships, users, workspaces) plus its own. */

@@ -5,11 +5,14 @@ import type { Database } from '../schema.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
 import { FANOUT_QUEUE } from '../../../core/webhooks/dispatch.ts';
 
+/** The worker runs the enabled plugins' subscribers of one event (apps/plugin-events.ts). */
+export const PLUGIN_EVENTS_QUEUE = 'plugins.events';
+
 /**
  * The durable event log: written in the transaction of the change that caused the event, with
  * the job that fans it out to webhooks (the transactional outbox).
  */
-export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock }, outbox: Outbox): EventPublisher {
+export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string> }, outbox: Outbox): EventPublisher {
   return {
     async publish(e) {
       const id = deps.ids.next();
@@ -27,6 +30,9 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
         .execute();
       // connection.update is never dispatched (spec 6.1); every other event may have subscribers.
       if (e.connectionId && e.event !== 'connection.update') await outbox.enqueue(FANOUT_QUEUE, { eventId: id }, { dedupeKey: id });
+      // Plugin subscribers: one job per event some enabled plugin listens to, committed with the
+      // event (a crash loses neither) and deduplicated by the event id (queued once).
+      if (deps.pluginEvents?.has(e.event)) await outbox.enqueue(PLUGIN_EVENTS_QUEUE, { eventId: id }, { dedupeKey: id });
     },
   };
 }

@@ -1,0 +1,301 @@
+import type { Actor } from '../identity/identity.ts';
+import { authorize } from '../identity/roles.ts';
+import { badRequest, notFound } from '../shared/errors.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import type { Clock, IdGen } from '../shared/ports.ts';
+import { applyConversationEvent, conversationActivityText, CONVERSATION_STATUSES, type ConversationEvent, type ConversationStatus } from './conversation-status.ts';
+import type { ContactStore } from './contacts.ts';
+import { seesEveryInbox, type Inbox, type InboxStore } from './inboxes.ts';
+import { normaliseLabels } from './labels.ts';
+import type { MessageStatus } from './message-status.ts';
+import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
+
+/** Spec 2.11. `priority` values beyond `URGENT` (seen in the spec) are ours. */
+export const PRIORITIES = ['LOW', 'MEDIUM', 'HIGH', 'URGENT'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export interface Conversation {
+  id: string;
+  workspaceId: string;
+  /** Sequential per workspace (spec 2.1); assigned by the store on insert. */
+  displayId: number;
+  inboxId: string;
+  contactId: string;
+  status: ConversationStatus;
+  snoozedUntil: Date | null;
+  priority: Priority | null;
+  assigneeUserId: string | null;
+  teamId: string | null;
+  labels: string[];
+  customAttributes: Record<string, unknown>;
+  aiAgentEnabled: boolean;
+  assigneeLastSeenAt: Date | null;
+  lastActivityAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const HELPDESK_MESSAGE_DIRECTIONS = ['incoming', 'outgoing', 'activity'] as const;
+export type HelpdeskMessageDirection = (typeof HELPDESK_MESSAGE_DIRECTIONS)[number];
+
+/** A message of a conversation (spec 2.12): from the contact, to the contact (or a private note), or an activity line. */
+export interface HelpdeskMessage {
+  id: string;
+  conversationId: string;
+  workspaceId: string;
+  direction: HelpdeskMessageDirection;
+  private: boolean;
+  content: string;
+  senderUserId: string | null;
+  /** The connection message carrying it (incoming messages and replies). */
+  chatMessageId: string | null;
+  /** Outgoing replies only (spec 3.2); null for incoming, activity and private notes. */
+  status: MessageStatus | null;
+  externalError: string | null;
+  createdAt: Date;
+}
+
+export interface ConversationFilters {
+  status?: ConversationStatus;
+  inboxId?: string;
+  assigneeUserId?: string;
+}
+
+export interface ConversationStore {
+  /** Inserts with the next `displayId` of the workspace (same transaction); answers it. */
+  insert(conversation: Omit<Conversation, 'displayId'>): Promise<Conversation>;
+  get(workspaceId: string, id: string): Promise<Conversation | undefined>;
+  /** `onlyFor`: conversations of the inboxes this user is a member of (an Agent's view). */
+  list(workspaceId: string, request: PageRequest, filters: ConversationFilters, onlyFor?: string): Promise<Page<Conversation>>;
+  update(conversation: Conversation): Promise<void>;
+  /** The contact's most recent conversation of the inbox that is not RESOLVED, locked for update. */
+  latestUnresolved(inboxId: string, contactId: string): Promise<Conversation | undefined>;
+}
+
+export interface HelpdeskMessageStore {
+  /** False when a helpdesk message already carries `chatMessageId` (a replayed event). */
+  insert(message: HelpdeskMessage): Promise<boolean>;
+  /** Oldest first: the `limit` messages just before `before` (a message id), or the latest ones. */
+  list(conversationId: string, limit: number, before?: string): Promise<HelpdeskMessage[]>;
+  get(conversationId: string, id: string): Promise<HelpdeskMessage | undefined>;
+  findByChatMessage(chatMessageId: string): Promise<HelpdeskMessage | undefined>;
+  update(message: HelpdeskMessage): Promise<void>;
+}
+
+export interface ConversationStores {
+  conversations: ConversationStore;
+  messages: HelpdeskMessageStore;
+  inboxes: InboxStore;
+  contacts: ContactStore;
+  plans: WorkspacePlans;
+  /** The display name of a user (for activity lines), if any. */
+  userName(userId: string): Promise<string | undefined>;
+  /** Whether the user may be assigned conversations of the inbox: a member of the inbox, or a Manager or above of the workspace. */
+  assignable(workspaceId: string, inboxId: string, userId: string): Promise<boolean>;
+}
+
+export interface ConversationDeps {
+  clock: Clock;
+  ids: IdGen;
+}
+
+export const conversationNotFound = () => notFound('Conversation not found');
+
+/** Reads: every member, Agents only in their inboxes (others are 404, never 403). */
+export async function listConversations(stores: ConversationStores, actor: Actor, request: PageRequest, filters: ConversationFilters): Promise<Page<Conversation>> {
+  authorize(actor.roles, 'helpdesk.work', 'read');
+  return stores.conversations.list(actor.workspaceId, request, filters, seesEveryInbox(actor) ? undefined : actor.userId);
+}
+
+export async function getConversation(stores: ConversationStores, actor: Actor, id: string): Promise<Conversation> {
+  authorize(actor.roles, 'helpdesk.work', 'read');
+  const conversation = await stores.conversations.get(actor.workspaceId, id);
+  if (!conversation) throw conversationNotFound();
+  if (!seesEveryInbox(actor) && !(await stores.inboxes.isMember(conversation.inboxId, actor.userId))) throw conversationNotFound();
+  return conversation;
+}
+
+/** A conversation the actor may change: visible, `helpdesk.work` write, and the PRO plan. */
+async function writable(stores: ConversationStores, actor: Actor, id: string): Promise<Conversation> {
+  const conversation = await getConversation(stores, actor, id);
+  authorize(actor.roles, 'helpdesk.work', 'write');
+  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  return conversation;
+}
+
+export const REQUESTED_STATUSES = ['OPEN', 'PENDING', 'RESOLVED', 'SNOOZED'] as const satisfies readonly ConversationStatus[];
+
+/**
+ * `POST …/status`: the requested status becomes an event of the transition table (OPEN → reopen,
+ * PENDING → pending, RESOLVED → resolve, SNOOZED → snooze until `snoozedUntil`). A change leaves
+ * an activity message ("Conversation was resolved by Ana"); an automatic one would not.
+ */
+export async function changeConversationStatus(
+  stores: ConversationStores,
+  deps: ConversationDeps,
+  actor: Actor,
+  id: string,
+  input: { status: ConversationStatus; snoozedUntil?: string | null },
+): Promise<{ conversation: Conversation; changed: boolean; activity: HelpdeskMessage | null }> {
+  const conversation = await writable(stores, actor, id);
+  if (!CONVERSATION_STATUSES.includes(input.status)) throw badRequest(`body.status must be one of ${CONVERSATION_STATUSES.join(', ')}`);
+  if (input.status !== 'SNOOZED' && input.snoozedUntil != null) throw badRequest('body.snoozedUntil is only for status SNOOZED');
+  let event: ConversationEvent;
+  switch (input.status) {
+    case 'OPEN':
+      event = { type: 'reopen' };
+      break;
+    case 'PENDING':
+      event = { type: 'pending' };
+      break;
+    case 'RESOLVED':
+      event = { type: 'resolve' };
+      break;
+    case 'SNOOZED': {
+      if (input.snoozedUntil == null) throw badRequest('body.snoozedUntil is required for status SNOOZED');
+      event = { type: 'snooze', until: new Date(input.snoozedUntil) };
+      break;
+    }
+  }
+  const now = deps.clock.now();
+  const change = applyConversationEvent(conversation, event, now);
+  const updated: Conversation = { ...conversation, status: change.status, snoozedUntil: change.snoozedUntil, updatedAt: now, lastActivityAt: now };
+  const text = conversationActivityText(event, change, (await stores.userName(actor.userId)) ?? null);
+  let activity: HelpdeskMessage | null = null;
+  if (text !== null) {
+    activity = activityMessage(deps, updated, text, actor.userId, now);
+    await stores.messages.insert(activity);
+  }
+  await stores.conversations.update(updated);
+  return { conversation: updated, changed: change.changed, activity };
+}
+
+export interface ConversationPatch {
+  priority?: Priority | null;
+  assigneeUserId?: string | null;
+  customAttributes?: Record<string, unknown>;
+  aiAgentEnabled?: boolean;
+}
+
+/** Fields left out keep their value; `null` clears priority or assignee; customAttributes replaces the set. */
+export async function updateConversation(stores: ConversationStores, deps: ConversationDeps, actor: Actor, id: string, patch: ConversationPatch): Promise<Conversation> {
+  const conversation = await writable(stores, actor, id);
+  if (patch.priority != null && !PRIORITIES.includes(patch.priority)) throw badRequest(`body.priority must be one of ${PRIORITIES.join(', ')} or null`);
+  if (patch.assigneeUserId != null && !(await stores.assignable(actor.workspaceId, conversation.inboxId, patch.assigneeUserId))) {
+    throw badRequest('body.assigneeUserId must be a member of the inbox, or a Manager, Admin or Owner of the workspace');
+  }
+  const assigneeChanged = patch.assigneeUserId !== undefined && patch.assigneeUserId !== conversation.assigneeUserId;
+  const updated: Conversation = {
+    ...conversation,
+    priority: patch.priority === undefined ? conversation.priority : patch.priority,
+    assigneeUserId: patch.assigneeUserId === undefined ? conversation.assigneeUserId : patch.assigneeUserId,
+    // A new assignee has not seen anything yet.
+    assigneeLastSeenAt: assigneeChanged ? null : conversation.assigneeLastSeenAt,
+    customAttributes: patch.customAttributes ?? conversation.customAttributes,
+    aiAgentEnabled: patch.aiAgentEnabled ?? conversation.aiAgentEnabled,
+    updatedAt: deps.clock.now(),
+  };
+  await stores.conversations.update(updated);
+  return updated;
+}
+
+/** Replaces the labels (stored normalised: trimmed, unique case-insensitively, first spelling kept). */
+export async function setConversationLabels(stores: ConversationStores, deps: ConversationDeps, actor: Actor, id: string, labels: string[]): Promise<Conversation> {
+  const conversation = await writable(stores, actor, id);
+  const updated: Conversation = { ...conversation, labels: normaliseLabels(labels), updatedAt: deps.clock.now() };
+  await stores.conversations.update(updated);
+  return updated;
+}
+
+/**
+ * The read marker. Spec 2.11 names it `assigneeLastSeenAt`: it moves when the assignee (or, on an
+ * unassigned conversation, whoever reads it) marks it read; another agent reading leaves it.
+ * A read marker is part of working the conversation, so it needs write and the PRO plan.
+ */
+export async function markConversationRead(stores: ConversationStores, deps: ConversationDeps, actor: Actor, id: string): Promise<Conversation> {
+  const conversation = await writable(stores, actor, id);
+  if (conversation.assigneeUserId !== null && conversation.assigneeUserId !== actor.userId) return conversation;
+  const now = deps.clock.now();
+  const updated: Conversation = { ...conversation, assigneeLastSeenAt: now, updatedAt: now };
+  await stores.conversations.update(updated);
+  return updated;
+}
+
+/**
+ * A message from a contact on an inbox's channel (run by the worker for `messages.upsert`):
+ * the contact is found by phone or created; it joins the contact's latest conversation of the
+ * inbox that is not RESOLVED (a SNOOZED or PENDING one reopens through `incomingMessage`), or a
+ * new OPEN conversation starts (a RESOLVED conversation stays resolved: the new message opens a
+ * new one, with its own displayId). Idempotent on `chatMessageId`: a replay stores nothing.
+ */
+export async function receiveIncoming(
+  stores: ConversationStores,
+  deps: ConversationDeps,
+  inbox: Inbox,
+  incoming: { phone: string; name: string | null; content: string; chatMessageId: string },
+): Promise<{ conversation: Conversation; message: HelpdeskMessage; created: boolean } | null> {
+  if (await stores.messages.findByChatMessage(incoming.chatMessageId)) return null;
+  const now = deps.clock.now();
+  let contact = await stores.contacts.findByPhone(inbox.workspaceId, incoming.phone);
+  if (!contact) {
+    contact = { id: deps.ids.next(), workspaceId: inbox.workspaceId, name: incoming.name, phone: incoming.phone, email: null, customAttributes: {}, createdAt: now, updatedAt: now };
+    await stores.contacts.insert(contact);
+  }
+  let conversation = await stores.conversations.latestUnresolved(inbox.id, contact.id);
+  let created = false;
+  if (!conversation) {
+    conversation = await stores.conversations.insert({
+      id: deps.ids.next(),
+      workspaceId: inbox.workspaceId,
+      inboxId: inbox.id,
+      contactId: contact.id,
+      status: 'OPEN',
+      snoozedUntil: null,
+      priority: null,
+      assigneeUserId: null,
+      teamId: null,
+      labels: [],
+      customAttributes: {},
+      aiAgentEnabled: false,
+      assigneeLastSeenAt: null,
+      lastActivityAt: now,
+      createdAt: now,
+      updatedAt: now,
+    });
+    created = true;
+  }
+  const message: HelpdeskMessage = {
+    id: deps.ids.next(),
+    conversationId: conversation.id,
+    workspaceId: inbox.workspaceId,
+    direction: 'incoming',
+    private: false,
+    content: incoming.content,
+    senderUserId: null,
+    chatMessageId: incoming.chatMessageId,
+    status: null,
+    externalError: null,
+    createdAt: now,
+  };
+  if (!(await stores.messages.insert(message))) return null;
+  const change = applyConversationEvent(conversation, { type: 'incomingMessage' }, now);
+  const updated: Conversation = { ...conversation, status: change.status, snoozedUntil: change.snoozedUntil, lastActivityAt: now, updatedAt: now };
+  await stores.conversations.update(updated);
+  return { conversation: updated, message, created };
+}
+
+export function activityMessage(deps: ConversationDeps, conversation: Conversation, content: string, senderUserId: string | null, now: Date): HelpdeskMessage {
+  return {
+    id: deps.ids.next(),
+    conversationId: conversation.id,
+    workspaceId: conversation.workspaceId,
+    direction: 'activity',
+    private: false,
+    content,
+    senderUserId,
+    chatMessageId: null,
+    status: null,
+    externalError: null,
+    createdAt: now,
+  };
+}

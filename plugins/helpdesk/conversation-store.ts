@@ -1,0 +1,223 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database } from '../../adapters/postgres/schema.ts';
+import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
+import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { page, pageOffset } from '../../core/shared/pagination.ts';
+import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessage, HelpdeskMessageStore } from '../../core/helpdesk/conversations.ts';
+import type { ChatDelivery, HelpdeskMessageStores } from '../../core/helpdesk/helpdesk-messages.ts';
+import { helpdeskDb, type HelpdeskConversationsTable, type HelpdeskMessagesTable } from './schema.ts';
+import { contactStore, inboxStore, workspacePlans } from './store.ts';
+
+const MANAGER_ROLES = ['OWNER', 'ADMIN', 'MANAGER'];
+
+const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
+
+function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversation {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    displayId: Number(row.display_id),
+    inboxId: row.inbox_id,
+    contactId: row.contact_id,
+    status: row.status,
+    snoozedUntil: row.snoozed_until,
+    priority: row.priority,
+    assigneeUserId: row.assignee_user_id,
+    teamId: row.team_id,
+    labels: row.labels ?? [],
+    customAttributes: json(row.custom_attributes),
+    aiAgentEnabled: row.ai_agent_enabled,
+    assigneeLastSeenAt: row.assignee_last_seen_at,
+    lastActivityAt: row.last_activity_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toMessage(row: Selectable<HelpdeskMessagesTable>): HelpdeskMessage {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    workspaceId: row.workspace_id,
+    direction: row.direction,
+    private: row.private,
+    content: row.content,
+    senderUserId: row.sender_user_id,
+    chatMessageId: row.chat_message_id,
+    status: row.status,
+    externalError: row.external_error,
+    createdAt: row.created_at,
+  };
+}
+
+export function conversationStore(base: Kysely<Database>): ConversationStore {
+  const db = helpdeskDb(base);
+  return {
+    async insert(c) {
+      // The workspace's counter row, bumped in this transaction: concurrent inserts queue on it.
+      const { last_display_id } = await db
+        .insertInto('helpdesk_display_counters')
+        .values({ workspace_id: c.workspaceId, last_display_id: 1 })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ last_display_id: sql`helpdesk_display_counters.last_display_id + 1` }))
+        .returning('last_display_id')
+        .executeTakeFirstOrThrow();
+      const conversation: Conversation = { ...c, displayId: Number(last_display_id) };
+      await db
+        .insertInto('helpdesk_conversations')
+        .values({
+          id: c.id,
+          workspace_id: c.workspaceId,
+          display_id: conversation.displayId,
+          inbox_id: c.inboxId,
+          contact_id: c.contactId,
+          status: c.status,
+          snoozed_until: c.snoozedUntil,
+          priority: c.priority,
+          assignee_user_id: c.assigneeUserId,
+          team_id: c.teamId,
+          labels: c.labels,
+          custom_attributes: JSON.stringify(c.customAttributes),
+          ai_agent_enabled: c.aiAgentEnabled,
+          assignee_last_seen_at: c.assigneeLastSeenAt,
+          last_activity_at: c.lastActivityAt,
+          created_at: c.createdAt,
+          updated_at: c.updatedAt,
+        })
+        .execute();
+      return conversation;
+    },
+    async get(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toConversation(row);
+    },
+    async list(workspaceId, request, filters, onlyFor) {
+      let query = db.selectFrom('helpdesk_conversations').where('workspace_id', '=', workspaceId);
+      if (onlyFor !== undefined) query = query.where('inbox_id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
+      if (filters.status) query = query.where('status', '=', filters.status);
+      if (filters.inboxId) query = isUuid(filters.inboxId) ? query.where('inbox_id', '=', filters.inboxId) : query.where(sql<boolean>`false`);
+      if (filters.assigneeUserId) query = isUuid(filters.assigneeUserId) ? query.where('assignee_user_id', '=', filters.assigneeUserId) : query.where(sql<boolean>`false`);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      // Most recent activity first, as a shared inbox shows them.
+      const rows = await query.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toConversation), Number(total), request);
+    },
+    async update(c) {
+      await db
+        .updateTable('helpdesk_conversations')
+        .set({
+          status: c.status,
+          snoozed_until: c.snoozedUntil,
+          priority: c.priority,
+          assignee_user_id: c.assigneeUserId,
+          team_id: c.teamId,
+          labels: c.labels,
+          custom_attributes: JSON.stringify(c.customAttributes),
+          ai_agent_enabled: c.aiAgentEnabled,
+          assignee_last_seen_at: c.assigneeLastSeenAt,
+          last_activity_at: c.lastActivityAt,
+          updated_at: c.updatedAt,
+        })
+        .where('id', '=', c.id)
+        .execute();
+    },
+    async latestUnresolved(inboxId, contactId) {
+      const row = await db
+        .selectFrom('helpdesk_conversations')
+        .selectAll()
+        .where('inbox_id', '=', inboxId)
+        .where('contact_id', '=', contactId)
+        .where('status', '<>', 'RESOLVED')
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .forUpdate()
+        .executeTakeFirst();
+      return row && toConversation(row);
+    },
+  };
+}
+
+export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageStore {
+  const db = helpdeskDb(base);
+  const values = (m: HelpdeskMessage) => ({
+    id: m.id,
+    conversation_id: m.conversationId,
+    workspace_id: m.workspaceId,
+    direction: m.direction,
+    private: m.private,
+    content: m.content,
+    sender_user_id: m.senderUserId,
+    chat_message_id: m.chatMessageId,
+    status: m.status,
+    external_error: m.externalError,
+    created_at: m.createdAt,
+  });
+  return {
+    async insert(m) {
+      const row = await db.insertInto('helpdesk_messages').values(values(m)).onConflict((oc) => oc.column('chat_message_id').doNothing()).returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+    async list(conversationId, limit, before) {
+      let query = db.selectFrom('helpdesk_messages').selectAll().where('conversation_id', '=', conversationId);
+      if (before !== undefined) query = query.where('id', '<', before);
+      // Ids are UUID v7 (time ordered): the newest `limit` before the cursor, then oldest first.
+      const rows = await query.orderBy('id', 'desc').limit(limit).execute();
+      return rows.reverse().map(toMessage);
+    },
+    async get(conversationId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_messages').selectAll().where('conversation_id', '=', conversationId).where('id', '=', id).executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async findByChatMessage(chatMessageId) {
+      if (!isUuid(chatMessageId)) return undefined;
+      const row = await db.selectFrom('helpdesk_messages').selectAll().where('chat_message_id', '=', chatMessageId).executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async update(m) {
+      await db.updateTable('helpdesk_messages').set({ status: m.status, external_error: m.externalError, chat_message_id: m.chatMessageId }).where('id', '=', m.id).execute();
+    },
+  };
+}
+
+/** The ports the conversation use cases need, bound to one connection or transaction. */
+export function conversationStores(base: Kysely<Database>, box: SecretBox): ConversationStores {
+  return {
+    conversations: conversationStore(base),
+    messages: helpdeskMessageStore(base),
+    inboxes: inboxStore(base, box),
+    contacts: contactStore(base),
+    plans: workspacePlans(base),
+    async userName(userId) {
+      const row = await base.selectFrom('users').select('name').where('id', '=', userId).executeTakeFirst();
+      return row?.name || undefined;
+    },
+    async assignable(workspaceId, inboxId, userId) {
+      if (!isUuid(userId)) return false;
+      const membership = await base.selectFrom('memberships').select('roles').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+      if (!membership) return false;
+      if (membership.roles.some((r) => MANAGER_ROLES.includes(r))) return true;
+      const db = helpdeskDb(base);
+      const member = await db.selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
+      return member !== undefined;
+    },
+  };
+}
+
+/** The conversation ports plus the delivery state of the connection messages carrying replies. */
+export function helpdeskMessageStores(base: Kysely<Database>, box: SecretBox): HelpdeskMessageStores {
+  return {
+    ...conversationStores(base, box),
+    async chatDeliveries(ids) {
+      const found = new Map<string, ChatDelivery>();
+      if (ids.length === 0) return found;
+      const rows = await base.selectFrom('messages').select(['id', 'status', 'error']).where('id', 'in', ids).execute();
+      for (const row of rows) {
+        const error = (typeof row.error === 'string' ? JSON.parse(row.error) : row.error) as ChatDelivery['error'];
+        found.set(row.id, { status: row.status as ChatDelivery['status'], error });
+      }
+      return found;
+    },
+  };
+}

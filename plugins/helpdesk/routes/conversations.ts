@@ -1,0 +1,198 @@
+import { Elysia, t } from 'elysia';
+import {
+  changeConversationStatus,
+  getConversation,
+  listConversations,
+  markConversationRead,
+  PRIORITIES,
+  REQUESTED_STATUSES,
+  setConversationLabels,
+  updateConversation,
+  type Conversation,
+  type ConversationDeps,
+  type HelpdeskMessage,
+  HELPDESK_MESSAGE_DIRECTIONS,
+} from '../../../core/helpdesk/conversations.ts';
+import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversation-status.ts';
+import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/helpdesk-messages.ts';
+import { MESSAGE_STATUSES } from '../../../core/helpdesk/message-status.ts';
+import { pageRequest } from '../../../core/shared/pagination.ts';
+import { authentication } from '../../../adapters/http/auth.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import { helpdeskMessageStores } from '../conversation-store.ts';
+
+export const ConversationView = t.Object({
+  id: Uuid,
+  displayId: t.Integer({ description: 'Sequential per workspace; shown to people, never a path parameter' }),
+  inboxId: Uuid,
+  contactId: Uuid,
+  status: t.UnionEnum([...CONVERSATION_STATUSES]),
+  priority: t.Nullable(t.UnionEnum([...PRIORITIES])),
+  assigneeUserId: t.Nullable(Uuid),
+  teamId: t.Nullable(Uuid),
+  snoozedUntil: t.Nullable(Timestamp),
+  labels: t.Array(t.String()),
+  customAttributes: t.Record(t.String(), t.Unknown()),
+  assigneeLastSeenAt: t.Nullable(Timestamp),
+  aiAgentEnabled: t.Boolean({ description: 'While true nothing sent by the customer goes out on this conversation (the network\'s own AI holds the chat)' }),
+  lastActivityAt: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const HelpdeskMessageView = t.Object({
+  id: Uuid,
+  conversationId: Uuid,
+  direction: t.UnionEnum([...HELPDESK_MESSAGE_DIRECTIONS], { description: 'incoming: from the contact; outgoing: a reply or a private note; activity: a line about the conversation' }),
+  private: t.Boolean({ description: 'A note for agents only; never sent' }),
+  content: t.String(),
+  senderUserId: t.Nullable(Uuid),
+  status: t.Nullable(t.UnionEnum([...MESSAGE_STATUSES], { description: 'Replies only: PENDING at once, then SENT, DELIVERED, READ or FAILED' })),
+  externalError: t.Nullable(t.String({ description: 'Set when FAILED' })),
+  createdAt: Timestamp,
+});
+
+const Id = t.Object({ id: t.String() });
+const NotFound = { 404: StandardError };
+const ListQuery = t.Composite([
+  PageQuery,
+  t.Object({
+    status: t.Optional(t.UnionEnum([...CONVERSATION_STATUSES], { description: 'Only conversations in this status' })),
+    inboxId: t.Optional(t.String({ description: 'Only conversations of this inbox' })),
+    assigneeUserId: t.Optional(t.String({ description: 'Only conversations assigned to this member' })),
+  }),
+], { additionalProperties: true });
+
+/** Helpdesk conversations (spec 2.11, 3.1, 4.6) and their messages (2.12, 3.2). */
+export function conversationRoutes(ctx: AppContext) {
+  const stores = () => helpdeskMessageStores(ctx.db, ctx.box);
+  const inTransaction = <T>(work: (s: ReturnType<typeof helpdeskMessageStores>, trx: AppContext['db']) => Promise<T>) =>
+    ctx.db.transaction().execute((trx) => work(helpdeskMessageStores(trx, ctx.box), trx));
+  const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
+  const sendDeps = messagingDeps(ctx);
+
+  return new Elysia({ name: 'plugins.helpdesk.conversations', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .get(
+          '',
+          async ({ actor, query }) => {
+            const found = await listConversations(stores(), actor, pageRequest(query), { status: query.status, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId });
+            return { ...found, data: found.data.map(present) };
+          },
+          {
+            query: ListQuery,
+            response: { ...authErrors, 200: PageOf(ConversationView) },
+            detail: { summary: 'Conversations, latest activity first (an Agent sees those of their inboxes); filters status, inboxId, assigneeUserId' },
+          },
+        )
+        .get('/:id', async ({ actor, params }) => present(await getConversation(stores(), actor, params.id)), {
+          params: Id,
+          response: { ...authErrors, ...NotFound, 200: ConversationView },
+          detail: { summary: 'One conversation (by id; displayId is in the body)' },
+        })
+        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateConversation(s, deps, actor, params.id, body))), {
+          params: Id,
+          body: t.Object({
+            priority: t.Optional(t.Nullable(t.UnionEnum([...PRIORITIES]))),
+            assigneeUserId: t.Optional(t.Nullable(t.String({ description: 'A member of the inbox, or a Manager, Admin or Owner; null unassigns' }))),
+            customAttributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'Replaces the whole set' })),
+            aiAgentEnabled: t.Optional(t.Boolean()),
+          }),
+          response: { ...authErrors, ...NotFound, 200: ConversationView },
+          detail: { summary: 'Change priority, assignee, custom attributes or aiAgentEnabled (PRO plan); fields left out keep their value' },
+        })
+        .post(
+          '/:id/status',
+          async ({ actor, params, body }) => present((await inTransaction((s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation),
+          {
+            params: Id,
+            body: t.Object({
+              status: t.UnionEnum([...REQUESTED_STATUSES], { description: 'OPEN reopens, PENDING waits, RESOLVED resolves, SNOOZED snoozes until snoozedUntil' }),
+              snoozedUntil: t.Optional(t.Nullable(t.String({ format: 'date-time', description: 'Required with SNOOZED; strictly in the future' }))),
+            }),
+            response: { ...authErrors, ...NotFound, 200: ConversationView, 422: StandardError },
+            detail: { summary: 'Change the status (PRO plan); a change leaves an activity message; a move the status table refuses is 422' },
+          },
+        )
+        .post('/:id/labels', async ({ actor, params, body }) => present(await inTransaction((s) => setConversationLabels(s, deps, actor, params.id, body.labels))), {
+          params: Id,
+          body: t.Object({ labels: t.Array(t.String(), { maxItems: 100, description: 'Replaces the labels; trimmed, unique case-insensitively' }) }),
+          response: { ...authErrors, ...NotFound, 200: ConversationView },
+          detail: { summary: 'Replace the labels (PRO plan)' },
+        })
+        .post('/:id/read', async ({ actor, params }) => present(await inTransaction((s) => markConversationRead(s, deps, actor, params.id))), {
+          params: Id,
+          body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
+          response: { ...authErrors, ...NotFound, 200: ConversationView },
+          detail: { summary: 'Mark as read by the assignee (assigneeLastSeenAt; PRO plan)' },
+        })
+        .get('/:id/messages', async ({ actor, params, query }) => (await listHelpdeskMessages(stores(), actor, params.id, query)).map(presentMessage), {
+          params: Id,
+          query: t.Object(
+            {
+              limit: t.Optional(t.String({ description: `Integer from 1 to ${MAX_MESSAGE_LIMIT}; default 20` })),
+              cursor: t.Optional(t.String({ description: 'Id of the oldest message already held; answers the messages before it' })),
+            },
+            { additionalProperties: true },
+          ),
+          response: { ...authErrors, ...NotFound, 200: t.Array(HelpdeskMessageView, { description: 'Bare array, oldest first; fewer than limit means the beginning' }) },
+          detail: { summary: 'Messages of the conversation, oldest first (cursor pagination)' },
+        })
+        .post(
+          '/:id/messages',
+          async ({ actor, params, body, set }) => {
+            const message = await inTransaction((s, trx) => sendHelpdeskMessage(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, body));
+            set.status = 201;
+            return presentMessage(message);
+          },
+          {
+            params: Id,
+            body: t.Object({
+              content: t.String({ description: `1 to ${MAX_CONTENT_LENGTH} characters` }),
+              private: t.Optional(t.Boolean({ description: 'A private note: stored, never sent' })),
+            }),
+            response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 422: StandardError },
+            detail: { summary: 'Reply (PRO plan; PENDING at once, sent on the inbox\'s connection) or add a private note; 422 while aiAgentEnabled' },
+          },
+        ),
+    );
+}
+
+export function present(c: Conversation) {
+  return {
+    id: c.id,
+    displayId: c.displayId,
+    inboxId: c.inboxId,
+    contactId: c.contactId,
+    status: c.status,
+    priority: c.priority,
+    assigneeUserId: c.assigneeUserId,
+    teamId: c.teamId,
+    snoozedUntil: iso(c.snoozedUntil),
+    labels: c.labels,
+    customAttributes: c.customAttributes,
+    assigneeLastSeenAt: iso(c.assigneeLastSeenAt),
+    aiAgentEnabled: c.aiAgentEnabled,
+    lastActivityAt: iso(c.lastActivityAt),
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+  };
+}
+
+export function presentMessage(m: HelpdeskMessage) {
+  return {
+    id: m.id,
+    conversationId: m.conversationId,
+    direction: m.direction,
+    private: m.private,
+    content: m.content,
+    senderUserId: m.senderUserId,
+    status: m.status,
+    externalError: m.externalError,
+    createdAt: iso(m.createdAt),
+  };
+}
