@@ -1,5 +1,5 @@
 import type { Actor } from '../identity/identity.ts';
-import { authorize } from '../identity/roles.ts';
+import { authorize, type Role } from '../identity/roles.ts';
 import { badRequest, notFound } from '../shared/errors.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
@@ -90,8 +90,8 @@ export interface ConversationStores {
   plans: WorkspacePlans;
   /** The display name of a user (for activity lines), if any. */
   userName(userId: string): Promise<string | undefined>;
-  /** Whether the user may be assigned conversations of the inbox: a member of the inbox, or a Manager or above of the workspace. */
-  assignable(workspaceId: string, inboxId: string, userId: string): Promise<boolean>;
+  /** A would-be assignee's roles in the workspace and whether they belong to the inbox; undefined when not a member. */
+  assigneeStanding(workspaceId: string, inboxId: string, userId: string): Promise<{ roles: Role[]; inboxMember: boolean } | undefined>;
 }
 
 export interface ConversationDeps {
@@ -100,6 +100,12 @@ export interface ConversationDeps {
 }
 
 export const conversationNotFound = () => notFound('Conversation not found');
+
+/** Who may be assigned a conversation of an inbox: a member of the inbox, or anyone who sees every inbox. */
+async function assignable(stores: ConversationStores, workspaceId: string, inboxId: string, userId: string): Promise<boolean> {
+  const standing = await stores.assigneeStanding(workspaceId, inboxId, userId);
+  return standing !== undefined && (standing.inboxMember || seesEveryInbox({ userId, workspaceId, roles: standing.roles }));
+}
 
 /** Reads: every member, Agents only in their inboxes (others are 404, never 403). */
 export async function listConversations(stores: ConversationStores, actor: Actor, request: PageRequest, filters: ConversationFilters): Promise<Page<Conversation>> {
@@ -181,7 +187,7 @@ export interface ConversationPatch {
 export async function updateConversation(stores: ConversationStores, deps: ConversationDeps, actor: Actor, id: string, patch: ConversationPatch): Promise<Conversation> {
   const conversation = await writable(stores, actor, id);
   if (patch.priority != null && !PRIORITIES.includes(patch.priority)) throw badRequest(`body.priority must be one of ${PRIORITIES.join(', ')} or null`);
-  if (patch.assigneeUserId != null && !(await stores.assignable(actor.workspaceId, conversation.inboxId, patch.assigneeUserId))) {
+  if (patch.assigneeUserId != null && !(await assignable(stores, actor.workspaceId, conversation.inboxId, patch.assigneeUserId))) {
     throw badRequest('body.assigneeUserId must be a member of the inbox, or a Manager, Admin or Owner of the workspace');
   }
   const assigneeChanged = patch.assigneeUserId !== undefined && patch.assigneeUserId !== conversation.assigneeUserId;

@@ -7,8 +7,7 @@ import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessa
 import type { ChatDelivery, HelpdeskMessageStores } from '../../core/helpdesk/helpdesk-messages.ts';
 import { helpdeskDb, type HelpdeskConversationsTable, type HelpdeskMessagesTable } from './schema.ts';
 import { contactStore, inboxStore, workspacePlans } from './store.ts';
-
-const MANAGER_ROLES = ['OWNER', 'ADMIN', 'MANAGER'];
+import type { Role } from '../../core/identity/roles.ts';
 
 const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
 
@@ -193,14 +192,12 @@ export function conversationStores(base: Kysely<Database>, box: SecretBox): Conv
       const row = await base.selectFrom('users').select('name').where('id', '=', userId).executeTakeFirst();
       return row?.name || undefined;
     },
-    async assignable(workspaceId, inboxId, userId) {
-      if (!isUuid(userId)) return false;
+    async assigneeStanding(workspaceId, inboxId, userId) {
+      if (!isUuid(userId)) return undefined;
       const membership = await base.selectFrom('memberships').select('roles').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
-      if (!membership) return false;
-      if (membership.roles.some((r) => MANAGER_ROLES.includes(r))) return true;
-      const db = helpdeskDb(base);
-      const member = await db.selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
-      return member !== undefined;
+      if (!membership) return undefined;
+      const member = await helpdeskDb(base).selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
+      return { roles: membership.roles as Role[], inboxMember: member !== undefined };
     },
   };
 }
