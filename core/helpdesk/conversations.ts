@@ -6,7 +6,19 @@ import type { Clock, IdGen } from '../shared/ports.ts';
 import { applyConversationEvent, conversationActivityText, CONVERSATION_STATUSES, type ConversationEvent, type ConversationStatus } from './conversation-status.ts';
 import type { ContactStore } from './contacts.ts';
 import { seesEveryInbox, type Inbox, type InboxStore } from './inboxes.ts';
-import { normaliseLabels } from './labels.ts';
+import { labelDelta, normaliseLabels } from './labels.ts';
+import {
+  aiAgentChanged,
+  assigneeChanged,
+  conversationCreated,
+  conversationRead,
+  conversationUpdated,
+  labelsChanged,
+  messageCreated,
+  priorityChanged,
+  statusChanged,
+  type HelpdeskEventLog,
+} from './events.ts';
 import type { MessageStatus } from './message-status.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
 
@@ -88,6 +100,8 @@ export interface ConversationStores {
   inboxes: InboxStore;
   contacts: ContactStore;
   plans: WorkspacePlans;
+  /** Helpdesk events (spec 6.5), recorded in the same transaction as the change. */
+  events: HelpdeskEventLog;
   /** The display name of a user (for activity lines), if any. */
   userName(userId: string): Promise<string | undefined>;
   /** A would-be assignee's roles in the workspace and whether they belong to the inbox; undefined when not a member. */
@@ -173,6 +187,8 @@ export async function changeConversationStatus(
     await stores.messages.insert(activity);
   }
   await stores.conversations.update(updated);
+  if (change.changed) await stores.events.record(statusChanged(updated, conversation.status, actor.userId));
+  if (activity) await stores.events.record(messageCreated(updated, activity));
   return { conversation: updated, changed: change.changed, activity };
 }
 
@@ -202,7 +218,17 @@ export async function updateConversation(stores: ConversationStores, deps: Conve
     updatedAt: deps.clock.now(),
   };
   await stores.conversations.update(updated);
+  await recordChanges(stores, conversation, updated, actor.userId);
   return updated;
+}
+
+/** One event per kind of change (spec 6.5); fields with no event of their own go in `conversation.updated`. */
+export async function recordChanges(stores: ConversationStores, before: Conversation, after: Conversation, actorUserId: string | null): Promise<void> {
+  if (before.assigneeUserId !== after.assigneeUserId || before.teamId !== after.teamId) await stores.events.record(assigneeChanged(before, after, actorUserId));
+  if (before.priority !== after.priority) await stores.events.record(priorityChanged(before, after, actorUserId));
+  if (before.aiAgentEnabled !== after.aiAgentEnabled) await stores.events.record(aiAgentChanged(after, actorUserId));
+  const changedFields = JSON.stringify(before.customAttributes) === JSON.stringify(after.customAttributes) ? [] : ['customAttributes'];
+  if (changedFields.length > 0) await stores.events.record(conversationUpdated(after, changedFields, actorUserId));
 }
 
 /** Replaces the labels (stored normalised: trimmed, unique case-insensitively, first spelling kept). */
@@ -210,6 +236,10 @@ export async function setConversationLabels(stores: ConversationStores, deps: Co
   const conversation = await writable(stores, actor, id);
   const updated: Conversation = { ...conversation, labels: normaliseLabels(labels), updatedAt: deps.clock.now() };
   await stores.conversations.update(updated);
+  const delta = labelDelta(conversation.labels, updated.labels);
+  if (delta.added.length + delta.removed.length > 0) {
+    await stores.events.record(labelsChanged(updated, { addedLabelIds: delta.added, removedLabelIds: delta.removed }, actor.userId));
+  }
   return updated;
 }
 
@@ -224,6 +254,7 @@ export async function markConversationRead(stores: ConversationStores, deps: Con
   const now = deps.clock.now();
   const updated: Conversation = { ...conversation, assigneeLastSeenAt: now, updatedAt: now };
   await stores.conversations.update(updated);
+  await stores.events.record(conversationRead(updated, actor.userId));
   return updated;
 }
 
@@ -287,6 +318,9 @@ export async function receiveIncoming(
   const change = applyConversationEvent(conversation, { type: 'incomingMessage' }, now);
   const updated: Conversation = { ...conversation, status: change.status, snoozedUntil: change.snoozedUntil, lastActivityAt: now, updatedAt: now };
   await stores.conversations.update(updated);
+  if (created) await stores.events.record(conversationCreated(updated));
+  if (change.changed) await stores.events.record(statusChanged(updated, conversation.status, null));
+  await stores.events.record(messageCreated(updated, message));
   return { conversation: updated, message, created };
 }
 

@@ -6,6 +6,7 @@ import { badRequest, DomainError, unprocessable } from '../shared/errors.ts';
 import { getConversation, type ConversationDeps, type ConversationStores, type HelpdeskMessage } from './conversations.ts';
 import { applyDeliveryOutcome } from './message-status.ts';
 import { assertHelpdeskWritable } from './plan-gate.ts';
+import { messageCreated } from './events.ts';
 
 export const DEFAULT_MESSAGE_LIMIT = 20;
 export const MAX_MESSAGE_LIMIT = 100;
@@ -121,6 +122,8 @@ export async function sendHelpdeskMessage(
     }
   }
   await stores.messages.insert(message);
-  await stores.conversations.update({ ...conversation, lastActivityAt: now, updatedAt: now });
+  const updated = { ...conversation, lastActivityAt: now, updatedAt: now };
+  await stores.conversations.update(updated);
+  await stores.events.record(messageCreated(updated, message));
   return message;
 }

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
-import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
+import type { AppContext } from '../../adapters/http/context.ts';
+import { helpdeskEventLog } from './event-log.ts';
 import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';
 import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessage, HelpdeskMessageStore } from '../../core/helpdesk/conversations.ts';
@@ -181,11 +182,12 @@ export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageSto
 }
 
 /** The ports the conversation use cases need, bound to one connection or transaction. */
-export function conversationStores(base: Kysely<Database>, box: SecretBox): ConversationStores {
+export function conversationStores(base: Kysely<Database>, ctx: AppContext): ConversationStores {
   return {
     conversations: conversationStore(base),
     messages: helpdeskMessageStore(base),
-    inboxes: inboxStore(base, box),
+    inboxes: inboxStore(base, ctx.box),
+    events: helpdeskEventLog(base, ctx),
     contacts: contactStore(base),
     plans: workspacePlans(base),
     async userName(userId) {
@@ -203,9 +205,9 @@ export function conversationStores(base: Kysely<Database>, box: SecretBox): Conv
 }
 
 /** The conversation ports plus the delivery state of the connection messages carrying replies. */
-export function helpdeskMessageStores(base: Kysely<Database>, box: SecretBox): HelpdeskMessageStores {
+export function helpdeskMessageStores(base: Kysely<Database>, ctx: AppContext): HelpdeskMessageStores {
   return {
-    ...conversationStores(base, box),
+    ...conversationStores(base, ctx),
     async chatDeliveries(ids) {
       const found = new Map<string, ChatDelivery>();
       if (ids.length === 0) return found;

@@ -59,7 +59,7 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
     // One contact's messages are handled one at a time (two first messages at once would both
     // create the contact or a conversation): a transaction lock on the inbox and phone.
     await sql`select pg_advisory_xact_lock(hashtext(${`helpdesk:${inbox.id}:${match[1]}`}))`.execute(trx);
-    await receiveIncoming(conversationStores(trx, ctx.box), { clock: ctx.clock, ids: ctx.ids }, inbox, {
+    await receiveIncoming(conversationStores(trx, ctx), { clock: ctx.clock, ids: ctx.ids }, inbox, {
       phone: `+${match[1]}`,
       name: event.data.pushName?.trim() || null,
       content: incomingText(event.data),

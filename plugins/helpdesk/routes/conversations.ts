@@ -8,51 +8,17 @@ import {
   REQUESTED_STATUSES,
   setConversationLabels,
   updateConversation,
-  type Conversation,
   type ConversationDeps,
-  type HelpdeskMessage,
-  HELPDESK_MESSAGE_DIRECTIONS,
 } from '../../../core/helpdesk/conversations.ts';
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversation-status.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/helpdesk-messages.ts';
-import { MESSAGE_STATUSES } from '../../../core/helpdesk/message-status.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
 import { helpdeskMessageStores } from '../conversation-store.ts';
-
-export const ConversationView = t.Object({
-  id: Uuid,
-  displayId: t.Integer({ description: 'Sequential per workspace; shown to people, never a path parameter' }),
-  inboxId: Uuid,
-  contactId: Uuid,
-  status: t.UnionEnum([...CONVERSATION_STATUSES]),
-  priority: t.Nullable(t.UnionEnum([...PRIORITIES])),
-  assigneeUserId: t.Nullable(Uuid),
-  teamId: t.Nullable(Uuid),
-  snoozedUntil: t.Nullable(Timestamp),
-  labels: t.Array(t.String()),
-  customAttributes: t.Record(t.String(), t.Unknown()),
-  assigneeLastSeenAt: t.Nullable(Timestamp),
-  aiAgentEnabled: t.Boolean({ description: 'While true nothing sent by the customer goes out on this conversation (the network\'s own AI holds the chat)' }),
-  lastActivityAt: Timestamp,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-
-export const HelpdeskMessageView = t.Object({
-  id: Uuid,
-  conversationId: Uuid,
-  direction: t.UnionEnum([...HELPDESK_MESSAGE_DIRECTIONS], { description: 'incoming: from the contact; outgoing: a reply or a private note; activity: a line about the conversation' }),
-  private: t.Boolean({ description: 'A note for agents only; never sent' }),
-  content: t.String(),
-  senderUserId: t.Nullable(Uuid),
-  status: t.Nullable(t.UnionEnum([...MESSAGE_STATUSES], { description: 'Replies only: PENDING at once, then SENT, DELIVERED, READ or FAILED' })),
-  externalError: t.Nullable(t.String({ description: 'Set when FAILED' })),
-  createdAt: Timestamp,
-});
+import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../views.ts';
 
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
@@ -67,9 +33,9 @@ const ListQuery = t.Composite([
 
 /** Helpdesk conversations (spec 2.11, 3.1, 4.6) and their messages (2.12, 3.2). */
 export function conversationRoutes(ctx: AppContext) {
-  const stores = () => helpdeskMessageStores(ctx.db, ctx.box);
+  const stores = () => helpdeskMessageStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof helpdeskMessageStores>, trx: AppContext['db']) => Promise<T>) =>
-    ctx.db.transaction().execute((trx) => work(helpdeskMessageStores(trx, ctx.box), trx));
+    ctx.db.transaction().execute((trx) => work(helpdeskMessageStores(trx, ctx), trx));
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);
 
@@ -160,39 +126,4 @@ export function conversationRoutes(ctx: AppContext) {
           },
         ),
     );
-}
-
-export function present(c: Conversation) {
-  return {
-    id: c.id,
-    displayId: c.displayId,
-    inboxId: c.inboxId,
-    contactId: c.contactId,
-    status: c.status,
-    priority: c.priority,
-    assigneeUserId: c.assigneeUserId,
-    teamId: c.teamId,
-    snoozedUntil: iso(c.snoozedUntil),
-    labels: c.labels,
-    customAttributes: c.customAttributes,
-    assigneeLastSeenAt: iso(c.assigneeLastSeenAt),
-    aiAgentEnabled: c.aiAgentEnabled,
-    lastActivityAt: iso(c.lastActivityAt),
-    createdAt: iso(c.createdAt),
-    updatedAt: iso(c.updatedAt),
-  };
-}
-
-export function presentMessage(m: HelpdeskMessage) {
-  return {
-    id: m.id,
-    conversationId: m.conversationId,
-    direction: m.direction,
-    private: m.private,
-    content: m.content,
-    senderUserId: m.senderUserId,
-    status: m.status,
-    externalError: m.externalError,
-    createdAt: iso(m.createdAt),
-  };
 }

@@ -1,0 +1,127 @@
+import type { ConversationStatus } from './conversation-status.ts';
+import type { Conversation, HelpdeskMessage } from './conversations.ts';
+import type { MessageStatus } from './message-status.ts';
+
+/** The twenty-one helpdesk event types (spec 6.5), all deliverable to helpdesk webhooks. */
+export const HELPDESK_EVENT_TYPES = [
+  'helpdesk.conversation.created',
+  'helpdesk.conversation.updated',
+  'helpdesk.conversation.status_changed',
+  'helpdesk.conversation.assignee_changed',
+  'helpdesk.conversation.priority_changed',
+  'helpdesk.conversation.labels_changed',
+  'helpdesk.conversation.deleted',
+  'helpdesk.conversation.read',
+  'helpdesk.conversation.ai_agent_changed',
+  'helpdesk.message.created',
+  'helpdesk.message.updated',
+  'helpdesk.message.deleted',
+  'helpdesk.message.status_changed',
+  'helpdesk.mention.created',
+  'helpdesk.label.created',
+  'helpdesk.label.updated',
+  'helpdesk.label.deleted',
+  'helpdesk.csat.response_received',
+  'helpdesk.sla.missed',
+  'helpdesk.contact_sync.updated',
+  'helpdesk.conversation_sync.updated',
+] as const;
+export type HelpdeskEventType = (typeof HELPDESK_EVENT_TYPES)[number];
+
+export function isHelpdeskEventType(value: string): value is HelpdeskEventType {
+  return (HELPDESK_EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/**
+ * An event object (spec 6.5): `type` repeats the event type, `accountId` is the workspace; the
+ * other fields are those of the spec's table. Events about a conversation always carry
+ * `conversationId` and `inboxId` (they decide who hears of it: inbox rooms, inbox-bound
+ * webhooks). A `message` is the domain message; the adapter hydrates it into the REST shape.
+ */
+export interface HelpdeskEvent {
+  type: HelpdeskEventType;
+  accountId: string;
+  conversationId?: string;
+  inboxId?: string;
+  message?: HelpdeskMessage;
+  [field: string]: unknown;
+}
+
+/** Where the use cases record what happened, in their own transaction (the outbox does the rest). */
+export interface HelpdeskEventLog {
+  record(event: HelpdeskEvent): Promise<void>;
+}
+
+const about = (c: Conversation) => ({ accountId: c.workspaceId, conversationId: c.id, inboxId: c.inboxId });
+
+export function conversationCreated(c: Conversation): HelpdeskEvent {
+  return {
+    type: 'helpdesk.conversation.created',
+    ...about(c),
+    displayId: c.displayId,
+    contactId: c.contactId,
+    status: c.status,
+    priority: c.priority,
+    assigneeUserId: c.assigneeUserId,
+    teamId: c.teamId,
+  };
+}
+
+/** `silent` only on automatic changes (a snooze expiring), which leave no activity message. */
+export function statusChanged(c: Conversation, fromStatus: ConversationStatus, actorUserId: string | null, silent = false): HelpdeskEvent {
+  return { type: 'helpdesk.conversation.status_changed', ...about(c), fromStatus, toStatus: c.status, actorUserId, ...(silent && { silent: true }) };
+}
+
+export function assigneeChanged(before: Conversation, after: Conversation, actorUserId: string | null): HelpdeskEvent {
+  return {
+    type: 'helpdesk.conversation.assignee_changed',
+    ...about(after),
+    fromAssigneeUserId: before.assigneeUserId,
+    toAssigneeUserId: after.assigneeUserId,
+    fromTeamId: before.teamId,
+    toTeamId: after.teamId,
+    actorUserId,
+  };
+}
+
+export function priorityChanged(before: Conversation, after: Conversation, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.conversation.priority_changed', ...about(after), fromPriority: before.priority, toPriority: after.priority, actorUserId };
+}
+
+/** The delta, not the final list (spec 6.5): applying it to the old set gives the new one. */
+export function labelsChanged(c: Conversation, delta: { addedLabelIds: string[]; removedLabelIds: string[] }, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.conversation.labels_changed', ...about(c), addedLabelIds: delta.addedLabelIds, removedLabelIds: delta.removedLabelIds, actorUserId };
+}
+
+/** Changes of fields with no event of their own (custom attributes, for instance). */
+export function conversationUpdated(c: Conversation, changedFields: string[], actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.conversation.updated', ...about(c), changedFields, actorUserId };
+}
+
+export function conversationRead(c: Conversation, userId: string): HelpdeskEvent {
+  return { type: 'helpdesk.conversation.read', ...about(c), userId, assigneeLastSeenAt: c.assigneeLastSeenAt };
+}
+
+export function aiAgentChanged(c: Conversation, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.conversation.ai_agent_changed', ...about(c), aiAgentEnabled: c.aiAgentEnabled, actorUserId };
+}
+
+export function conversationDeleted(c: Conversation, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.conversation.deleted', ...about(c), displayId: c.displayId, contactId: c.contactId, actorUserId };
+}
+
+export function messageCreated(c: Conversation, message: HelpdeskMessage): HelpdeskEvent {
+  return { type: 'helpdesk.message.created', ...about(c), message };
+}
+
+export function messageUpdated(c: Conversation, message: HelpdeskMessage, changedFields: string[], actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.message.updated', ...about(c), messageId: message.id, message, changedFields, actorUserId };
+}
+
+export function messageDeleted(c: Conversation, message: HelpdeskMessage, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.message.deleted', ...about(c), messageId: message.id, actorUserId };
+}
+
+export function messageStatusChanged(c: Conversation, message: HelpdeskMessage, fromStatus: MessageStatus | null): HelpdeskEvent {
+  return { type: 'helpdesk.message.status_changed', ...about(c), messageId: message.id, fromStatus, toStatus: message.status, externalError: message.externalError };
+}

@@ -1,0 +1,72 @@
+import { t } from 'elysia';
+import { CONVERSATION_STATUSES } from '../../core/helpdesk/conversation-status.ts';
+import { HELPDESK_MESSAGE_DIRECTIONS, PRIORITIES, type Conversation, type HelpdeskMessage } from '../../core/helpdesk/conversations.ts';
+import { MESSAGE_STATUSES } from '../../core/helpdesk/message-status.ts';
+import { iso, Timestamp, Uuid } from '../../adapters/http/schemas.ts';
+
+/** The REST shapes of conversations and helpdesk messages; events carry the same (spec 2.12). */
+export const ConversationView = t.Object({
+  id: Uuid,
+  displayId: t.Integer({ description: 'Sequential per workspace; shown to people, never a path parameter' }),
+  inboxId: Uuid,
+  contactId: Uuid,
+  status: t.UnionEnum([...CONVERSATION_STATUSES]),
+  priority: t.Nullable(t.UnionEnum([...PRIORITIES])),
+  assigneeUserId: t.Nullable(Uuid),
+  teamId: t.Nullable(Uuid),
+  snoozedUntil: t.Nullable(Timestamp),
+  labels: t.Array(t.String()),
+  customAttributes: t.Record(t.String(), t.Unknown()),
+  assigneeLastSeenAt: t.Nullable(Timestamp),
+  aiAgentEnabled: t.Boolean({ description: 'While true nothing sent by the customer goes out on this conversation (the network\'s own AI holds the chat)' }),
+  lastActivityAt: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const HelpdeskMessageView = t.Object({
+  id: Uuid,
+  conversationId: Uuid,
+  direction: t.UnionEnum([...HELPDESK_MESSAGE_DIRECTIONS], { description: 'incoming: from the contact; outgoing: a reply or a private note; activity: a line about the conversation' }),
+  private: t.Boolean({ description: 'A note for agents only; never sent' }),
+  content: t.String(),
+  senderUserId: t.Nullable(Uuid),
+  status: t.Nullable(t.UnionEnum([...MESSAGE_STATUSES], { description: 'Replies only: PENDING at once, then SENT, DELIVERED, READ or FAILED' })),
+  externalError: t.Nullable(t.String({ description: 'Set when FAILED' })),
+  createdAt: Timestamp,
+});
+
+export function present(c: Conversation) {
+  return {
+    id: c.id,
+    displayId: c.displayId,
+    inboxId: c.inboxId,
+    contactId: c.contactId,
+    status: c.status,
+    priority: c.priority,
+    assigneeUserId: c.assigneeUserId,
+    teamId: c.teamId,
+    snoozedUntil: iso(c.snoozedUntil),
+    labels: c.labels,
+    customAttributes: c.customAttributes,
+    assigneeLastSeenAt: iso(c.assigneeLastSeenAt),
+    aiAgentEnabled: c.aiAgentEnabled,
+    lastActivityAt: iso(c.lastActivityAt),
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+  };
+}
+
+export function presentMessage(m: HelpdeskMessage) {
+  return {
+    id: m.id,
+    conversationId: m.conversationId,
+    direction: m.direction,
+    private: m.private,
+    content: m.content,
+    senderUserId: m.senderUserId,
+    status: m.status,
+    externalError: m.externalError,
+    createdAt: iso(m.createdAt),
+  };
+}
