@@ -1,4 +1,5 @@
 import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans.ts';
+import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/presence.ts';
 
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
@@ -19,6 +20,8 @@ export interface Config {
   oauthDynamicRegistration: boolean;
   /** `OAUTH_AUTHORIZE_RATE_LIMIT` (15) and `OAUTH_TOKEN_RATE_LIMIT` (120): requests per minute per IP (section 8). */
   oauthRateLimits: { authorize: number; token: number };
+  /** `HELPDESK_PRESENCE_TTL_SECONDS` (60, three missed 20 s heartbeats): an agent silent this long shows offline. */
+  helpdeskPresenceTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -37,6 +40,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cloudApiBaseUrl: (env.CLOUD_API_BASE_URL || 'https://graph.facebook.com').replace(/\/+$/, ''),
     oauthDynamicRegistration: !['false', '0', 'no', 'off'].includes((env.OAUTH_DYNAMIC_REGISTRATION ?? '').toLowerCase()),
     oauthRateLimits: { authorize: integer(env, 'OAUTH_AUTHORIZE_RATE_LIMIT', 15, 1), token: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 120, 1) },
+    helpdeskPresenceTtlSeconds: integer(env, 'HELPDESK_PRESENCE_TTL_SECONDS', DEFAULT_PRESENCE_TTL_SECONDS, 1),
   };
 }
 

@@ -16,6 +16,7 @@ import type { Plugin } from '../plugins/plugin.ts';
 import type { Config } from './config.ts';
 import { hostname } from 'node:os';
 import { holdDataDir, type DataDirLock } from './data-dir-lock.ts';
+import { openRealtimeHub, type OpenRealtimeHub } from '../adapters/realtime/hub.ts';
 
 /** What server, worker and CLI share: the database (migrated), the queue, the enabled plugins. */
 export interface Runtime {
@@ -23,6 +24,8 @@ export interface Runtime {
   plugins: Plugin[];
   database: DatabaseHandle;
   jobs: JobDefinition[];
+  /** `ctx.realtime` as its owner holds it: a server process attaches its Socket.IO server. */
+  realtime: OpenRealtimeHub;
   close(): Promise<void>;
 }
 
@@ -36,6 +39,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     await migrate(database.db, migrationSets(plugins));
     const queue = await JobQueue.start(database);
     const keys = await loadServiceKeys(database.db, config.secretKey);
+    const realtime = openRealtimeHub({ databaseUrl: config.databaseUrl });
     const ctx: AppContext = {
       db: database.db,
       queue,
@@ -43,12 +47,19 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       ids: uuidV7,
       random: secureRandom,
       plans: config.plans,
-      config: { publicUrl: config.publicUrl, dynamicRegistration: config.oauthDynamicRegistration, oauthRateLimits: config.oauthRateLimits },
+      config: {
+        publicUrl: config.publicUrl,
+        dynamicRegistration: config.oauthDynamicRegistration,
+        oauthRateLimits: config.oauthRateLimits,
+        helpdeskPresenceTtlSeconds: config.helpdeskPresenceTtlSeconds,
+      },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
       box: secretBox(keys.sealing),
       drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName() }),
       pluginEvents: pluginEvents(plugins),
+      realtime,
+      deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),
     };
     const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...pluginEventJobs(ctx, plugins), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);
@@ -57,9 +68,12 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       plugins,
       database,
       jobs,
+      realtime,
       async close() {
         for (const driver of ctx.drivers.values()) await driver.shutdown?.().catch(() => {});
         await queue.stop();
+        // After the workers stopped: their jobs may emit until then.
+        await realtime.close();
         await database.close();
         lock?.release();
       },

@@ -4,6 +4,8 @@ import type { Migration } from '../adapters/postgres/migrator.ts';
 import type { JobDefinition } from '../adapters/queue/queue.ts';
 import type { RouteScope } from '../adapters/http/route-scopes.ts';
 import type { McpToolDefinition } from '../adapters/mcp/tool.ts';
+import type { RealtimeServer } from '../adapters/realtime/hub.ts';
+import type { DeliveryTargetFinder } from '../adapters/webhooks/endpoints.ts';
 
 export type PluginContext = AppContext;
 
@@ -31,7 +33,13 @@ export interface Plugin {
   routeScopes?: RouteScope[];
   jobs?: JobDefinition[] | ((ctx: PluginContext) => JobDefinition[]);
   subscribers?: EventSubscriber[];
-  realtime?: (io: unknown, ctx: PluginContext) => void;
+  /** The plugin's kinds of webhook, delivered by the base's delivery engine (retries, history). */
+  deliveryTargets?: Record<string, DeliveryTargetFinder>;
+  /**
+   * Adds the plugin's Socket.IO namespaces to a server process's realtime server (spec 6.7).
+   * May return what undoes it (timers, say), run when the server stops.
+   */
+  realtime?: (io: RealtimeServer, ctx: PluginContext) => void | (() => void | Promise<void>);
   mcpTools?: McpToolDefinition[];
 }
 

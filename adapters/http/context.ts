@@ -7,6 +7,8 @@ import type { NetworkDriver } from '../../core/connections/driver.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceKeys } from '../crypto/service-keys.ts';
 import type { RouteScopeTable } from './route-scopes.ts';
+import type { RealtimeHub } from '../realtime/hub.ts';
+import type { DeliveryTargetFinder } from '../webhooks/endpoints.ts';
 
 /** What every feature (base or plugin) is built from. */
 export interface AppContext {
@@ -22,6 +24,8 @@ export interface AppContext {
     dynamicRegistration?: boolean;
     /** Requests per minute per IP (section 8): token/revoke/introspect, and authorize/register. */
     oauthRateLimits?: { token: number; authorize: number };
+    /** `HELPDESK_PRESENCE_TTL_SECONDS`: an agent with no heartbeat for this long shows offline (spec 3.7). */
+    helpdeskPresenceTtlSeconds?: number;
   };
   /** Which OAuth scopes open which route: the base table plus the enabled plugins' rows. */
   routeScopes: RouteScopeTable;
@@ -29,6 +33,13 @@ export interface AppContext {
   /** Seals connection credentials at rest. */
   box: SecretBox;
   drivers: ReadonlyMap<string, NetworkDriver>;
+  /**
+   * Emits to websocket rooms on every server process (spec 6.7), from servers and workers alike.
+   * Always set by the runtime; absent only in contexts that tests assemble by hand.
+   */
+  realtime?: RealtimeHub;
+  /** The enabled plugins' kinds of webhook, by delivery target (`helpdesk`): one delivery engine for all. */
+  deliveryTargets?: ReadonlyMap<string, DeliveryTargetFinder>;
   /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */
   pluginEvents?: ReadonlySet<string>;
 }

@@ -6,6 +6,8 @@ import * as baileysSessions from './migrations/base/0004_baileys_sessions.ts';
 import * as heldReceipts from './migrations/base/0005_held_receipts.ts';
 import * as webhooks from './migrations/base/0006_webhooks.ts';
 import * as oauth from './migrations/base/0007_oauth.ts';
+import * as deliveryTargets from './migrations/base/0008_delivery_targets.ts';
+import * as realtime from './migrations/base/0009_realtime.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -27,6 +29,8 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0005_held_receipts': heldReceipts,
     '0006_webhooks': webhooks,
     '0007_oauth': oauth,
+    '0008_delivery_targets': deliveryTargets,
+    '0009_realtime': realtime,
   },
 };
 

@@ -160,6 +160,8 @@ export interface WebhookDeliveriesTable {
   event: string;
   event_ids: string[];
   body: string;
+  /** Which kind of webhook: `connection`, or a plugin's (`helpdesk`). */
+  target: Generated<string>;
   state: string;
   attempts: number;
   created_at: Date;

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import { superviseSessions } from '../../adapters/connections/jobs.ts';
+import { openRealtimeTransport } from '../../adapters/realtime/transport.ts';
 
 export interface RunningService {
   url: string;
@@ -11,8 +12,8 @@ export interface RunningService {
 }
 
 /**
- * Starts the HTTP server and, when `worker` is set, the queue workers in the same process
- * (the embedded default: `bun run start`).
+ * Starts the HTTP server with the realtime websocket on the same port (`/ws`, spec 6.7) and,
+ * when `worker` is set, the queue workers in the same process (the embedded default: `bun run start`).
  */
 export async function startService(config: Config, options: { worker: boolean; plugins?: Plugin[] }): Promise<RunningService> {
   const runtime = await openRuntime(config, { available: options.plugins });
@@ -21,7 +22,11 @@ export async function startService(config: Config, options: { worker: boolean; p
     await runtime.ctx.queue.work(runtime.jobs);
     stopSupervision = await superviseSessions(runtime.ctx);
   }
-  const app = createHttpApp(runtime.ctx, runtime.plugins).listen({ port: config.port, hostname: '0.0.0.0' });
+  const realtime = openRealtimeTransport(runtime.ctx, runtime.plugins, { databaseUrl: config.databaseUrl });
+  const detachRealtime = runtime.realtime.attach(realtime.io);
+  const app = createHttpApp(runtime.ctx, runtime.plugins)
+    .use(realtime.routes)
+    .listen({ port: config.port, hostname: '0.0.0.0', websocket: realtime.websocket, idleTimeout: realtime.idleTimeout });
   const port = app.server!.port;
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
   return {
@@ -29,6 +34,8 @@ export async function startService(config: Config, options: { worker: boolean; p
     runtime,
     async stop() {
       stopSupervision();
+      detachRealtime();
+      await realtime.close();
       await app.stop(true);
       await runtime.close();
     },

@@ -4,9 +4,9 @@ import { badRequest, notFound } from '../shared/errors.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
 import { applyConversationEvent, conversationActivityText, CONVERSATION_STATUSES, type ConversationEvent, type ConversationStatus } from './conversation-status.ts';
-import type { ContactStore } from './contacts.ts';
+import type { Contact, ContactStore } from './contacts.ts';
 import { seesEveryInbox, type Inbox, type InboxStore } from './inboxes.ts';
-import { labelDelta, normaliseLabels } from './labels.ts';
+import { labelDelta, labelKey, normaliseLabels } from './labels.ts';
 import {
   aiAgentChanged,
   assigneeChanged,
@@ -20,57 +20,20 @@ import {
   type HelpdeskEventLog,
 } from './events.ts';
 import type { MessageStatus } from './message-status.ts';
+import { attachIncoming, type AttachmentStore, type IncomingAttachment, type MessageAttachment } from './message-attachments.ts';
+import { resolveLabels, type LabelStore } from './labels-catalogue.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
+import { scheduleSnoozeExpiry, type SnoozeScheduler } from './snooze-schedule.ts';
+import { teamAssignment, type TeamStanding } from './team-assignment.ts';
 
-/** Spec 2.11. `priority` values beyond `URGENT` (seen in the spec) are ours. */
-export const PRIORITIES = ['LOW', 'MEDIUM', 'HIGH', 'URGENT'] as const;
-export type Priority = (typeof PRIORITIES)[number];
-
-export interface Conversation {
-  id: string;
-  workspaceId: string;
-  /** Sequential per workspace (spec 2.1); assigned by the store on insert. */
-  displayId: number;
-  inboxId: string;
-  contactId: string;
-  status: ConversationStatus;
-  snoozedUntil: Date | null;
-  priority: Priority | null;
-  assigneeUserId: string | null;
-  teamId: string | null;
-  labels: string[];
-  customAttributes: Record<string, unknown>;
-  aiAgentEnabled: boolean;
-  assigneeLastSeenAt: Date | null;
-  lastActivityAt: Date;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export const HELPDESK_MESSAGE_DIRECTIONS = ['incoming', 'outgoing', 'activity'] as const;
-export type HelpdeskMessageDirection = (typeof HELPDESK_MESSAGE_DIRECTIONS)[number];
-
-/** A message of a conversation (spec 2.12): from the contact, to the contact (or a private note), or an activity line. */
-export interface HelpdeskMessage {
-  id: string;
-  conversationId: string;
-  workspaceId: string;
-  direction: HelpdeskMessageDirection;
-  private: boolean;
-  content: string;
-  senderUserId: string | null;
-  /** The connection message carrying it (incoming messages and replies). */
-  chatMessageId: string | null;
-  /** Outgoing replies only (spec 3.2); null for incoming, activity and private notes. */
-  status: MessageStatus | null;
-  externalError: string | null;
-  createdAt: Date;
-}
+export { HELPDESK_MESSAGE_DIRECTIONS, PRIORITIES, type Conversation, type HelpdeskMessage, type HelpdeskMessageDirection, type Priority } from './conversation.ts';
+import { PRIORITIES, type Conversation, type HelpdeskMessage, type Priority } from './conversation.ts';
 
 export interface ConversationFilters {
   status?: ConversationStatus;
   inboxId?: string;
   assigneeUserId?: string;
+  teamId?: string;
 }
 
 export interface ConversationStore {
@@ -80,6 +43,8 @@ export interface ConversationStore {
   /** `onlyFor`: conversations of the inboxes this user is a member of (an Agent's view). */
   list(workspaceId: string, request: PageRequest, filters: ConversationFilters, onlyFor?: string): Promise<Page<Conversation>>;
   update(conversation: Conversation): Promise<void>;
+  /** Deletes the conversation with its messages and their attachments. */
+  delete(id: string): Promise<void>;
   /** The contact's most recent conversation of the inbox that is not RESOLVED, locked for update. */
   latestUnresolved(inboxId: string, contactId: string): Promise<Conversation | undefined>;
 }
@@ -91,7 +56,10 @@ export interface HelpdeskMessageStore {
   list(conversationId: string, limit: number, before?: string): Promise<HelpdeskMessage[]>;
   get(conversationId: string, id: string): Promise<HelpdeskMessage | undefined>;
   findByChatMessage(chatMessageId: string): Promise<HelpdeskMessage | undefined>;
+  /** Writes content, status, externalError and chatMessageId. */
   update(message: HelpdeskMessage): Promise<void>;
+  /** Deletes the message and its attachments. */
+  delete(id: string): Promise<void>;
 }
 
 export interface ConversationStores {
@@ -100,12 +68,19 @@ export interface ConversationStores {
   inboxes: InboxStore;
   contacts: ContactStore;
   plans: WorkspacePlans;
+  /** The workspace's labels (conversations name them; events carry their ids). */
+  labels: LabelStore;
+  attachments: AttachmentStore;
   /** Helpdesk events (spec 6.5), recorded in the same transaction as the change. */
   events: HelpdeskEventLog;
   /** The display name of a user (for activity lines), if any. */
   userName(userId: string): Promise<string | undefined>;
   /** A would-be assignee's roles in the workspace and whether they belong to the inbox; undefined when not a member. */
   assigneeStanding(workspaceId: string, inboxId: string, userId: string): Promise<{ roles: Role[]; inboxMember: boolean } | undefined>;
+  /** The team in the workspace (held against deletion until the transaction ends) and whether the user is a member; undefined when no such team. */
+  teamStanding: TeamStanding;
+  /** Queues a snooze's expiry job in the same transaction (core/helpdesk/snooze-schedule.ts). */
+  snoozes: SnoozeScheduler;
 }
 
 export interface ConversationDeps {
@@ -187,6 +162,8 @@ export async function changeConversationStatus(
     await stores.messages.insert(activity);
   }
   await stores.conversations.update(updated);
+  // The automatic, silent expiry of this snooze (core/helpdesk/snooze.ts), queued with it.
+  if (updated.status === 'SNOOZED') await scheduleSnoozeExpiry(stores.snoozes, updated);
   if (change.changed) await stores.events.record(statusChanged(updated, conversation.status, actor.userId));
   if (activity) await stores.events.record(messageCreated(updated, activity));
   return { conversation: updated, changed: change.changed, activity };
@@ -197,20 +174,24 @@ export interface ConversationPatch {
   assigneeUserId?: string | null;
   customAttributes?: Record<string, unknown>;
   aiAgentEnabled?: boolean;
+  /** A team of the workspace, or null to clear; the assignee rule with a team is in core/helpdesk/team-assignment.ts. */
+  teamId?: string | null;
 }
 
-/** Fields left out keep their value; `null` clears priority or assignee; customAttributes replaces the set. */
+/** Fields left out keep their value; `null` clears priority, assignee or team; customAttributes replaces the set. */
 export async function updateConversation(stores: ConversationStores, deps: ConversationDeps, actor: Actor, id: string, patch: ConversationPatch): Promise<Conversation> {
   const conversation = await writable(stores, actor, id);
   if (patch.priority != null && !PRIORITIES.includes(patch.priority)) throw badRequest(`body.priority must be one of ${PRIORITIES.join(', ')} or null`);
   if (patch.assigneeUserId != null && !(await assignable(stores, actor.workspaceId, conversation.inboxId, patch.assigneeUserId))) {
     throw badRequest('body.assigneeUserId must be a member of the inbox, or a Manager, Admin or Owner of the workspace');
   }
-  const assigneeChanged = patch.assigneeUserId !== undefined && patch.assigneeUserId !== conversation.assigneeUserId;
+  const { teamId, assigneeUserId } = await teamAssignment(stores.teamStanding, actor.workspaceId, conversation, patch);
+  const assigneeChanged = assigneeUserId !== conversation.assigneeUserId;
   const updated: Conversation = {
     ...conversation,
     priority: patch.priority === undefined ? conversation.priority : patch.priority,
-    assigneeUserId: patch.assigneeUserId === undefined ? conversation.assigneeUserId : patch.assigneeUserId,
+    assigneeUserId,
+    teamId,
     // A new assignee has not seen anything yet.
     assigneeLastSeenAt: assigneeChanged ? null : conversation.assigneeLastSeenAt,
     customAttributes: patch.customAttributes ?? conversation.customAttributes,
@@ -231,14 +212,22 @@ export async function recordChanges(stores: ConversationStores, before: Conversa
   if (changedFields.length > 0) await stores.events.record(conversationUpdated(after, changedFields, actorUserId));
 }
 
-/** Replaces the labels (stored normalised: trimmed, unique case-insensitively, first spelling kept). */
+/**
+ * Replaces the labels (normalised: trimmed, unique case-insensitively), spelt as the workspace's
+ * labels are; a name that is not yet a label of the workspace becomes one. The event carries
+ * the delta as label ids.
+ */
 export async function setConversationLabels(stores: ConversationStores, deps: ConversationDeps, actor: Actor, id: string, labels: string[]): Promise<Conversation> {
   const conversation = await writable(stores, actor, id);
-  const updated: Conversation = { ...conversation, labels: normaliseLabels(labels), updatedAt: deps.clock.now() };
+  const wanted = await resolveLabels(stores, deps, actor.workspaceId, normaliseLabels(labels), actor.userId);
+  const updated: Conversation = { ...conversation, labels: wanted.map((l) => l.name), updatedAt: deps.clock.now() };
   await stores.conversations.update(updated);
   const delta = labelDelta(conversation.labels, updated.labels);
   if (delta.added.length + delta.removed.length > 0) {
-    await stores.events.record(labelsChanged(updated, { addedLabelIds: delta.added, removedLabelIds: delta.removed }, actor.userId));
+    const known = [...wanted, ...(await stores.labels.findByNames(actor.workspaceId, delta.removed))];
+    const idOf = (name: string) => known.find((l) => labelKey(l.name) === labelKey(name))?.id;
+    const ids = (names: string[]) => names.map(idOf).filter((x): x is string => x !== undefined);
+    await stores.events.record(labelsChanged(updated, { addedLabelIds: ids(delta.added), removedLabelIds: ids(delta.removed) }, actor.userId));
   }
   return updated;
 }
@@ -269,7 +258,7 @@ export async function receiveIncoming(
   stores: ConversationStores,
   deps: ConversationDeps,
   inbox: Inbox,
-  incoming: { phone: string; name: string | null; content: string; chatMessageId: string },
+  incoming: { phone: string; name: string | null; content: string; chatMessageId: string; attachments?: IncomingAttachment[] },
 ): Promise<{ conversation: Conversation; message: HelpdeskMessage; created: boolean } | null> {
   if (await stores.messages.findByChatMessage(incoming.chatMessageId)) return null;
   const now = deps.clock.now();
@@ -278,6 +267,23 @@ export async function receiveIncoming(
     contact = { id: deps.ids.next(), workspaceId: inbox.workspaceId, name: incoming.name, phone: incoming.phone, email: null, customAttributes: {}, createdAt: now, updatedAt: now };
     await stores.contacts.insert(contact);
   }
+  return joinConversation(stores, deps, inbox, contact, { content: incoming.content, chatMessageId: incoming.chatMessageId, attachments: incoming.attachments });
+}
+
+/**
+ * A resolved contact's message on an inbox's channel (the network's, or an API channel's):
+ * it joins the contact's latest unresolved conversation of the inbox or opens a new OPEN one,
+ * records `conversation.created`, `status_changed` and `message.created`. Null when the
+ * message store refuses it as a replay (`chatMessageId` already stored).
+ */
+export async function joinConversation(
+  stores: ConversationStores,
+  deps: ConversationDeps,
+  inbox: Inbox,
+  contact: Contact,
+  incoming: { content: string; chatMessageId: string | null; attachments?: IncomingAttachment[] },
+): Promise<{ conversation: Conversation; message: HelpdeskMessage; created: boolean } | null> {
+  const now = deps.clock.now();
   let conversation = await stores.conversations.latestUnresolved(inbox.id, contact.id);
   let created = false;
   if (!conversation) {
@@ -301,7 +307,7 @@ export async function receiveIncoming(
     });
     created = true;
   }
-  const message: HelpdeskMessage = {
+  let message: HelpdeskMessage = {
     id: deps.ids.next(),
     conversationId: conversation.id,
     workspaceId: inbox.workspaceId,
@@ -315,6 +321,7 @@ export async function receiveIncoming(
     createdAt: now,
   };
   if (!(await stores.messages.insert(message))) return null;
+  message = await attachIncoming(stores, deps, message, incoming.attachments);
   const change = applyConversationEvent(conversation, { type: 'incomingMessage' }, now);
   const updated: Conversation = { ...conversation, status: change.status, snoozedUntil: change.snoozedUntil, lastActivityAt: now, updatedAt: now };
   await stores.conversations.update(updated);

@@ -1,5 +1,5 @@
 import type { ConversationStatus } from './conversation-status.ts';
-import type { Conversation, HelpdeskMessage } from './conversations.ts';
+import type { Conversation, HelpdeskMessage } from './conversation.ts';
 import type { MessageStatus } from './message-status.ts';
 
 /** The twenty-one helpdesk event types (spec 6.5), all deliverable to helpdesk webhooks. */
@@ -124,4 +124,28 @@ export function messageDeleted(c: Conversation, message: HelpdeskMessage, actorU
 
 export function messageStatusChanged(c: Conversation, message: HelpdeskMessage, fromStatus: MessageStatus | null): HelpdeskEvent {
   return { type: 'helpdesk.message.status_changed', ...about(c), messageId: message.id, fromStatus, toStatus: message.status, externalError: message.externalError };
+}
+
+/** Label events (payloads ours): the label as REST shows it (labels-catalogue.ts), and who acted. */
+interface Label {
+  id: string;
+  workspaceId: string;
+  name: string;
+  color: string | null;
+  description: string | null;
+}
+const labelFields = (l: Label) => ({ accountId: l.workspaceId, labelId: l.id, name: l.name, color: l.color, description: l.description });
+
+export function labelCreated(l: Label, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.label.created', ...labelFields(l), actorUserId };
+}
+
+/** `previousName` is set when the label was renamed (every conversation wearing it was renamed too). */
+export function labelUpdated(l: Label, changedFields: string[], previousName: string | null, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.label.updated', ...labelFields(l), changedFields, previousName, actorUserId };
+}
+
+/** The label was taken off every conversation and deleted. */
+export function labelDeleted(l: Label, actorUserId: string | null): HelpdeskEvent {
+  return { type: 'helpdesk.label.deleted', accountId: l.workspaceId, labelId: l.id, name: l.name, actorUserId };
 }

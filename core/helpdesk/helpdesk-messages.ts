@@ -1,49 +1,25 @@
 import type { Actor } from '../identity/identity.ts';
 import { authorize, can } from '../identity/roles.ts';
-import type { DeliveryStatus } from '../messaging/delivery-status.ts';
 import { acceptSend, type SendDeps, type SendStores } from '../messaging/send.ts';
 import { badRequest, DomainError, unprocessable } from '../shared/errors.ts';
 import { getConversation, type ConversationDeps, type ConversationStores, type HelpdeskMessage } from './conversations.ts';
-import { applyDeliveryOutcome } from './message-status.ts';
 import { assertHelpdeskWritable } from './plan-gate.ts';
 import { messageCreated } from './events.ts';
+import { attachToMessage, prepareAttachments, replyMediaContent, type AttachmentRef } from './attachments.ts';
+import { withAttachments } from './message-attachments.ts';
+import type { OutgoingContent } from '../messaging/outgoing.ts';
+import type { ApiChannelPorts } from './api-channel.ts';
+import { prepareApiReply, queueApiReply, type ApiReply } from './api-channel-delivery.ts';
 
 export const DEFAULT_MESSAGE_LIMIT = 20;
 export const MAX_MESSAGE_LIMIT = 100;
 export const MAX_CONTENT_LENGTH = 4096;
 
-/** What the connection message carrying a reply says about its delivery. */
-export interface ChatDelivery {
-  status: DeliveryStatus | 'RECEIVED';
-  error: { code: number | string; title: string } | null;
-}
-
-export interface HelpdeskMessageStores extends ConversationStores {
-  /** The delivery state of these connection messages, by id. */
-  chatDeliveries(chatMessageIds: string[]): Promise<Map<string, ChatDelivery>>;
-}
-
 /**
- * A reply's status follows its connection message (spec 3.2): it is derived when read, by
- * applying the connection message's delivery status as an outcome to the stored `PENDING`
- * through the transition table. Nothing is written back yet: `helpdesk.message.status_changed`
- * (webhooks, realtime) will need the worker to move the stored status on each receipt.
+ * The ports of the message use cases. A reply's status is stored: the worker moves it as its
+ * connection message's delivery changes (core/helpdesk/reply-status.ts), so reads need no more.
  */
-export function withDelivery(message: HelpdeskMessage, delivery: ChatDelivery | undefined): HelpdeskMessage {
-  if (message.status === null || !delivery || delivery.status === 'PENDING' || delivery.status === 'RECEIVED') return message;
-  const change = applyDeliveryOutcome(
-    { status: message.status, externalError: message.externalError },
-    { status: delivery.status, externalError: delivery.error ? delivery.error.title : null },
-  );
-  return { ...message, status: change.status, externalError: change.externalError };
-}
-
-async function hydrate(stores: HelpdeskMessageStores, messages: HelpdeskMessage[]): Promise<HelpdeskMessage[]> {
-  const ids = messages.filter((m) => m.status !== null && m.chatMessageId !== null).map((m) => m.chatMessageId!);
-  if (ids.length === 0) return messages;
-  const deliveries = await stores.chatDeliveries(ids);
-  return messages.map((m) => (m.chatMessageId ? withDelivery(m, deliveries.get(m.chatMessageId)) : m));
-}
+export type HelpdeskMessageStores = ConversationStores & ApiChannelPorts;
 
 /**
  * Spec 4.6: a bare array, oldest first; `cursor` is the id of the oldest message already held and
@@ -64,13 +40,14 @@ export async function listHelpdeskMessages(
   }
   if (query.cursor !== undefined && !(await stores.messages.get(conversation.id, query.cursor))) problems.push('cursor must be the id of a message of this conversation');
   if (problems.length > 0) throw badRequest(problems);
-  return hydrate(stores, await stores.messages.list(conversation.id, limit, query.cursor));
+  return withAttachments(stores, await stores.messages.list(conversation.id, limit, query.cursor));
 }
 
 /**
  * `POST …/messages`: a private note is stored only; a reply is answered at once with `PENDING`
  * and goes out through `acceptSend` on the inbox's connection (credits, queue, send window),
- * in the caller's transaction. Refused with 422 while `aiAgentEnabled` (spec 2.11).
+ * or, on an API inbox, to its `webhookUrl` (api-channel-delivery.ts), in the caller's
+ * transaction. Refused with 422 while `aiAgentEnabled` (spec 2.11).
  */
 export async function sendHelpdeskMessage(
   stores: HelpdeskMessageStores,
@@ -78,14 +55,18 @@ export async function sendHelpdeskMessage(
   deps: ConversationDeps,
   actor: Actor,
   conversationId: string,
-  input: { content: string; private?: boolean },
+  input: { content: string; private?: boolean; attachments?: AttachmentRef[] },
 ): Promise<HelpdeskMessage> {
   const conversation = await getConversation(stores, actor, conversationId);
   authorize(actor.roles, 'helpdesk.work', 'write');
   await assertHelpdeskWritable(stores.plans, actor.workspaceId);
   const content = typeof input.content === 'string' ? input.content.trim() : '';
-  if (content.length === 0 || content.length > MAX_CONTENT_LENGTH) throw badRequest(`body.content must be 1 to ${MAX_CONTENT_LENGTH} characters`);
+  const hasFiles = (input.attachments?.length ?? 0) > 0;
+  // With files the text may be empty (a file alone is a message).
+  if ((content.length === 0 && !hasFiles) || content.length > MAX_CONTENT_LENGTH) throw badRequest(`body.content must be 1 to ${MAX_CONTENT_LENGTH} characters`);
   const isPrivate = input.private === true;
+  const files = { attachments: stores.attachments, media: send.stores.media };
+  const prepared = await prepareAttachments(files, deps, actor, conversation, input.attachments);
   const now = deps.clock.now();
   const message: HelpdeskMessage = {
     id: deps.ids.next(),
@@ -100,30 +81,39 @@ export async function sendHelpdeskMessage(
     externalError: null,
     createdAt: now,
   };
+  let apiReply: ApiReply | undefined;
   if (!isPrivate) {
     if (conversation.aiAgentEnabled) throw unprocessable('The network\'s AI agent holds this conversation (aiAgentEnabled): nothing is sent while it is on');
     const inbox = await stores.inboxes.get(conversation.workspaceId, conversation.inboxId);
-    if (!inbox || inbox.channelType !== 'CONNECTION' || inbox.connectionId === null) {
-      throw unprocessable('This inbox has no connection to send on (API-channel replies are not available yet)');
-    }
-    const contact = await stores.contacts.get(conversation.workspaceId, conversation.contactId);
-    if (!contact?.phone) throw unprocessable('The contact has no phone number to reply to');
-    try {
-      // Spec 2.14 gives Agents no `messages.send` on the connection API, yet answering in their
-      // inbox is their job: `helpdesk.work` write was checked above, and the reply goes out on
-      // the inbox's connection on the helpdesk's behalf (a sender that may send).
-      const sender: Actor = can(actor.roles, 'messages.send', 'write') ? actor : { ...actor, roles: ['MANAGER'] };
-      const { message: sent } = await acceptSend(send.stores, send.deps, sender, inbox.connectionId, { to: contact.phone, content: { kind: 'text', text: content } });
-      message.chatMessageId = sent.id;
-    } catch (error) {
-      // The connection's checks answer for the helpdesk: a missing connection is not the caller's 404.
-      if (error instanceof DomainError && error.status === 404) throw unprocessable('The inbox\'s connection no longer exists');
-      throw error;
+    if (inbox?.channelType === 'API') {
+      apiReply = await prepareApiReply(stores, inbox, conversation);
+    } else {
+      if (!inbox || inbox.connectionId === null) throw unprocessable('This inbox has no connection to send on');
+      const contact = await stores.contacts.get(conversation.workspaceId, conversation.contactId);
+      if (!contact?.phone) throw unprocessable('The contact has no phone number to reply to');
+      try {
+        // Spec 2.14 gives Agents no `messages.send` on the connection API, yet answering in their
+        // inbox is their job: `helpdesk.work` write was checked above, and the reply goes out on
+        // the inbox's connection on the helpdesk's behalf (a sender that may send).
+        const sender: Actor = can(actor.roles, 'messages.send', 'write') ? actor : { ...actor, roles: ['MANAGER'] };
+        // A network message holds one media item: a reply takes one file, the text as its caption.
+        if (prepared.length > 1) throw badRequest('A reply on a connection carries at most one attachment (private notes take several)');
+        const outgoing: OutgoingContent = prepared.length === 1 ? await replyMediaContent(files, deps, inbox.connectionId, prepared[0]!, content) : { kind: 'text', text: content };
+        const { message: sent } = await acceptSend(send.stores, send.deps, sender, inbox.connectionId, { to: contact.phone, content: outgoing });
+        message.chatMessageId = sent.id;
+      } catch (error) {
+        // The connection's checks answer for the helpdesk: a missing connection is not the caller's 404.
+        if (error instanceof DomainError && error.status === 404) throw unprocessable('The inbox\'s connection no longer exists');
+        throw error;
+      }
     }
   }
   await stores.messages.insert(message);
+  await attachToMessage(stores, prepared, message.id);
+  const shown = (await withAttachments(stores, [message]))[0]!;
+  if (apiReply) await queueApiReply(stores, apiReply, shown);
   const updated = { ...conversation, lastActivityAt: now, updatedAt: now };
   await stores.conversations.update(updated);
-  await stores.events.record(messageCreated(updated, message));
-  return message;
+  await stores.events.record(messageCreated(updated, shown));
+  return shown;
 }

@@ -26,9 +26,14 @@ export interface LoggedEvent {
   payload: { event: string; connectionId: string; remoteJid: string | null; sender: string | null; data: unknown };
 }
 
+/** The kind of webhook a delivery goes to: `connection` (spec 2.8), or a plugin's (`helpdesk`, 2.9). */
+export type DeliveryTarget = string;
+export const CONNECTION_TARGET: DeliveryTarget = 'connection';
+
 export interface Delivery {
   id: string;
   webhookId: string;
+  target: DeliveryTarget;
   workspaceId: string;
   event: string;
   /** The events in the request (one, or a batch). */
@@ -80,8 +85,20 @@ export interface EventLog {
   get(id: string): Promise<LoggedEvent | undefined>;
 }
 
+/** Where a delivery goes now and how each attempt is signed (the webhook's current URL and secret). */
+export interface DeliveryEndpoint {
+  url: string;
+  headers(body: string, timestampSeconds: number): Record<string, string>;
+}
+
+/** Finds the endpoint of a delivery's webhook, whatever its kind; undefined once the webhook is gone. */
+export interface DeliveryEndpoints {
+  find(delivery: Pick<Delivery, 'target' | 'webhookId' | 'id' | 'event'>): Promise<DeliveryEndpoint | undefined>;
+}
+
 export interface DispatchStores {
   webhooks: WebhookStore;
+  endpoints: DeliveryEndpoints;
   deliveries: DeliveryStore;
   batches: BatchStore;
   eventLog: EventLog;
@@ -159,20 +176,15 @@ export async function attemptDelivery(
   const prepared = await uow.transaction(async (stores) => {
     const delivery = await stores.deliveries.get(deliveryId);
     if (!delivery || !mayAttempt(delivery)) return undefined;
-    const webhook = await webhookById(stores, { webhookId: delivery.webhookId });
-    return webhook && { delivery, webhook };
+    const endpoint = await stores.endpoints.find(delivery);
+    return endpoint && { delivery, endpoint };
   });
   if (!prepared) return undefined;
-  const { delivery, webhook } = prepared;
+  const { delivery, endpoint } = prepared;
 
   const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Switchboard-Webhooks/1', 'x-switchboard-delivery': delivery.id, 'x-switchboard-event': delivery.event };
-  if (webhook.hmacEnabled) {
-    headers[SIGNATURE_HEADER] = signDelivery(webhook.secret, timestamp, delivery.body);
-    headers[TIMESTAMP_HEADER] = String(timestamp);
-  }
   const at = deps.clock.now();
-  const outcome = await sender.post(webhook.url, delivery.body, headers, REQUEST_TIMEOUT_MS);
+  const outcome = await sender.post(endpoint.url, delivery.body, endpoint.headers(delivery.body, timestamp), REQUEST_TIMEOUT_MS);
 
   return uow.transaction(async (stores) => {
     const current = await stores.deliveries.lock(delivery.id);
@@ -220,21 +232,38 @@ async function hold(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook
 }
 
 async function createDelivery(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook, events: LoggedEvent[], body: string): Promise<void> {
+  await queueDelivery(stores, deps, { webhookId: webhook.id, workspaceId: webhook.workspaceId, target: CONNECTION_TARGET, event: events[0]!.event, eventIds: events.map((e) => e.id), body });
+}
+
+/**
+ * A delivery of any webhook kind, with its first attempt queued in the same transaction.
+ * Idempotent: the id is derived from (webhook, events), so queueing the same events twice makes
+ * one delivery. Attempts, retries, history and redelivery are then the same for every kind.
+ */
+export async function queueDelivery(
+  stores: Pick<DispatchStores, 'deliveries' | 'outbox'>,
+  deps: DispatchDeps,
+  input: { webhookId: string; workspaceId: string; target: DeliveryTarget; event: string; eventIds: string[]; body: string },
+): Promise<void> {
   const now = deps.clock.now();
-  const id = deps.deliveryIdFor(webhook.id, events.map((e) => e.id));
-  const inserted = await stores.deliveries.insert({
-    id,
-    webhookId: webhook.id,
-    workspaceId: webhook.workspaceId,
-    event: events[0]!.event,
-    eventIds: events.map((e) => e.id),
-    body,
-    state: 'PENDING',
-    attempts: 0,
-    createdAt: now,
-    updatedAt: now,
-  });
-  if (inserted) await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId: id }, { dedupeKey: `${id}:0`, group: webhook.id });
+  const id = deps.deliveryIdFor(input.webhookId, input.eventIds);
+  const inserted = await stores.deliveries.insert({ id, ...input, state: 'PENDING', attempts: 0, createdAt: now, updatedAt: now });
+  if (inserted) await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId: id }, { dedupeKey: `${id}:0`, group: input.webhookId });
+}
+
+/** The endpoint of a connection webhook: signed when `hmacEnabled` (spec 6.4). */
+export function connectionEndpoint(webhook: Webhook, delivery: Pick<Delivery, 'id' | 'event'>): DeliveryEndpoint {
+  return {
+    url: webhook.url,
+    headers(body, timestamp) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Switchboard-Webhooks/1', 'x-switchboard-delivery': delivery.id, 'x-switchboard-event': delivery.event };
+      if (webhook.hmacEnabled) {
+        headers[SIGNATURE_HEADER] = signDelivery(webhook.secret, timestamp, body);
+        headers[TIMESTAMP_HEADER] = String(timestamp);
+      }
+      return headers;
+    },
+  };
 }
 
 async function webhookById(stores: DispatchStores, key: { webhookId: string }): Promise<Webhook | undefined> {
@@ -262,6 +291,11 @@ export async function listDeliveries(
 export async function redeliverDelivery(stores: DispatchStores, deps: DispatchDeps, actor: Actor, webhookId: string, deliveryId: string): Promise<Delivery> {
   authorize(actor.roles, 'connections', 'write');
   if (!(await stores.webhooks.get(actor.workspaceId, webhookId))) throw notFound(`Webhook ${webhookId} not found`);
+  return redeliverFailed(stores, deps, webhookId, deliveryId);
+}
+
+/** A failed delivery of a webhook the caller may manage (checked by the caller) goes out again. */
+export async function redeliverFailed(stores: Pick<DispatchStores, 'deliveries' | 'outbox'>, deps: DispatchDeps, webhookId: string, deliveryId: string): Promise<Delivery> {
   const delivery = await stores.deliveries.lock(deliveryId);
   if (!delivery || delivery.webhookId !== webhookId) throw notFound(`Delivery ${deliveryId} not found`);
   if (delivery.state !== 'FAILED') throw new DomainError(409, `Only a failed delivery can be redelivered; this one is ${delivery.state}`);

@@ -71,7 +71,7 @@ export function subscribes(webhook: Webhook, event: string, connectionId: string
   );
 }
 
-function isHttpUrl(value: unknown): boolean {
+export function isHttpUrl(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   try {
     const url = new URL(value);

@@ -5,14 +5,19 @@ import { helpdeskEventLog } from './event-log.ts';
 import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';
 import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessage, HelpdeskMessageStore } from '../../core/helpdesk/conversations.ts';
-import type { ChatDelivery, HelpdeskMessageStores } from '../../core/helpdesk/helpdesk-messages.ts';
+import type { HelpdeskMessageStores } from '../../core/helpdesk/helpdesk-messages.ts';
+import { snoozeScheduler } from './jobs.ts';
+import { teamStanding } from './team-store.ts';
 import { helpdeskDb, type HelpdeskConversationsTable, type HelpdeskMessagesTable } from './schema.ts';
 import { contactStore, inboxStore, workspacePlans } from './store.ts';
+import { labelStore } from './label-store.ts';
+import { attachmentStore } from './attachment-store.ts';
 import type { Role } from '../../core/identity/roles.ts';
+import { apiChannelPorts } from './api-channel/store.ts';
 
 const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
 
-function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversation {
+export function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversation {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -34,7 +39,7 @@ function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversati
   };
 }
 
-function toMessage(row: Selectable<HelpdeskMessagesTable>): HelpdeskMessage {
+export function toMessage(row: Selectable<HelpdeskMessagesTable>): HelpdeskMessage {
   return {
     id: row.id,
     conversationId: row.conversation_id,
@@ -97,6 +102,7 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
       if (filters.status) query = query.where('status', '=', filters.status);
       if (filters.inboxId) query = isUuid(filters.inboxId) ? query.where('inbox_id', '=', filters.inboxId) : query.where(sql<boolean>`false`);
       if (filters.assigneeUserId) query = isUuid(filters.assigneeUserId) ? query.where('assignee_user_id', '=', filters.assigneeUserId) : query.where(sql<boolean>`false`);
+      if (filters.teamId) query = isUuid(filters.teamId) ? query.where('team_id', '=', filters.teamId) : query.where(sql<boolean>`false`);
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       // Most recent activity first, as a shared inbox shows them.
       const rows = await query.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
@@ -120,6 +126,10 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
         })
         .where('id', '=', c.id)
         .execute();
+    },
+    async delete(id) {
+      // Messages and their attachments go with it (foreign keys cascade).
+      await db.deleteFrom('helpdesk_conversations').where('id', '=', id).execute();
     },
     async latestUnresolved(inboxId, contactId) {
       const row = await db
@@ -176,7 +186,10 @@ export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageSto
       return row && toMessage(row);
     },
     async update(m) {
-      await db.updateTable('helpdesk_messages').set({ status: m.status, external_error: m.externalError, chat_message_id: m.chatMessageId }).where('id', '=', m.id).execute();
+      await db.updateTable('helpdesk_messages').set({ content: m.content, status: m.status, external_error: m.externalError, chat_message_id: m.chatMessageId }).where('id', '=', m.id).execute();
+    },
+    async delete(id) {
+      await db.deleteFrom('helpdesk_messages').where('id', '=', id).execute();
     },
   };
 }
@@ -186,6 +199,8 @@ export function conversationStores(base: Kysely<Database>, ctx: AppContext): Con
   return {
     conversations: conversationStore(base),
     messages: helpdeskMessageStore(base),
+    labels: labelStore(base),
+    attachments: attachmentStore(base, ctx),
     inboxes: inboxStore(base, ctx.box),
     events: helpdeskEventLog(base, ctx),
     contacts: contactStore(base),
@@ -201,22 +216,12 @@ export function conversationStores(base: Kysely<Database>, ctx: AppContext): Con
       const member = await helpdeskDb(base).selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
       return { roles: membership.roles as Role[], inboxMember: member !== undefined };
     },
+    teamStanding: (workspaceId, teamId, userId) => teamStanding(base, workspaceId, teamId, userId),
+    snoozes: snoozeScheduler(ctx.queue.outbox(base), ctx.clock),
   };
 }
 
-/** The conversation ports plus the delivery state of the connection messages carrying replies. */
+/** The ports of the message use cases: those of conversations (a reply's status is stored, see core/helpdesk/reply-status.ts) and the API channel's. */
 export function helpdeskMessageStores(base: Kysely<Database>, ctx: AppContext): HelpdeskMessageStores {
-  return {
-    ...conversationStores(base, ctx),
-    async chatDeliveries(ids) {
-      const found = new Map<string, ChatDelivery>();
-      if (ids.length === 0) return found;
-      const rows = await base.selectFrom('messages').select(['id', 'status', 'error']).where('id', 'in', ids).execute();
-      for (const row of rows) {
-        const error = (typeof row.error === 'string' ? JSON.parse(row.error) : row.error) as ChatDelivery['error'];
-        found.set(row.id, { status: row.status as ChatDelivery['status'], error });
-      }
-      return found;
-    },
-  };
+  return { ...conversationStores(base, ctx), ...apiChannelPorts(base, ctx) };
 }

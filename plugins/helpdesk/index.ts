@@ -3,10 +3,27 @@ import type { Plugin } from '../plugin.ts';
 import type { RouteScope } from '../../adapters/http/route-scopes.ts';
 import * as helpdesk0001 from './migrations/0001_helpdesk.ts';
 import * as helpdesk0002 from './migrations/0002_conversations.ts';
+import * as helpdesk0004 from './migrations/0004_presence.ts';
+import { helpdeskRealtime } from './realtime/namespace.ts';
+import * as helpdesk0003 from './migrations/0003_helpdesk_webhooks.ts';
+import { HELPDESK_EVENT_SUBSCRIBERS } from './event-subscribers.ts';
+import { helpdeskWebhookRoutes } from './webhooks/routes.ts';
+import { helpdeskDeliveryTarget } from './webhooks/stores.ts';
+import { HELPDESK_TARGET } from '../../core/helpdesk/helpdesk-webhooks.ts';
+import { HELPDESK_MCP_TOOLS } from './mcp-tools.ts';
+import * as helpdesk0005 from './migrations/0005_api_channel.ts';
+import { apiChannelRoutes } from './api-channel/routes.ts';
+import { apiChannelJobs } from './api-channel/jobs.ts';
 import { conversationRoutes } from './routes/conversations.ts';
 import { HELPDESK_SUBSCRIBERS } from './subscribers.ts';
 import { contactRoutes } from './routes/contacts.ts';
 import { inboxRoutes } from './routes/inboxes.ts';
+import * as helpdesk0006 from './migrations/0006_teams.ts';
+import { teamRoutes } from './routes/teams.ts';
+import { helpdeskJobs } from './jobs.ts';
+import * as helpdesk0007 from './migrations/0007_labels_attachments.ts';
+import { labelRoutes } from './routes/labels.ts';
+import { attachmentRoutes } from './routes/attachments.ts';
 
 /**
  * OAuth scopes of the helpdesk routes (spec 2.7). Inboxes: `helpdesk:read` / `helpdesk:write`.
@@ -36,6 +53,34 @@ export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/helpdesk/conversations/:id/read', scopes: ['helpdesk:write'] },
   { method: 'GET', path: '/v3/helpdesk/conversations/:id/messages', scopes: ['helpdesk:read'] },
   { method: 'POST', path: '/v3/helpdesk/conversations/:id/messages', scopes: ['helpdesk:write'] },
+
+  { method: 'GET', path: '/v3/helpdesk/teams', scopes: ['helpdesk:read'] },
+  { method: 'GET', path: '/v3/helpdesk/teams/:id', scopes: ['helpdesk:read'] },
+  { method: 'GET', path: '/v3/helpdesk/teams/:id/members', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/teams', scopes: ['helpdesk:write'] },
+  { method: 'PATCH', path: '/v3/helpdesk/teams/:id', scopes: ['helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/teams/:id', scopes: ['helpdesk:write'] },
+  { method: 'PUT', path: '/v3/helpdesk/teams/:id/members', scopes: ['helpdesk:write'] },
+
+  { method: 'GET', path: '/v3/helpdesk/labels', scopes: ['helpdesk:read'] },
+  { method: 'GET', path: '/v3/helpdesk/labels/:id', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/labels', scopes: ['helpdesk:write'] },
+  { method: 'PATCH', path: '/v3/helpdesk/labels/:id', scopes: ['helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/labels/:id', scopes: ['helpdesk:write'] },
+  { method: 'PATCH', path: '/v3/helpdesk/conversations/:id/messages/:messageId', scopes: ['helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/conversations/:id/messages/:messageId', scopes: ['helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:write'] },
+  { method: 'POST', path: '/v3/helpdesk/conversations/:id/attachments', scopes: ['helpdesk:write'] },
+
+  // Helpdesk webhooks are webhooks (spec 2.7 "webhooks:read — read webhooks and delivery history").
+  { method: 'GET', path: '/v3/helpdesk/webhooks', scopes: ['webhooks:read'] },
+  { method: 'GET', path: '/v3/helpdesk/webhooks/:id', scopes: ['webhooks:read'] },
+  { method: 'GET', path: '/v3/helpdesk/webhooks/:id/deliveries', scopes: ['webhooks:read'] },
+  { method: 'POST', path: '/v3/helpdesk/webhooks', scopes: ['webhooks:write'] },
+  { method: 'PATCH', path: '/v3/helpdesk/webhooks/:id', scopes: ['webhooks:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/webhooks/:id', scopes: ['webhooks:write'] },
+  { method: 'POST', path: '/v3/helpdesk/webhooks/:id/test', scopes: ['webhooks:write'] },
+  { method: 'POST', path: '/v3/helpdesk/webhooks/:id/deliveries/:deliveryId/redeliver', scopes: ['webhooks:write'] },
 ];
 
 /**
@@ -44,8 +89,29 @@ export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
  */
 export const helpdeskPlugin: Plugin = {
   name: 'helpdesk',
-  migrations: { '0001_helpdesk': helpdesk0001, '0002_conversations': helpdesk0002 },
-  routes: (ctx) => new Elysia({ name: 'plugins.helpdesk' }).use(inboxRoutes(ctx)).use(contactRoutes(ctx)).use(conversationRoutes(ctx)),
+  migrations: {
+    '0001_helpdesk': helpdesk0001,
+    '0002_conversations': helpdesk0002,
+    '0003_helpdesk_webhooks': helpdesk0003,
+    '0004_presence': helpdesk0004,
+    '0005_api_channel': helpdesk0005,
+    '0006_teams': helpdesk0006,
+    '0007_labels_attachments': helpdesk0007,
+  },
+  routes: (ctx) =>
+    new Elysia({ name: 'plugins.helpdesk' })
+      .use(inboxRoutes(ctx))
+      .use(contactRoutes(ctx))
+      .use(conversationRoutes(ctx))
+      .use(apiChannelRoutes(ctx))
+      .use(teamRoutes(ctx))
+      .use(labelRoutes(ctx))
+      .use(attachmentRoutes(ctx))
+      .use(helpdeskWebhookRoutes(ctx)),
   routeScopes: HELPDESK_ROUTE_SCOPES,
-  subscribers: HELPDESK_SUBSCRIBERS,
+  subscribers: [...HELPDESK_SUBSCRIBERS, ...HELPDESK_EVENT_SUBSCRIBERS],
+  realtime: helpdeskRealtime,
+  deliveryTargets: { [HELPDESK_TARGET]: helpdeskDeliveryTarget },
+  mcpTools: HELPDESK_MCP_TOOLS,
+  jobs: (ctx) => [...helpdeskJobs(ctx), ...apiChannelJobs(ctx)],
 };

@@ -34,6 +34,19 @@ export interface HelpdeskContactsTable {
   updated_at: Date;
 }
 
+export interface HelpdeskWebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  subscriptions: string[];
+  inbox_id: string | null;
+  /** Sealed with the service's secret box (the delivery engine signs with it). */
+  signing_secret: string;
+  secret_chosen: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
 export interface HelpdeskDisplayCountersTable {
   workspace_id: string;
   last_display_id: number;
@@ -73,6 +86,74 @@ export interface HelpdeskMessagesTable {
   created_at: Date;
 }
 
+/** migrations/0005_api_channel.ts: messages that travelled through an API inbox. */
+export interface HelpdeskApiMessagesTable {
+  message_id: string;
+  inbox_id: string;
+  workspace_id: string;
+  conversation_id: string;
+  direction: 'incoming' | 'outgoing';
+  source_id: string | null;
+  recipient_identifier: string | null;
+  delivery_state: 'PENDING' | 'RETRYING' | 'SUCCEEDED' | 'FAILED' | null;
+  attempts: Generated<number>;
+  last_outcome: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The customer app's identifier of a contact of an API inbox. */
+export interface HelpdeskApiContactsTable {
+  inbox_id: string;
+  contact_id: string;
+  identifier: string;
+  updated_at: Date;
+}
+
+/** migrations/0006_teams.ts: teams of agents and their members. */
+export interface HelpdeskTeamsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface HelpdeskTeamMembersTable {
+  team_id: string;
+  user_id: string;
+  created_at: Date;
+}
+
+/** migrations/0007_labels_attachments.ts: the workspace's labels. */
+export interface HelpdeskLabelsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** The name trimmed and lower-cased: unique per workspace. */
+  name_key: string;
+  color: string | null;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Files on helpdesk messages: bytes here (an upload) or in a connection media item. */
+export interface HelpdeskAttachmentsTable {
+  id: string;
+  workspace_id: string;
+  conversation_id: string;
+  message_id: string | null;
+  media_id: string | null;
+  file_name: string;
+  mime_type: string;
+  size: number | null;
+  bytes: Uint8Array | null;
+  uploaded_by: string | null;
+  created_at: Date;
+}
+
 export interface HelpdeskTables {
   helpdesk_inboxes: HelpdeskInboxesTable;
   helpdesk_inbox_members: HelpdeskInboxMembersTable;
@@ -80,6 +161,13 @@ export interface HelpdeskTables {
   helpdesk_display_counters: HelpdeskDisplayCountersTable;
   helpdesk_conversations: HelpdeskConversationsTable;
   helpdesk_messages: HelpdeskMessagesTable;
+  helpdesk_labels: HelpdeskLabelsTable;
+  helpdesk_attachments: HelpdeskAttachmentsTable;
+  helpdesk_webhooks: HelpdeskWebhooksTable;
+  helpdesk_api_messages: HelpdeskApiMessagesTable;
+  helpdesk_api_contacts: HelpdeskApiContactsTable;
+  helpdesk_teams: HelpdeskTeamsTable;
+  helpdesk_team_members: HelpdeskTeamMembersTable;
 }
 
 /** The base tables the plugin reads (connections, memberships, users, workspaces) plus its own. */

@@ -1,6 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../adapters/postgres/schema.ts';
+import { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';
+import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../core/helpdesk/message-attachments.ts';
 import type { EventSubscriber, PluginContext } from '../plugin.ts';
 import { receiveIncoming } from '../../core/helpdesk/conversations.ts';
+import { followDeliveries } from '../../core/helpdesk/reply-status.ts';
+import { replyStatusStores } from './reply-status-store.ts';
 import { helpdeskDb } from './schema.ts';
 import { conversationStores } from './conversation-store.ts';
 import { inboxStore } from './store.ts';
@@ -29,6 +34,25 @@ export function incomingText(data: StoredEvent['data']): string {
     for (const field of ['text', 'caption', 'fileName']) if (typeof node[field] === 'string' && node[field]) return node[field];
   }
   return `[${data.messageType ?? 'message'}]`;
+}
+
+const MEDIA_TYPES = ['imageMessage', 'videoMessage', 'audioMessage', 'documentMessage', 'stickerMessage'];
+
+/**
+ * The media of an incoming message as an attachment: the connection's media item named by the
+ * node's `downloadMediaUrl` (present only when the media is referenceable), of this workspace
+ * and connection. Its bytes stay there (fetched from the network by the media job or on download).
+ */
+async function receivedFiles(trx: Kysely<Database>, event: StoredEvent): Promise<IncomingAttachment[]> {
+  const type = event.data.messageType;
+  const node = type && MEDIA_TYPES.includes(type) ? event.data.message?.[type] : undefined;
+  const url = typeof node?.downloadMediaUrl === 'string' ? node.downloadMediaUrl : undefined;
+  const mediaId = url && /\/v3\/connections\/media\/([0-9a-f-]{36})\/download/i.exec(url)?.[1];
+  if (!mediaId) return [];
+  const media = await mediaStore(trx).get(mediaId);
+  if (!media || media.workspaceId !== event.workspaceId || media.connectionId !== event.connectionId) return [];
+  const kind = type!.replace(/Message$/, '');
+  return [{ mediaId: media.id, fileName: cleanFileName(media.fileName, defaultFileName(kind, media.mimetype)), mimeType: media.mimetype, size: media.size }];
 }
 
 /**
@@ -64,8 +88,39 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
       name: event.data.pushName?.trim() || null,
       content: incomingText(event.data),
       chatMessageId: chat.id,
+      attachments: await receivedFiles(trx, event),
     });
   });
 }
 
-export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [{ event: 'messages.upsert', handle: onIncomingMessage }];
+/** Message ids the provider's data names: `key.id` (sandbox, Baileys, `send.message`), `id` and `statuses[].id` (Cloud API, send failures). */
+function namedMessageIds(data: unknown): string[] {
+  const ids: string[] = [];
+  const visit = (node: any) => {
+    if (!node || typeof node !== 'object') return;
+    if (typeof node.key?.id === 'string') ids.push(node.key.id);
+    if (typeof node.id === 'string') ids.push(node.id);
+    if (Array.isArray(node.statuses)) for (const status of node.statuses) if (typeof status?.id === 'string') ids.push(status.id);
+  };
+  for (const node of Array.isArray(data) ? data : [data]) visit(node);
+  return [...new Set(ids)];
+}
+
+/**
+ * A connection message's delivery changed (`send.message`: handed to the network; `messages.update`:
+ * a receipt, or the send failed for good): the replies it carries follow, stored, with
+ * `helpdesk.message.status_changed` (core/helpdesk/reply-status.ts). Idempotent: a replayed
+ * event finds nothing lagging.
+ */
+export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): Promise<void> {
+  const event = payload as StoredEvent;
+  if (!event.connectionId) return;
+  const scope = { connectionId: event.connectionId, remoteJid: event.remoteJid, messageIds: namedMessageIds(event.data) };
+  await ctx.db.transaction().execute((trx) => followDeliveries(replyStatusStores(trx, ctx), scope));
+}
+
+export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
+  { event: 'messages.upsert', handle: onIncomingMessage },
+  { event: 'messages.update', handle: onDeliveryChanged },
+  { event: 'send.message', handle: onDeliveryChanged },
+];

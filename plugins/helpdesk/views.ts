@@ -24,6 +24,14 @@ export const ConversationView = t.Object({
   updatedAt: Timestamp,
 });
 
+export const AttachmentView = t.Object({
+  id: Uuid,
+  fileName: t.String(),
+  mimeType: t.String(),
+  size: t.Nullable(t.Integer({ description: 'Bytes; null while unknown (received media not fetched from the network yet)' })),
+  downloadUrl: t.String({ description: 'Signed link valid 7 days; streams the bytes without an API key' }),
+});
+
 export const HelpdeskMessageView = t.Object({
   id: Uuid,
   conversationId: Uuid,
@@ -33,6 +41,7 @@ export const HelpdeskMessageView = t.Object({
   senderUserId: t.Nullable(Uuid),
   status: t.Nullable(t.UnionEnum([...MESSAGE_STATUSES], { description: 'Replies only: PENDING at once, then SENT, DELIVERED, READ or FAILED' })),
   externalError: t.Nullable(t.String({ description: 'Set when FAILED' })),
+  attachments: t.Array(AttachmentView, { description: 'Files on the message (empty when none)' }),
   createdAt: Timestamp,
 });
 
@@ -67,6 +76,7 @@ export function presentMessage(m: HelpdeskMessage) {
     senderUserId: m.senderUserId,
     status: m.status,
     externalError: m.externalError,
+    attachments: m.attachments ?? [],
     createdAt: iso(m.createdAt),
   };
 }

@@ -469,7 +469,7 @@ async function newDelivery(webhook: Webhook): Promise<DbReal> {
   });
   const now = new Date();
   const inserted = await messagingUnitOfWork(ctx).transaction((stores) =>
-    stores.deliveries.insert({ id, webhookId: webhook.id, workspaceId: webhook.workspaceId, event: 'messages.upsert', eventIds: [uuidV7.next()], body, state: 'PENDING', attempts: 0, createdAt: now, updatedAt: now }),
+    stores.deliveries.insert({ id, webhookId: webhook.id, target: 'connection', workspaceId: webhook.workspaceId, event: 'messages.upsert', eventIds: [uuidV7.next()], body, state: 'PENDING', attempts: 0, createdAt: now, updatedAt: now }),
   );
   expect(inserted).toBe(true);
   return { webhook, deliveryId: id, body, sender: new ScriptedSender() };

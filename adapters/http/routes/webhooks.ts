@@ -39,7 +39,7 @@ const Settings = {
 };
 
 const AttemptView = t.Object({ attempt: t.Integer(), at: Timestamp, statusCode: t.Nullable(t.Integer()), error: t.Nullable(t.String()), durationMs: t.Integer() });
-const DeliveryView = t.Object({
+export const DeliveryView = t.Object({
   id: Uuid,
   event: t.String(),
   eventIds: t.Array(t.String()),
@@ -169,7 +169,7 @@ function present(w: Webhook) {
   };
 }
 
-function presentDelivery(d: Delivery & { attemptLog: DeliveryAttempt[] }) {
+export function presentDelivery(d: Delivery & { attemptLog: DeliveryAttempt[] }) {
   return {
     id: d.id,
     event: d.event,

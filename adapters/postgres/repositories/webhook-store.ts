@@ -56,6 +56,8 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
       await db.updateTable('webhooks').set(columns(w)).where('id', '=', w.id).execute();
     },
     async delete(id) {
+      // Deliveries name their webhook without a foreign key (one engine for every webhook kind).
+      await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('target', '=', 'connection').execute();
       await db.deleteFrom('webhooks').where('id', '=', id).execute();
     },
     async subscribedTo(workspaceId, connectionId, event) {
@@ -79,6 +81,7 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
         .values({
           id: d.id,
           webhook_id: d.webhookId,
+          target: d.target,
           workspace_id: d.workspaceId,
           event: d.event,
           event_ids: d.eventIds,
@@ -192,6 +195,7 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
   return {
     id: row.id,
     webhookId: row.webhook_id,
+    target: row.target,
     workspaceId: row.workspace_id,
     event: row.event,
     eventIds: row.event_ids,

@@ -13,6 +13,8 @@ import {
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversation-status.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/helpdesk-messages.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
+import { MAX_ATTACHMENTS } from '../../../core/helpdesk/attachments.ts';
+import { deleteConversation, deleteNote, editNote } from '../../../core/helpdesk/message-edits.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
@@ -22,12 +24,15 @@ import { ConversationView, HelpdeskMessageView, present, presentMessage } from '
 
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
+const MessageId = t.Object({ id: t.String(), messageId: t.String() });
+const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 const ListQuery = t.Composite([
   PageQuery,
   t.Object({
     status: t.Optional(t.UnionEnum([...CONVERSATION_STATUSES], { description: 'Only conversations in this status' })),
     inboxId: t.Optional(t.String({ description: 'Only conversations of this inbox' })),
     assigneeUserId: t.Optional(t.String({ description: 'Only conversations assigned to this member' })),
+    teamId: t.Optional(t.String({ description: 'Only conversations of this team' })),
   }),
 ], { additionalProperties: true });
 
@@ -46,13 +51,13 @@ export function conversationRoutes(ctx: AppContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listConversations(stores(), actor, pageRequest(query), { status: query.status, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId });
+            const found = await listConversations(stores(), actor, pageRequest(query), { status: query.status, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
             return { ...found, data: found.data.map(present) };
           },
           {
             query: ListQuery,
             response: { ...authErrors, 200: PageOf(ConversationView) },
-            detail: { summary: 'Conversations, latest activity first (an Agent sees those of their inboxes); filters status, inboxId, assigneeUserId' },
+            detail: { summary: 'Conversations, latest activity first (an Agent sees those of their inboxes); filters status, inboxId, assigneeUserId, teamId' },
           },
         )
         .get('/:id', async ({ actor, params }) => present(await getConversation(stores(), actor, params.id)), {
@@ -67,9 +72,17 @@ export function conversationRoutes(ctx: AppContext) {
             assigneeUserId: t.Optional(t.Nullable(t.String({ description: 'A member of the inbox, or a Manager, Admin or Owner; null unassigns' }))),
             customAttributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'Replaces the whole set' })),
             aiAgentEnabled: t.Optional(t.Boolean()),
+            teamId: t.Optional(
+              t.Nullable(
+                t.String({
+                  description:
+                    'A team of the workspace; null clears it. With a team, a given assignee must be a member of it; moving to another team without an assignee unassigns one who is not a member',
+                }),
+              ),
+            ),
           }),
           response: { ...authErrors, ...NotFound, 200: ConversationView },
-          detail: { summary: 'Change priority, assignee, custom attributes or aiAgentEnabled (PRO plan); fields left out keep their value' },
+          detail: { summary: 'Change priority, assignee, team, custom attributes or aiAgentEnabled (PRO plan); fields left out keep their value' },
         })
         .post(
           '/:id/status',
@@ -118,11 +131,51 @@ export function conversationRoutes(ctx: AppContext) {
           {
             params: Id,
             body: t.Object({
-              content: t.String({ description: `1 to ${MAX_CONTENT_LENGTH} characters` }),
+              content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only with attachments` }),
               private: t.Optional(t.Boolean({ description: 'A private note: stored, never sent' })),
+              attachments: t.Optional(
+                t.Array(
+                  t.Object({
+                    id: t.Optional(t.String({ description: 'An upload to this conversation (POST …/attachments) not yet on a message' })),
+                    mediaId: t.Optional(t.String({ description: 'Or: media of the workspace uploaded through the connection media API' })),
+                    fileName: t.Optional(t.String({ description: 'Overrides the file name' })),
+                  }),
+                  { maxItems: MAX_ATTACHMENTS, description: 'Files: a note takes several; a reply on a connection one, sent as a media message with the content as caption' },
+                ),
+              ),
             }),
-            response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 422: StandardError },
-            detail: { summary: 'Reply (PRO plan; PENDING at once, sent on the inbox\'s connection) or add a private note; 422 while aiAgentEnabled' },
+            response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 409: StandardError, 422: StandardError },
+            detail: { summary: 'Reply (PRO plan; PENDING at once, sent on the inbox\'s connection) or add a private note, with optional attachments; 422 while aiAgentEnabled' },
+          },
+        )
+        .patch('/:id/messages/:messageId', async ({ actor, params, body }) => presentMessage(await inTransaction((s) => editNote(s, actor, params.id, params.messageId, body))), {
+          params: MessageId,
+          body: t.Object({ content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only on a note with attachments` }) }),
+          response: { ...authErrors, ...NotFound, 200: HelpdeskMessageView, 422: StandardError },
+          detail: { summary: 'Edit a private note (its author, or a Manager and above; PRO plan); replies and contact messages cannot change: 422' },
+        })
+        .delete(
+          '/:id/messages/:messageId',
+          async ({ actor, params }) => {
+            await inTransaction((s) => deleteNote(s, actor, params.id, params.messageId));
+            return { id: params.messageId, deleted: true as const };
+          },
+          {
+            params: MessageId,
+            response: { ...authErrors, ...NotFound, 200: Deleted, 422: StandardError },
+            detail: { summary: 'Delete a private note and its attachments (its author, or a Manager and above; PRO plan); other messages: 422' },
+          },
+        )
+        .delete(
+          '/:id',
+          async ({ actor, params }) => {
+            await inTransaction((s) => deleteConversation(s, actor, params.id));
+            return { id: params.id, deleted: true as const };
+          },
+          {
+            params: Id,
+            response: { ...authErrors, ...NotFound, 200: Deleted },
+            detail: { summary: 'Delete a conversation with its messages and attachments (Manager and above, PRO plan)' },
           },
         ),
     );

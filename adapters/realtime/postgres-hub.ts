@@ -1,0 +1,56 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Emitter } from '@socket.io/postgres-emitter';
+import pg from 'pg';
+import type { OpenRealtimeHub } from './hub.ts';
+
+/**
+ * The hub on Postgres: `@socket.io/postgres-emitter` publishes each emit as a NOTIFY (or, past
+ * 8000 bytes, a row of `socket_io_attachments` plus a NOTIFY of its id) that the
+ * `@socket.io/postgres-adapter` of every server process turns into a broadcast to its sockets.
+ *
+ * The emitter fires and forgets: `emit()` does not return the query it starts, and a failed
+ * query makes it broadcast an "error" event through the same pool (again on failure). The pool
+ * it is given here is a facade that records the queries an emit starts, so `emit` resolves when
+ * they are done and rejects when one fails (a job can then retry), and that keeps failures from
+ * the emitter, which would otherwise turn them into that "error" broadcast.
+ */
+export function postgresHub(databaseUrl: string): OpenRealtimeHub {
+  // Small: an emit is one short query; the pool is separate from Kysely's and pg-boss's.
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  pool.on('error', (error) => console.error('[realtime] idle connection failed:', error.message));
+  const started = new AsyncLocalStorage<Promise<unknown>[]>();
+  const facade = {
+    query(text: string, values?: unknown[]) {
+      const running = pool.query(text, values);
+      started.getStore()?.push(running);
+      return running.catch(() => new Promise<never>(() => {}));
+    },
+  };
+  const emitter = new Emitter(facade);
+  let closed = false;
+
+  return {
+    async emit(namespace, rooms, event, payload) {
+      if (closed) throw new Error('The realtime hub is closed');
+      if (rooms.length === 0) return;
+      const queries: Promise<unknown>[] = [];
+      started.run(queries, () => emitter.of(namespace).to([...rooms]).emit(event, payload));
+      // A large packet takes two queries, the second started once the first returns: wait until
+      // a turn of the event loop passes with nothing new started.
+      for (let done = 0; done < queries.length; ) {
+        const batch = queries.slice(done);
+        done = queries.length;
+        await Promise.all(batch);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+    attach() {
+      return () => {};
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}

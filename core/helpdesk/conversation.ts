@@ -1,0 +1,56 @@
+import type { ConversationStatus } from './conversation-status.ts';
+import type { MessageStatus } from './message-status.ts';
+import type { MessageAttachment } from './message-attachments.ts';
+
+/**
+ * The conversation and its messages as data (spec 2.11, 2.12): the types every helpdesk module
+ * shares, apart from the use cases in conversations.ts (so events and stores need not import them).
+ */
+
+/** Spec 2.11. `priority` values beyond `URGENT` (seen in the spec) are ours. */
+export const PRIORITIES = ['LOW', 'MEDIUM', 'HIGH', 'URGENT'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export interface Conversation {
+  id: string;
+  workspaceId: string;
+  /** Sequential per workspace (spec 2.1); assigned by the store on insert. */
+  displayId: number;
+  inboxId: string;
+  contactId: string;
+  status: ConversationStatus;
+  snoozedUntil: Date | null;
+  priority: Priority | null;
+  assigneeUserId: string | null;
+  teamId: string | null;
+  labels: string[];
+  customAttributes: Record<string, unknown>;
+  aiAgentEnabled: boolean;
+  assigneeLastSeenAt: Date | null;
+  lastActivityAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const HELPDESK_MESSAGE_DIRECTIONS = ['incoming', 'outgoing', 'activity'] as const;
+export type HelpdeskMessageDirection = (typeof HELPDESK_MESSAGE_DIRECTIONS)[number];
+
+/** A message of a conversation (spec 2.12): from the contact, to the contact (or a private note), or an activity line. */
+export interface HelpdeskMessage {
+  id: string;
+  conversationId: string;
+  workspaceId: string;
+  direction: HelpdeskMessageDirection;
+  private: boolean;
+  content: string;
+  senderUserId: string | null;
+  /** The connection message carrying it (incoming messages and replies). */
+  chatMessageId: string | null;
+  /** Outgoing replies only (spec 3.2); null for incoming, activity and private notes. */
+  status: MessageStatus | null;
+  externalError: string | null;
+  createdAt: Date;
+  /** Files on the message with signed download links (filled when the message is shown). */
+  attachments?: MessageAttachment[];
+}
+

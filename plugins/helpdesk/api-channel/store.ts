@@ -1,0 +1,120 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import type { ApiChannelMessage, ApiChannelPorts, ApiChannelStore } from '../../../core/helpdesk/api-channel.ts';
+import type { Inbox } from '../../../core/helpdesk/inboxes.ts';
+import { helpdeskDb, type HelpdeskApiMessagesTable } from '../schema.ts';
+import { contactStore, inboxStore } from '../store.ts';
+
+function toApiMessage(row: Selectable<HelpdeskApiMessagesTable>): ApiChannelMessage {
+  return {
+    messageId: row.message_id,
+    inboxId: row.inbox_id,
+    workspaceId: row.workspace_id,
+    conversationId: row.conversation_id,
+    direction: row.direction,
+    sourceId: row.source_id,
+    recipientIdentifier: row.recipient_identifier,
+    delivery: row.delivery_state === null ? null : { state: row.delivery_state, attempts: Number(row.attempts) },
+    lastOutcome: row.last_outcome,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The API channel's rows (migrations/0005_api_channel.ts), bound to one connection or transaction. */
+export function apiChannelStore(base: Kysely<Database>): ApiChannelStore {
+  const db = helpdeskDb(base);
+  const outgoing = () => db.selectFrom('helpdesk_api_messages').selectAll().where('direction', '=', 'outgoing');
+  return {
+    async serialize(key) {
+      await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(base);
+    },
+    async insert(m) {
+      await db
+        .insertInto('helpdesk_api_messages')
+        .values({
+          message_id: m.messageId,
+          inbox_id: m.inboxId,
+          workspace_id: m.workspaceId,
+          conversation_id: m.conversationId,
+          direction: m.direction,
+          source_id: m.sourceId,
+          recipient_identifier: m.recipientIdentifier,
+          delivery_state: m.delivery?.state ?? null,
+          attempts: m.delivery?.attempts ?? 0,
+          last_outcome: m.lastOutcome,
+          created_at: m.createdAt,
+          updated_at: m.updatedAt,
+        })
+        .execute();
+    },
+    async update(m) {
+      await db
+        .updateTable('helpdesk_api_messages')
+        .set({ source_id: m.sourceId, delivery_state: m.delivery?.state ?? null, attempts: m.delivery?.attempts ?? 0, last_outcome: m.lastOutcome, updated_at: m.updatedAt })
+        .where('message_id', '=', m.messageId)
+        .execute();
+    },
+    async lockOutgoing(messageId) {
+      if (!isUuid(messageId)) return undefined;
+      const row = await outgoing().where('message_id', '=', messageId).forUpdate().executeTakeFirst();
+      return row && toApiMessage(row);
+    },
+    async findIncoming(inboxId, sourceId) {
+      const row = await db
+        .selectFrom('helpdesk_api_messages')
+        .selectAll()
+        .where('inbox_id', '=', inboxId)
+        .where('direction', '=', 'incoming')
+        .where('source_id', '=', sourceId)
+        .executeTakeFirst();
+      return row && toApiMessage(row);
+    },
+    async findOutgoing(inboxId, id) {
+      // The app's own id first; the reply's id (what the app was sent as data.sourceId) otherwise.
+      const byApp = await outgoing().where('inbox_id', '=', inboxId).where('source_id', '=', id).forUpdate().executeTakeFirst();
+      if (byApp) return toApiMessage(byApp);
+      if (!isUuid(id)) return undefined;
+      const byOwn = await outgoing().where('inbox_id', '=', inboxId).where('message_id', '=', id).forUpdate().executeTakeFirst();
+      return byOwn && toApiMessage(byOwn);
+    },
+    async contactByEmail(workspaceId, email) {
+      // The oldest contact with the address, if several were made by hand.
+      const row = await db
+        .selectFrom('helpdesk_contacts')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
+      return row && contactStore(base).get(workspaceId, row.id);
+    },
+    async identifierOf(inboxId, contactId) {
+      const row = await db.selectFrom('helpdesk_api_contacts').select('identifier').where('inbox_id', '=', inboxId).where('contact_id', '=', contactId).executeTakeFirst();
+      return row?.identifier;
+    },
+    async rememberIdentifier(inboxId, contactId, identifier, at) {
+      await db
+        .insertInto('helpdesk_api_contacts')
+        .values({ inbox_id: inboxId, contact_id: contactId, identifier, updated_at: at })
+        .onConflict((oc) => oc.columns(['inbox_id', 'contact_id']).doUpdateSet({ identifier, updated_at: at }))
+        .execute();
+    },
+  };
+}
+
+/** The API channel's ports in one transaction: its store and the outbox of the same transaction. */
+export function apiChannelPorts(base: Kysely<Database>, ctx: Pick<AppContext, 'queue'>): ApiChannelPorts {
+  return { apiChannel: apiChannelStore(base), outbox: ctx.queue.outbox(base) };
+}
+
+/** An inbox by id alone (the inbound endpoint names no workspace); undefined when unknown. */
+export async function inboxById(base: Kysely<Database>, ctx: Pick<AppContext, 'box'>, id: string): Promise<Inbox | undefined> {
+  if (!isUuid(id)) return undefined;
+  const row = await helpdeskDb(base).selectFrom('helpdesk_inboxes').select('workspace_id').where('id', '=', id).executeTakeFirst();
+  return row && inboxStore(base, ctx.box).get(row.workspace_id, id);
+}

@@ -1,0 +1,30 @@
+import { sql, type Kysely } from 'kysely';
+
+/** Helpdesk webhooks (spec 2.9). Frozen: never import app code here. */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('helpdesk_webhooks')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('subscriptions', sql`text[]`, (c) => c.notNull())
+    // An inbox's webhook goes with its inbox (widening it to the workspace would leak other inboxes' events).
+    .addColumn('inbox_id', 'uuid', (c) => c.references('helpdesk_inboxes.id').onDelete('cascade'))
+    .addColumn('signing_secret', 'text', (c) => c.notNull())
+    .addColumn('secret_chosen', 'boolean', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('helpdesk_webhooks_workspace_idx').on('helpdesk_webhooks').columns(['workspace_id', 'created_at']).execute();
+  // Deliveries name their webhook without a foreign key (one engine for every kind of webhook):
+  // a helpdesk webhook's history goes with it, however it is deleted (by hand, with its inbox).
+  await sql`
+    create function helpdesk_webhooks_drop_deliveries() returns trigger language plpgsql as $$
+    begin
+      delete from webhook_deliveries where webhook_id = old.id and target = 'helpdesk';
+      return old;
+    end $$`.execute(db);
+  await sql`
+    create trigger helpdesk_webhooks_drop_deliveries after delete on helpdesk_webhooks
+    for each row execute function helpdesk_webhooks_drop_deliveries()`.execute(db);
+}

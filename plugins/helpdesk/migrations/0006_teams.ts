@@ -1,0 +1,39 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * Helpdesk teams of agents (spec 2.11 `teamId`), their members, the conversations' foreign key to
+ * them, and the index the snooze expiry sweep reads. Frozen: never import app code here.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('helpdesk_teams')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('description', 'text')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  // A name is unique in its workspace regardless of case ("Billing" and "billing" collide: 409).
+  await sql`create unique index helpdesk_teams_name_key on helpdesk_teams (workspace_id, lower(name))`.execute(db);
+
+  await db.schema
+    .createTable('helpdesk_team_members')
+    .addColumn('team_id', 'uuid', (c) => c.notNull().references('helpdesk_teams.id').onDelete('cascade'))
+    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addPrimaryKeyConstraint('helpdesk_team_members_pkey', ['team_id', 'user_id'])
+    .execute();
+  await db.schema.createIndex('helpdesk_team_members_user_idx').on('helpdesk_team_members').column('user_id').execute();
+
+  // No team could be set before this migration; a stray id would block the foreign key.
+  await sql`update helpdesk_conversations set team_id = null where team_id is not null and team_id not in (select id from helpdesk_teams)`.execute(db);
+  await db.schema
+    .alterTable('helpdesk_conversations')
+    .addForeignKeyConstraint('helpdesk_conversations_team_fkey', ['team_id'], 'helpdesk_teams', ['id'], (fk) => fk.onDelete('set null'))
+    .execute();
+  await db.schema.createIndex('helpdesk_conversations_team_idx').on('helpdesk_conversations').columns(['team_id']).where(sql.ref('team_id'), 'is not', null).execute();
+
+  // The snooze expiry sweep looks for snoozes that are due: only SNOOZED rows are indexed.
+  await db.schema.createIndex('helpdesk_conversations_snoozed_idx').on('helpdesk_conversations').column('snoozed_until').where(sql.ref('status'), '=', 'SNOOZED').execute();
+}

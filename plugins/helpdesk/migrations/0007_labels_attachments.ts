@@ -1,0 +1,74 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * Labels as a workspace resource, and files on helpdesk messages (issue 6; spec 2.12, 4.5, 6.5).
+ * Frozen: never import app code here.
+ *
+ * Labels: unique per workspace on `name_key` (the name trimmed and lower-cased). Conversations
+ * keep their labels by name; the labels already on conversations become labels of their
+ * workspace (first spelling met wins) and conversations are respelt to match, so a rename can
+ * follow the exact name.
+ *
+ * Attachments: bytes live either here (an upload to a conversation) or in a connection media
+ * item (`media_id`; received media, media uploaded through the connection API, an upload sent
+ * as a reply). Deleting a message or a conversation deletes its attachments.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('helpdesk_labels')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('name_key', 'text', (c) => c.notNull())
+    .addColumn('color', 'text')
+    .addColumn('description', 'text')
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .addUniqueConstraint('helpdesk_labels_name_key', ['workspace_id', 'name_key'])
+    .execute();
+
+  await db.schema
+    .createTable('helpdesk_attachments')
+    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
+    .addColumn('message_id', 'uuid', (c) => c.references('helpdesk_messages.id').onDelete('cascade'))
+    .addColumn('media_id', 'uuid', (c) => c.references('media.id').onDelete('set null'))
+    .addColumn('file_name', 'text', (c) => c.notNull())
+    .addColumn('mime_type', 'text', (c) => c.notNull())
+    .addColumn('size', 'integer')
+    .addColumn('bytes', 'bytea')
+    .addColumn('uploaded_by', 'uuid', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('helpdesk_attachments_message_idx').on('helpdesk_attachments').columns(['message_id', 'created_at']).execute();
+  await db.schema.createIndex('helpdesk_attachments_conversation_idx').on('helpdesk_attachments').columns(['conversation_id']).execute();
+
+  // The labels already on conversations become the workspace's labels.
+  const rows = await db
+    .selectFrom('helpdesk_conversations')
+    .select(['id', 'workspace_id', 'labels'])
+    .where(sql<boolean>`cardinality(labels) > 0`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const spelling = new Map<string, string>();
+  const now = new Date();
+  for (const row of rows) {
+    const respelt: string[] = [];
+    for (const raw of row.labels as string[]) {
+      const name = raw.trim();
+      const key = `${row.workspace_id}\u0000${name.toLowerCase()}`;
+      if (!spelling.has(key)) {
+        spelling.set(key, name);
+        await db
+          .insertInto('helpdesk_labels')
+          .values({ id: crypto.randomUUID(), workspace_id: row.workspace_id, name, name_key: name.toLowerCase(), color: null, description: null, created_at: now, updated_at: now })
+          .execute();
+      }
+      const stored = spelling.get(key)!;
+      if (!respelt.includes(stored)) respelt.push(stored);
+    }
+    await db.updateTable('helpdesk_conversations').set({ labels: respelt }).where('id', '=', row.id).execute();
+  }
+}

@@ -1,0 +1,79 @@
+import type { Socket } from 'socket.io';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import type { RealtimeServer } from '../../../adapters/realtime/hub.ts';
+import { listenToClient } from './client-events.ts';
+import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
+import { HELPDESK_NAMESPACE } from './rooms.ts';
+import { HelpdeskSession, isCredentialFailure, UNAUTHORIZED } from './session.ts';
+
+/**
+ * The helpdesk's websocket (spec 5.5, 6.7): namespace `/helpdesk` on the server's Socket.IO
+ * server. The plugin's `realtime` hook; returns the stop of the presence sweep.
+ */
+export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext): () => Promise<void> {
+  const presence = presenceDeps(ctx);
+  // Not in `socket.data`: an adapter may serialize that to other servers, and a session holds
+  // the API key and the context.
+  const sessions = new WeakMap<Socket, HelpdeskSession>();
+  const namespace = io.of(HELPDESK_NAMESPACE);
+
+  // Namespace middleware: a refusal is a `connect_error` on this namespace; the connection
+  // itself stays open (spec 5.5: "the socket is not closed").
+  namespace.use((socket, next) => {
+    HelpdeskSession.open(ctx, socket.handshake.query.apikey).then(
+      (session) => {
+        sessions.set(socket, session);
+        next();
+      },
+      (error: unknown) => {
+        if (isCredentialFailure(error)) return next(new Error(UNAUTHORIZED));
+        console.error('[realtime] /helpdesk authentication failed:', error instanceof Error ? error.message : error);
+        next(new Error('service unavailable'));
+      },
+    );
+  });
+
+  namespace.on('connection', (socket) => {
+    const session = sessions.get(socket);
+    if (!session) return void socket.disconnect();
+    // Joined and listening before anything asynchronous: an event sent right after `connect` is heard.
+    void socket.join(session.rooms());
+    listenToClient(socket, session, presence);
+    void greet(socket, session, presence);
+  });
+
+  return sweepEvery(presence);
+}
+
+/** The connection counts as contact; the socket then gets the workspace's presence (spec 6.7: "snapshot on connect"). */
+async function greet(socket: Socket, session: HelpdeskSession, presence: PresenceDeps): Promise<void> {
+  const { workspaceId, userId } = session.actor;
+  try {
+    await recordContact(presence, workspaceId, userId);
+    socket.emit('presence.update', { users: await workspacePresence(presence, workspaceId) });
+  } catch (error) {
+    console.error('[realtime] /helpdesk presence on connect failed:', error instanceof Error ? error.message : error);
+  }
+}
+
+/**
+ * Decay needs a clock, not an event: each server process sweeps on a timer. A timer rather than
+ * a queue job because it needs no chain of self-scheduled jobs to keep alive, reacts within a
+ * second where pg-boss polls delayed jobs every few, and runs exactly where sockets are (a
+ * process with no sockets has no one to tell). With several server processes each sweeps; the
+ * compare-and-set on `announced` makes each decay announced once, and the announcement goes
+ * through the realtime hub, so it reaches sockets on every process.
+ */
+function sweepEvery(presence: PresenceDeps): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = sweepPresence(presence)
+      .catch((error: unknown) => console.error('[realtime] presence sweep failed:', error instanceof Error ? error.message : error))
+      .finally(() => (running = undefined));
+  }, sweepIntervalMs(presence.ttlMs));
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

@@ -1,0 +1,92 @@
+import type { Socket } from 'socket.io';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { baseStores } from '../../../adapters/postgres/stores.ts';
+import { getConversation } from '../../../core/helpdesk/conversations.ts';
+import type { Actor } from '../../../core/identity/identity.ts';
+import { authorize } from '../../../core/identity/roles.ts';
+import { DomainError } from '../../../core/shared/errors.ts';
+import { authenticateApiKey } from '../../../core/tokens/api-tokens.ts';
+import { conversationStores } from '../conversation-store.ts';
+import { automaticRooms, conversationRoom, memberInboxIds } from './rooms.ts';
+
+/** Spec 5.5: a bad or revoked token "fails the namespace with `connect_error` whose message is `unauthorized`". */
+export const UNAUTHORIZED = 'unauthorized';
+
+/** The credential failed (unknown, revoked, its member gone): not a fault of the service. */
+export function isCredentialFailure(error: unknown): boolean {
+  return error instanceof DomainError && (error.status === 401 || error.status === 403);
+}
+
+/**
+ * A member connected to `/helpdesk` through one socket: who they are (spec 5.5: "Authenticate
+ * with query parameter `apikey`; the workspace comes from the token"), which rooms they belong
+ * in, and which conversations they may see.
+ */
+export class HelpdeskSession {
+  /** Conversations found visible; an Agent's typing in one is not looked up again. */
+  private readonly visible = new Set<string>();
+
+  private constructor(
+    private readonly ctx: AppContext,
+    private readonly apikey: string | undefined,
+    public actor: Actor,
+    private inboxIds: string[],
+  ) {}
+
+  /** Throws a 401/403 `DomainError` when the key does not authenticate a member. */
+  static async open(ctx: AppContext, apikey: unknown): Promise<HelpdeskSession> {
+    const key = typeof apikey === 'string' ? apikey : undefined;
+    const { actor, inboxIds } = await HelpdeskSession.authenticate(ctx, key);
+    return new HelpdeskSession(ctx, key, actor, inboxIds);
+  }
+
+  private static async authenticate(ctx: AppContext, apikey: string | undefined): Promise<{ actor: Actor; inboxIds: string[] }> {
+    const actor = await authenticateApiKey(baseStores(ctx.db), ctx, apikey, undefined);
+    authorize(actor.roles, 'helpdesk.work', 'read');
+    return { actor, inboxIds: await memberInboxIds(ctx.db, actor.workspaceId, actor.userId) };
+  }
+
+  rooms(): string[] {
+    return automaticRooms(this.actor, this.inboxIds);
+  }
+
+  /** The core's rule (`getConversation`): Managers and above see all; Agents only their inboxes'. */
+  async sees(conversationId: string): Promise<boolean> {
+    if (this.visible.has(conversationId)) return true;
+    try {
+      await getConversation(conversationStores(this.ctx.db, this.ctx), this.actor, conversationId);
+    } catch (error) {
+      if (error instanceof DomainError && (error.status === 404 || error.status === 403)) return false;
+      throw error;
+    }
+    this.visible.add(conversationId);
+    return true;
+  }
+
+  /**
+   * Checks the key and the member's standing again (on each heartbeat): a revoked key or a member
+   * who left ends the session (false); a change of role or of inbox membership moves the socket
+   * between rooms, and conversations no longer visible are left.
+   */
+  async refresh(socket: Socket): Promise<boolean> {
+    let fresh: { actor: Actor; inboxIds: string[] };
+    try {
+      fresh = await HelpdeskSession.authenticate(this.ctx, this.apikey);
+    } catch (error) {
+      if (isCredentialFailure(error)) return false;
+      throw error;
+    }
+    const before = new Set(this.rooms());
+    this.actor = fresh.actor;
+    this.inboxIds = fresh.inboxIds;
+    const after = new Set(this.rooms());
+    for (const room of before) if (!after.has(room)) await socket.leave(room);
+    await socket.join([...after].filter((room) => !before.has(room)));
+    this.visible.clear();
+    const prefix = conversationRoom('');
+    for (const room of [...socket.rooms]) {
+      if (room.startsWith(prefix) && !(await this.sees(room.slice(prefix.length)))) await socket.leave(room);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { HOOK_TIMEOUT } from './helpers.ts';
+
+/**
+ * A reply's delivery status, stored and moved by receipts (spec 2.12: "A send through REST returns
+ * immediately with `status: PENDING`; delivery is asynchronous"; 3.2: "`PENDING` | delivery
+ * outcome | asynchronous | `SENT`, `DELIVERED`, `READ` or `FAILED` | Emits
+ * `helpdesk.message.status_changed` with `messageId`, `toStatus`, `externalError` (set on
+ * `FAILED`)"). The sandbox network stands in: its receipts endpoint plays the contact's phone,
+ * and recipients starting with 999 are not on the network (the send fails for good).
+ */
+
+type Owner = { userId: string; workspaceId: string; token: string };
+
+const TEST_TIMEOUT = 30_000;
+
+let service: TestService;
+let owner: Owner;
+let connectionId: string;
+
+beforeAll(async () => {
+  service = await startTestService();
+  owner = await service.bootstrap({ plan: 'PRO' });
+  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'receipts line' } });
+  connectionId = created.body.id;
+  expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
+  expect((await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Receipts', channelType: 'CONNECTION', connectionId } })).status).toBe(201);
+}, HOOK_TIMEOUT);
+
+afterAll(async () => {
+  await service?.stop();
+}, HOOK_TIMEOUT);
+
+async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+async function newConversation(phone: string): Promise<any> {
+  expect((await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: phone, text: 'hello?' } })).status).toBe(201);
+  return eventually(async () => {
+    const contact = (await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey: owner.token })).body.data?.[0];
+    if (!contact) return undefined;
+    return (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data.find((c: any) => c.contactId === contact.id);
+  }, `conversation of ${phone}`);
+}
+
+async function reply(conversationId: string, content: string): Promise<any> {
+  const res = await service.call('POST', `/v3/helpdesk/conversations/${conversationId}/messages`, { apikey: owner.token, body: { content } });
+  expect(res.status).toBe(201);
+  expect(res.body).toMatchObject({ status: 'PENDING', externalError: null });
+  return res.body;
+}
+
+/** The reply as REST shows it. */
+async function shown(conversationId: string, messageId: string): Promise<any> {
+  const list = await service.call('GET', `/v3/helpdesk/conversations/${conversationId}/messages?limit=100`, { apikey: owner.token });
+  return list.body.find((m: any) => m.id === messageId);
+}
+
+const reaches = (conversationId: string, messageId: string, status: string) =>
+  eventually(async () => {
+    const m = await shown(conversationId, messageId);
+    return m.status === status ? m : undefined;
+  }, `the reply to reach ${status}`);
+
+/** The stored row: the status is kept, not derived when read. */
+async function stored(messageId: string) {
+  return helpdeskDb(service.runtime.ctx.db).selectFrom('helpdesk_messages').select(['status', 'external_error', 'chat_message_id']).where('id', '=', messageId).executeTakeFirstOrThrow();
+}
+
+async function statusEvents(messageId: string): Promise<any[]> {
+  const rows = await service.runtime.ctx.db
+    .selectFrom('events')
+    .selectAll()
+    .where('workspace_id', '=', owner.workspaceId)
+    .where('connection_id', 'is', null)
+    .where('event', '=', 'helpdesk.message.status_changed')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload).data).filter((d: any) => d.messageId === messageId);
+}
+
+const receipt = (messageId: string, status: string, error?: { code: string | number; title: string }) =>
+  service.call('POST', `/v3/connections/${connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId, status, ...(error && { error }) } });
+
+/** Lets queued subscriber jobs run (for asserting that nothing more happens). */
+const settle = () => Bun.sleep(1_500);
+
+describe('a reply follows its receipts', () => {
+  test('PENDING → SENT → DELIVERED → READ, stored, one status_changed event per move', async () => {
+    const c = await newConversation('5511944440001');
+    const r = await reply(c.id, 'On its way');
+    const sent = await reaches(c.id, r.id, 'SENT');
+    expect(sent.externalError).toBeNull();
+    const { chat_message_id: chatId } = await stored(r.id);
+    expect(chatId).not.toBeNull();
+    expect((await stored(r.id)).status).toBe('SENT');
+
+    expect((await receipt(chatId!, 'DELIVERED')).status).toBe(200);
+    await reaches(c.id, r.id, 'DELIVERED');
+    expect((await stored(r.id)).status).toBe('DELIVERED');
+
+    expect((await receipt(chatId!, 'READ')).status).toBe(200);
+    await reaches(c.id, r.id, 'READ');
+    expect((await stored(r.id)).status).toBe('READ');
+
+    const events = await statusEvents(r.id);
+    expect(events.map((e) => [e.fromStatus, e.toStatus])).toEqual([
+      ['PENDING', 'SENT'],
+      ['SENT', 'DELIVERED'],
+      ['DELIVERED', 'READ'],
+    ]);
+    for (const e of events) {
+      expect(e).toMatchObject({ type: 'helpdesk.message.status_changed', accountId: owner.workspaceId, conversationId: c.id, inboxId: c.inboxId, messageId: r.id, externalError: null });
+    }
+
+    // A late receipt (DELIVERED after READ) and a replayed event change nothing and record nothing.
+    expect((await receipt(chatId!, 'DELIVERED')).status).toBe(200);
+    const db = service.runtime.ctx.db;
+    const last = await db.selectFrom('events').select('id').where('connection_id', '=', connectionId).where('event', '=', 'messages.update').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const job = service.runtime.jobs.find((j) => j.queue === PLUGIN_EVENTS_QUEUE)!;
+    await job.handle({ eventId: last.id }, { id: 'replay', retryCount: 1 });
+    await settle();
+    expect((await shown(c.id, r.id)).status).toBe('READ');
+    expect(await statusEvents(r.id)).toHaveLength(3);
+  }, TEST_TIMEOUT);
+
+  test('a READ receipt straight after SENT moves the reply to READ in one step', async () => {
+    const c = await newConversation('5511944440002');
+    const r = await reply(c.id, 'Read me');
+    await reaches(c.id, r.id, 'SENT');
+    const { chat_message_id: chatId } = await stored(r.id);
+    await receipt(chatId!, 'READ');
+    await reaches(c.id, r.id, 'READ');
+    expect((await statusEvents(r.id)).map((e) => e.toStatus)).toEqual(['SENT', 'READ']);
+  }, TEST_TIMEOUT);
+
+  test('a FAILED receipt carries the provider\'s error as externalError', async () => {
+    const c = await newConversation('5511944440003');
+    const r = await reply(c.id, 'Outside the window');
+    await reaches(c.id, r.id, 'SENT');
+    const { chat_message_id: chatId } = await stored(r.id);
+    await receipt(chatId!, 'FAILED', { code: 131047, title: 'Re-engagement message' });
+    const failed = await reaches(c.id, r.id, 'FAILED');
+    expect(failed.externalError).toBe('Re-engagement message (131047)');
+    expect(await stored(r.id)).toMatchObject({ status: 'FAILED', external_error: 'Re-engagement message (131047)' });
+    expect((await statusEvents(r.id)).at(-1)).toMatchObject({ fromStatus: 'SENT', toStatus: 'FAILED', externalError: 'Re-engagement message (131047)' });
+    // FAILED is terminal: a later READ changes nothing.
+    await receipt(chatId!, 'READ');
+    await settle();
+    expect((await shown(c.id, r.id)).status).toBe('FAILED');
+    expect(await statusEvents(r.id)).toHaveLength(2);
+  }, TEST_TIMEOUT);
+
+  test('a send the network refuses (a sandbox number starting with 999): PENDING → FAILED with externalError', async () => {
+    const c = await newConversation('9995550001');
+    const r = await reply(c.id, 'Nobody is there');
+    const failed = await reaches(c.id, r.id, 'FAILED');
+    expect(failed.externalError).toBe('9995550001@s.whatsapp.net is not on the network (not_on_network)');
+    expect((await statusEvents(r.id)).map((e) => [e.fromStatus, e.toStatus, e.externalError])).toEqual([['PENDING', 'FAILED', '9995550001@s.whatsapp.net is not on the network (not_on_network)']]);
+  }, TEST_TIMEOUT);
+
+  test('a private note has no status and never moves', async () => {
+    const c = await newConversation('5511944440004');
+    const note = await service.call('POST', `/v3/helpdesk/conversations/${c.id}/messages`, { apikey: owner.token, body: { content: 'internal', private: true } });
+    expect(note.body.status).toBeNull();
+    await reply(c.id, 'public');
+    await settle();
+    expect((await shown(c.id, note.body.id)).status).toBeNull();
+    expect(await statusEvents(note.body.id)).toHaveLength(0);
+  }, TEST_TIMEOUT);
+});
