@@ -28,7 +28,8 @@ const ALL_MCP_SCOPES = 'connections:read messages:read messages:send';
 const BASE_TOOLS = ['get_connection', 'list_chats', 'list_connections', 'list_messages', 'prepare_media_upload', 'send_message'];
 
 beforeAll(async () => {
-  service = await startTestService();
+  // The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
+  service = await startTestService({ plugins: [] });
   browser = await startBrowser();
   const email = `mcp-oauth-${crypto.randomUUID().slice(0, 8)}@example.com`;
   owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };

@@ -25,7 +25,8 @@ let connectionId: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  service = await startTestService();
+  // The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
+  service = await startTestService({ plugins: [] });
   owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'mcp' } });
   expect(created.status).toBe(201);

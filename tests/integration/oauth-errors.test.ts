@@ -963,7 +963,8 @@ describe('discovery documents', () => {
     const doc = await res.json();
     expect(doc.resource).toBe(`${issuer}/v3/mcp`);
     expect(doc.authorization_servers).toContain(issuer);
-    expect([...doc.scopes_supported].sort()).toEqual(['connections:read', 'messages:read', 'messages:send']);
+    // The base tools' scopes and the helpdesk's (all plugins are on here).
+    expect([...doc.scopes_supported].sort()).toEqual(['connections:read', 'helpdesk:read', 'helpdesk:write', 'messages:read', 'messages:send']);
   });
 
   test('oauth4webapi accepts the authorization server metadata (RFC 8414 issuer check)', async () => {

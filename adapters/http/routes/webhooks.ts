@@ -54,6 +54,21 @@ export const DeliveryView = t.Object({
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 
+/** The delivery history routes' schemas, shared by every kind of webhook (one delivery engine). */
+export const DELIVERY_HISTORY_ROUTE = {
+  params: Id,
+  query: PageQuery,
+  response: { ...authErrors, ...NotFound, 200: PageOf(DeliveryView) },
+  detail: { summary: 'Delivery history, newest first, with every attempt (time, status code or error, duration)' },
+};
+
+export const REDELIVERY_ROUTE = {
+  params: t.Object({ id: t.String(), deliveryId: t.String() }),
+  body: t.Optional(t.Object({}, { description: 'No fields' })),
+  response: { ...authErrors, ...NotFound, 200: DeliveryView, 409: StandardError },
+  detail: { summary: 'Send a failed delivery again (a fresh round of three attempts)' },
+};
+
 /** Connection webhooks (spec 2.8, 4.4, 6.4): settings, signing secret, delivery history. */
 export function webhookRoutes(ctx: AppContext) {
   const inTransaction = <T>(work: (stores: ReturnType<typeof messagingStores>) => Promise<T>) =>
@@ -132,12 +147,7 @@ export function webhookRoutes(ctx: AppContext) {
             const found = await listDeliveries(stores(), actor, params.id, pageRequest(query));
             return { ...found, data: found.data.map(presentDelivery) };
           },
-          {
-            params: Id,
-            query: PageQuery,
-            response: { ...authErrors, ...NotFound, 200: PageOf(DeliveryView) },
-            detail: { summary: 'Delivery history, newest first, with every attempt (time, status code or error, duration)' },
-          },
+          DELIVERY_HISTORY_ROUTE,
         )
         .post(
           '/:id/deliveries/:deliveryId/redeliver',
@@ -145,12 +155,7 @@ export function webhookRoutes(ctx: AppContext) {
             const delivery = await inTransaction((s) => redeliverDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
             return presentDelivery({ ...delivery, attemptLog: [] });
           },
-          {
-            params: t.Object({ id: t.String(), deliveryId: t.String() }),
-            body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: DeliveryView, 409: StandardError },
-            detail: { summary: 'Send a failed delivery again (a fresh round of three attempts)' },
-          },
+          REDELIVERY_ROUTE,
         ),
     );
 }

@@ -23,7 +23,7 @@ import { inboxStores, isTimeZone } from '../store.ts';
 const ChannelConfig = t.Object(
   {
     webhookUrl: t.Nullable(t.String({ description: 'Receives the outgoing messages of the API inbox' })),
-    hmacMandatory: t.Boolean({ description: 'Inbound calls must carry x-helpdesk-signature (spec 5.6)' }),
+    hmacMandatory: t.Boolean({ description: 'Inbound calls must carry x-helpdesk-token or x-helpdesk-signature (spec 5.6); a credential present but wrong is always refused' }),
     hmacToken: t.Optional(t.String({ description: 'The inbound credential; shown to Owners, Admins and Managers only' })),
   },
   { description: 'API inboxes only' },
@@ -52,7 +52,7 @@ const Settings = {
   name: t.String({ description: '1 to 120 characters' }),
   timezone: t.Optional(t.String({ description: 'IANA zone name; default UTC' })),
   webhookUrl: t.Optional(t.Nullable(t.String({ description: 'API inboxes: absolute http(s) URL receiving outgoing messages' }))),
-  hmacMandatory: t.Optional(t.Boolean({ description: 'API inboxes: refuse unsigned inbound calls; default false' })),
+  hmacMandatory: t.Optional(t.Boolean({ description: 'API inboxes: refuse inbound calls with neither x-helpdesk-token nor x-helpdesk-signature; default false' })),
 };
 
 const Id = t.Object({ id: t.String() });

@@ -16,7 +16,7 @@ import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
-import { DeliveryView, presentDelivery } from '../../../adapters/http/routes/webhooks.ts';
+import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../../adapters/http/routes/webhooks.ts';
 import { messagingStores } from '../../../adapters/connections/stores.ts';
 import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
 import { httpSender } from '../../../adapters/webhooks/http-sender.ts';
@@ -119,12 +119,7 @@ export function helpdeskWebhookRoutes(ctx: AppContext) {
             const found = await helpdeskWebhookDeliveries(stores(), actor, params.id, pageRequest(query));
             return { ...found, data: found.data.map(presentDelivery) };
           },
-          {
-            params: Id,
-            query: PageQuery,
-            response: { ...authErrors, ...NotFound, 200: PageOf(DeliveryView) },
-            detail: { summary: 'Delivery history, newest first, with every attempt (time, status code or error, duration)' },
-          },
+          DELIVERY_HISTORY_ROUTE,
         )
         .post(
           '/:id/deliveries/:deliveryId/redeliver',
@@ -132,12 +127,7 @@ export function helpdeskWebhookRoutes(ctx: AppContext) {
             const delivery = await inTransaction((s) => redeliverHelpdeskDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
             return presentDelivery({ ...delivery, attemptLog: [] });
           },
-          {
-            params: t.Object({ id: t.String(), deliveryId: t.String() }),
-            body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: DeliveryView, 409: StandardError },
-            detail: { summary: 'Send a failed delivery again (a fresh round of three attempts)' },
-          },
+          REDELIVERY_ROUTE,
         ),
     );
 }
