@@ -1,7 +1,7 @@
 import { Server as Engine } from '@socket.io/bun-engine';
 import { createAdapter } from '@socket.io/postgres-adapter';
 import { Elysia } from 'elysia';
-import pg from 'pg';
+import { AdapterPool } from './adapter-pool.ts';
 import { Server } from 'socket.io';
 import type { AppContext } from '../http/context.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
@@ -34,11 +34,13 @@ export interface RealtimeTransport {
  * one process, and Socket.IO's in-memory adapter is enough.
  */
 export function openRealtimeTransport(ctx: AppContext, plugins: Plugin[], options: { databaseUrl?: string }): RealtimeTransport {
-  const pool = options.databaseUrl ? new pg.Pool({ connectionString: options.databaseUrl, max: 4 }) : undefined;
+  const pool = options.databaseUrl ? new AdapterPool({ connectionString: options.databaseUrl, max: 4 }) : undefined;
   pool?.on('error', (error) => console.error('[realtime] idle connection failed:', error.message));
   const io = new Server({
     serveClient: false,
-    ...(pool && { adapter: createAdapter(pool, { errorHandler: (error) => console.error('[realtime] adapter:', error.message) }) }),
+    ...(pool && {
+      adapter: createAdapter(pool, { errorHandler: (error) => pool.isClosing || console.error('[realtime] adapter:', error.message) }),
+    }),
   });
   const engine = new Engine({ path: REALTIME_PATH });
   io.bind(engine);
@@ -63,7 +65,9 @@ export function openRealtimeTransport(ctx: AppContext, plugins: Plugin[], option
     idleTimeout: handler.idleTimeout,
     async close() {
       for (const teardown of teardowns) await teardown();
-      // Disconnects every socket and closes the adapters (which releases the LISTEN connection).
+      // Disconnects every socket and closes the adapters (which releases the LISTEN connection);
+      // the pool then stops handing out clients, so a LISTEN client still on its way is let go.
+      pool?.closing();
       await io.close();
       await pool?.end();
     },

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import pg from 'pg';
 import { loadConfig } from '../../apps/config.ts';
 import { openRuntime, type Runtime } from '../../apps/runtime.ts';
 import { startService, type RunningService } from '../../apps/server/server.ts';
@@ -129,4 +130,26 @@ describe.skipIf(!onPostgres)('a worker process reaches sockets of a server proce
       await hub.close();
     }
   });
+});
+
+describe.skipIf(!onPostgres)('stopping a server process on Postgres', () => {
+  test('a server stopped right after it started lets go of every connection (its LISTEN client included)', async () => {
+    const database = await freshDatabase(process.env.TEST_DATABASE_URL!);
+    const name = new URL(database.url).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      for (let round = 0; round < 3; round++) {
+        const service = await startService(loadConfig({ PORT: '0', DATA_DIR: 'memory://', DATABASE_URL: database.url }), { worker: false });
+        await service.stop();
+      }
+      // The adapter's LISTEN client used to arrive after the stop and stay checked out for ever.
+      await Bun.sleep(500);
+      const { rows } = await admin.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await admin.end();
+      await database.drop();
+    }
+  }, HOOK_TIMEOUT);
 });
