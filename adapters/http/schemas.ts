@@ -53,3 +53,15 @@ export function iso(date: Date | null): string | null;
 export function iso(date: Date | null): string | null {
   return date ? date.toISOString() : null;
 }
+
+/**
+ * One of a few strings, for fields that may be left out. Elysia fills an omitted optional
+ * `t.UnionEnum` with its first value (a PATCH without `priority` would set it to the first
+ * priority); a union of literals has no such default.
+ */
+export function OneOf<const T extends string>(values: readonly T[], options: { description?: string } = {}) {
+  return t.Union(
+    values.map((value) => t.Literal(value)),
+    options,
+  );
+}

@@ -99,6 +99,7 @@ async function assignable(stores: ConversationStores, workspaceId: string, inbox
 /** Reads: every member, Agents only in their inboxes (others are 404, never 403). */
 export async function listConversations(stores: ConversationStores, actor: Actor, request: PageRequest, filters: ConversationFilters): Promise<Page<Conversation>> {
   authorize(actor.roles, 'helpdesk.work', 'read');
+  if (filters.status !== undefined && !CONVERSATION_STATUSES.includes(filters.status)) throw badRequest([`status must be one of ${CONVERSATION_STATUSES.join(', ')}`]);
   return stores.conversations.list(actor.workspaceId, request, filters, seesEveryInbox(actor) ? undefined : actor.userId);
 }
 
@@ -258,7 +259,7 @@ export async function receiveIncoming(
   stores: ConversationStores,
   deps: ConversationDeps,
   inbox: Inbox,
-  incoming: { phone: string; name: string | null; content: string; chatMessageId: string; attachments?: IncomingAttachment[] },
+  incoming: { phone: string; name: string | null; content: string; chatMessageId: string; receivedAt?: Date; attachments?: IncomingAttachment[] },
 ): Promise<{ conversation: Conversation; message: HelpdeskMessage; created: boolean } | null> {
   if (await stores.messages.findByChatMessage(incoming.chatMessageId)) return null;
   const now = deps.clock.now();
@@ -267,7 +268,15 @@ export async function receiveIncoming(
     contact = { id: deps.ids.next(), workspaceId: inbox.workspaceId, name: incoming.name, phone: incoming.phone, email: null, customAttributes: {}, createdAt: now, updatedAt: now };
     await stores.contacts.insert(contact);
   }
-  return joinConversation(stores, deps, inbox, contact, { content: incoming.content, chatMessageId: incoming.chatMessageId, attachments: incoming.attachments });
+  // The helpdesk message takes the connection message's id (a UUID v7 given on receipt): the
+  // worker may handle a contact's quick messages in any order, yet they list in arrival order.
+  return joinConversation(stores, deps, inbox, contact, {
+    id: incoming.chatMessageId,
+    content: incoming.content,
+    chatMessageId: incoming.chatMessageId,
+    receivedAt: incoming.receivedAt,
+    attachments: incoming.attachments,
+  });
 }
 
 /**
@@ -281,7 +290,7 @@ export async function joinConversation(
   deps: ConversationDeps,
   inbox: Inbox,
   contact: Contact,
-  incoming: { content: string; chatMessageId: string | null; attachments?: IncomingAttachment[] },
+  incoming: { id?: string; content: string; chatMessageId: string | null; receivedAt?: Date; attachments?: IncomingAttachment[] },
 ): Promise<{ conversation: Conversation; message: HelpdeskMessage; created: boolean } | null> {
   const now = deps.clock.now();
   let conversation = await stores.conversations.latestUnresolved(inbox.id, contact.id);
@@ -308,7 +317,7 @@ export async function joinConversation(
     created = true;
   }
   let message: HelpdeskMessage = {
-    id: deps.ids.next(),
+    id: incoming.id ?? deps.ids.next(),
     conversationId: conversation.id,
     workspaceId: inbox.workspaceId,
     direction: 'incoming',
@@ -318,7 +327,7 @@ export async function joinConversation(
     chatMessageId: incoming.chatMessageId,
     status: null,
     externalError: null,
-    createdAt: now,
+    createdAt: incoming.receivedAt ?? now,
   };
   if (!(await stores.messages.insert(message))) return null;
   message = await attachIncoming(stores, deps, message, incoming.attachments);

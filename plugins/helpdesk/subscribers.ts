@@ -78,7 +78,7 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
       .executeTakeFirst();
     if (!inboxRow) return;
     const inbox = await inboxStore(trx, ctx.box).get(event.workspaceId, inboxRow.id);
-    const chat = await trx.selectFrom('messages').select('id').where('connection_id', '=', event.connectionId).where('external_id', '=', externalId).executeTakeFirst();
+    const chat = await trx.selectFrom('messages').select(['id', 'created_at']).where('connection_id', '=', event.connectionId).where('external_id', '=', externalId).executeTakeFirst();
     if (!inbox || !chat) return;
     // One contact's messages are handled one at a time (two first messages at once would both
     // create the contact or a conversation): a transaction lock on the inbox and phone.
@@ -88,6 +88,7 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
       name: event.data.pushName?.trim() || null,
       content: incomingText(event.data),
       chatMessageId: chat.id,
+      receivedAt: chat.created_at,
       attachments: await receivedFiles(trx, event),
     });
   });

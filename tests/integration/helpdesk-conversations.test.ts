@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { connectedConnection, conversationOfContact, eventually, helpdeskWorkspace, injectContactMessage, messagesUntil, messageWhen, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -9,9 +10,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * 4.6, 5.4, 7.2): a sandbox contact writes on a connection bound to an inbox, a conversation
  * opens, agents work it and reply through the connection.
  */
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; email: string; token: string };
 
 let service: TestService;
 let owner: Owner;
@@ -24,65 +22,25 @@ let freeConnectionId: string;
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
+  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'support line', inbox: 'Support' }));
   free = await service.bootstrap({ plan: 'FREE' });
-  agent = await memberWithToken(service, owner, 'AGENT');
   outsider = await memberWithToken(service, owner, 'AGENT');
-  connectionId = await connectedConnection(owner.token, 'support line');
-  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Support', channelType: 'CONNECTION', connectionId } });
-  expect(inbox.status).toBe(201);
-  inboxId = inbox.body.id;
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } })).status).toBe(200);
-  freeConnectionId = await connectedConnection(free.token, 'free line');
+  freeConnectionId = await connectedConnection(service, free.token, 'free line');
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   await service?.stop();
 }, HOOK_TIMEOUT);
 
-async function connectedConnection(apikey: string, name: string): Promise<string> {
-  const created = await service.call('POST', '/v3/connections', { apikey, body: { name } });
-  expect(created.status).toBe(201);
-  const connected = await service.call('POST', `/v3/connections/${created.body.id}/connect`, { apikey });
-  expect(connected.body.status).toBe('CONNECTED');
-  return created.body.id;
-}
-
-const inject = (from: string, text: string, connection = connectionId, apikey = owner.token, extra: Record<string, unknown> = {}) =>
-  service.call('POST', `/v3/connections/${connection}/sandbox/messages`, { apikey, body: { from, text, pushName: `Contact ${from.slice(-4)}`, ...extra } });
+const inject = (from: string, text: string, connection = connectionId, apikey = owner.token) =>
+  injectContactMessage(service, apikey, connection, { from, text, pushName: `Contact ${from.slice(-4)}` });
 
 const conversations = (query = '', apikey = owner.token) => service.call('GET', `/v3/helpdesk/conversations${query}`, { apikey });
 const messages = (id: string, query = '', apikey = owner.token) => service.call('GET', `/v3/helpdesk/conversations/${id}/messages${query}`, { apikey });
 const setStatus = (id: string, body: unknown, apikey = owner.token) => service.call('POST', `/v3/helpdesk/conversations/${id}/status`, { apikey, body });
 
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
 /** The conversation of the contact with this phone, once the worker has run the subscriber. */
-async function conversationOf(phone: string, predicate: (c: any) => boolean = () => true, apikey = owner.token): Promise<any> {
-  const contact = await eventually(async () => {
-    const res = await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey });
-    return res.body.data?.[0];
-  }, `contact ${phone}`);
-  return eventually(async () => {
-    const res = await conversations('?per_page=100', apikey);
-    return res.body.data.find((c: any) => c.contactId === contact.id && predicate(c));
-  }, `conversation of ${phone}`);
-}
-
-async function messagesUntil(id: string, count: number): Promise<any[]> {
-  return eventually(async () => {
-    const res = await messages(id, '?limit=100');
-    return res.body.length >= count ? res.body : undefined;
-  }, `${count} messages`);
-}
+const conversationOf = (phone: string, predicate: (c: any) => boolean = () => true, apikey = owner.token) => conversationOfContact(service, apikey, phone, predicate);
 
 describe('incoming messages open conversations', () => {
   let first: any;
@@ -92,7 +50,7 @@ describe('incoming messages open conversations', () => {
     first = await conversationOf('5511966660001');
     expect(first).toMatchObject({ displayId: 1, inboxId, status: 'OPEN', priority: null, assigneeUserId: null, teamId: null, labels: [], aiAgentEnabled: false });
     expect(first.id).toMatch(UUID);
-    const list = await messagesUntil(first.id, 1);
+    const list = await messagesUntil(service, owner.token, first.id, 1);
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ direction: 'incoming', private: false, content: 'Hello, my order is late', status: null, senderUserId: null });
 
@@ -106,7 +64,7 @@ describe('incoming messages open conversations', () => {
 
     // A second message from the first contact joins the same conversation.
     await inject('5511966660001', 'Any news?');
-    const both = await messagesUntil(first.id, 2);
+    const both = await messagesUntil(service, owner.token, first.id, 2);
     expect(both.map((m: any) => m.content)).toEqual(['Hello, my order is late', 'Any news?']);
     expect((await conversationOf('5511966660001')).id).toBe(first.id);
 
@@ -121,11 +79,7 @@ describe('incoming messages open conversations', () => {
     const reply = await service.call('POST', `/v3/helpdesk/conversations/${first.id}/messages`, { apikey: agent.token, body: { content: 'Checking it now' } });
     expect(reply.status).toBe(201);
     expect(reply.body).toMatchObject({ direction: 'outgoing', private: false, content: 'Checking it now', status: 'PENDING', senderUserId: agent.userId, externalError: null });
-    const sent = await eventually(async () => {
-      const list = (await messages(first.id, '?limit=100')).body;
-      const m = list.find((x: any) => x.id === reply.body.id);
-      return m.status !== 'PENDING' ? m : undefined;
-    }, 'the reply to leave PENDING');
+    const sent = await messageWhen(service, owner.token, first.id, reply.body.id, (m) => m.status !== 'PENDING', { what: 'the reply to leave PENDING' });
     expect(['SENT', 'DELIVERED', 'READ']).toContain(sent.status);
 
     // The contact sees it: the connection carried a text to the contact's chat.
@@ -167,7 +121,7 @@ describe('incoming messages open conversations', () => {
     // Documented choice: a RESOLVED conversation stays resolved; the new message opens a new one.
     expect(again.id).not.toBe(first.id);
     expect(again.displayId).toBe(3);
-    const newMessages = await messagesUntil(again.id, 1);
+    const newMessages = await messagesUntil(service, owner.token, again.id, 1);
     expect(newMessages[0].content).toBe('It arrived broken');
   });
 
@@ -190,7 +144,7 @@ describe('incoming messages open conversations', () => {
   test('the same incoming event processed twice stores one message', async () => {
     expect((await inject('5511966660003', 'once only')).status).toBe(201);
     const c = await conversationOf('5511966660003');
-    await messagesUntil(c.id, 1);
+    await messagesUntil(service, owner.token, c.id, 1);
     const db = service.runtime.ctx.db;
     const event = await db.selectFrom('events').select('id').where('workspace_id', '=', owner.workspaceId).where('event', '=', 'messages.upsert').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
     const job = service.runtime.jobs.find((j) => j.queue === PLUGIN_EVENTS_QUEUE)!;
@@ -201,7 +155,7 @@ describe('incoming messages open conversations', () => {
   });
 
   test('a connection with no inbox opens no conversation', async () => {
-    const bare = await connectedConnection(owner.token, 'no inbox');
+    const bare = await connectedConnection(service, owner.token, 'no inbox');
     const before = (await conversations()).body.total;
     await inject('5511966660009', 'nobody listens', bare);
     await Bun.sleep(500);
@@ -232,6 +186,15 @@ describe('working a conversation', () => {
     expect((await service.call('PATCH', `/v3/helpdesk/conversations/${c.id}`, { apikey: owner.token, body: { priority: 'SOON' } })).status).toBe(400);
   });
 
+  test('fields left out keep their value: no default creeps into a PATCH', async () => {
+    const patch = (body: unknown) => service.call('PATCH', `/v3/helpdesk/conversations/${c.id}`, { apikey: owner.token, body });
+    expect((await patch({ priority: 'HIGH' })).body.priority).toBe('HIGH');
+    const res = await patch({ customAttributes: { order: 'A-2' } });
+    expect(res.body).toMatchObject({ priority: 'HIGH', assigneeUserId: agent.userId, customAttributes: { order: 'A-2' } });
+    expect((await patch({ priority: null })).body.priority).toBeNull();
+    expect((await patch({ aiAgentEnabled: false })).body.priority).toBeNull();
+  });
+
   test('filters: status, inboxId, assigneeUserId', async () => {
     const mine = await conversations(`?assigneeUserId=${agent.userId}`);
     expect(mine.body.data.map((x: any) => x.id)).toEqual([c.id]);
@@ -239,6 +202,11 @@ describe('working a conversation', () => {
     expect(open.body.data.every((x: any) => x.status === 'OPEN')).toBe(true);
     expect((await conversations(`?inboxId=${inboxId}&per_page=100`)).body.total).toBe((await conversations('?per_page=100')).body.total);
     expect((await conversations(`?inboxId=${crypto.randomUUID()}`)).body.total).toBe(0);
+    // No status filter: every status (a resolved conversation of an earlier test is there too).
+    const all = await conversations('?per_page=100');
+    expect(all.body.data.some((x: any) => x.status === 'RESOLVED')).toBe(true);
+    expect(all.body.total).toBeGreaterThan(open.body.total);
+    expectStandardError(await conversations('?status=CLOSED'), 400, 'Bad Request');
     expect(mine.body).toMatchObject({ currentPage: 1, perPage: 10, total: 1, totalPages: 1 });
   });
 
@@ -274,7 +242,7 @@ describe('cursor pagination of messages (spec 4.6)', () => {
   test('bare array, oldest first; cursor answers the messages before it; fewer than limit at the beginning', async () => {
     for (let i = 1; i <= 5; i++) await inject('5511966660020', `m${i}`);
     const c = await conversationOf('5511966660020');
-    const all = await messagesUntil(c.id, 5);
+    const all = await messagesUntil(service, owner.token, c.id, 5);
     expect(all.map((m: any) => m.content)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
 
     const latest = await messages(c.id, '?limit=2');

@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import { SCOPES } from '../../../core/oauth/scopes.ts';
-import { StandardError } from '../schemas.ts';
+import { OneOf, StandardError } from '../schemas.ts';
 
 /**
  * OpenAPI descriptions of the OAuth endpoints. They read their own bodies (form-urlencoded or
@@ -26,7 +26,7 @@ const ClientMetadata = t.Object({
   scope: t.Optional(t.String({ description: `Space-separated ceiling; omitted: every requestable scope (${SCOPES.join(', ')})` })),
   grant_types: t.Optional(t.Array(t.UnionEnum(['authorization_code', 'refresh_token']), { description: 'Omitted: authorization_code alone (no refresh token)' })),
   response_types: t.Optional(t.Array(t.Literal('code'))),
-  token_endpoint_auth_method: t.Optional(t.UnionEnum(['none', 'client_secret_basic', 'client_secret_post'], { description: 'Omitted: a confidential client with a secret (basic)' })),
+  token_endpoint_auth_method: t.Optional(OneOf(['none', 'client_secret_basic', 'client_secret_post'], { description: 'Omitted: a confidential client with a secret (basic)' })),
   software_id: t.Optional(t.String({ description: 'Validated, then ignored' })),
   software_version: t.Optional(t.String({ description: 'Validated, then ignored' })),
 });

@@ -10,7 +10,7 @@ import { messagingStores } from '../../connections/stores.ts';
 import { simulatedMessage } from '../../drivers/sandbox/simulator.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { authErrors, CodedError, StandardError } from '../schemas.ts';
+import { authErrors, CodedError, OneOf, StandardError } from '../schemas.ts';
 import { MessageView, presentMessage } from './messages.ts';
 
 /**
@@ -54,7 +54,7 @@ export function sandboxRoutes(ctx: AppContext) {
               mentions: t.Optional(t.Array(t.String())),
               album: t.Optional(t.Object({ id: t.String(), index: t.Integer({ minimum: 0 }) })),
               isAiMessage: t.Optional(t.Boolean()),
-              source: t.Optional(t.UnionEnum(['android', 'ios', 'web', 'unknown'])),
+              source: t.Optional(OneOf(['android', 'ios', 'web', 'unknown'])),
               fromMe: t.Optional(t.Boolean()),
               externalId: t.Optional(t.String({ description: 'Reuse a network id to replay a delivery (stored once)' })),
               timestamp: t.Optional(t.Integer({ description: 'Unix seconds' })),

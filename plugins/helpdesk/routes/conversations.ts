@@ -10,14 +10,14 @@ import {
   updateConversation,
   type ConversationDeps,
 } from '../../../core/helpdesk/conversations.ts';
-import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversation-status.ts';
+import { CONVERSATION_STATUSES, type ConversationStatus } from '../../../core/helpdesk/conversation-status.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/helpdesk-messages.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { MAX_ATTACHMENTS } from '../../../core/helpdesk/attachments.ts';
 import { deleteConversation, deleteNote, editNote } from '../../../core/helpdesk/message-edits.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
+import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
 import { helpdeskMessageStores } from '../conversation-store.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../views.ts';
@@ -29,7 +29,9 @@ const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 const ListQuery = t.Composite([
   PageQuery,
   t.Object({
-    status: t.Optional(t.UnionEnum([...CONVERSATION_STATUSES], { description: 'Only conversations in this status' })),
+    // A string checked by the use case: an optional UnionEnum in a query gets its first value as a
+    // default from Elysia, which would silently narrow an unfiltered list to OPEN.
+    status: t.Optional(t.String({ description: `Only conversations in this status: ${CONVERSATION_STATUSES.join(', ')}` })),
     inboxId: t.Optional(t.String({ description: 'Only conversations of this inbox' })),
     assigneeUserId: t.Optional(t.String({ description: 'Only conversations assigned to this member' })),
     teamId: t.Optional(t.String({ description: 'Only conversations of this team' })),
@@ -51,7 +53,7 @@ export function conversationRoutes(ctx: AppContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listConversations(stores(), actor, pageRequest(query), { status: query.status, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
+            const found = await listConversations(stores(), actor, pageRequest(query), { status: query.status as ConversationStatus | undefined, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
             return { ...found, data: found.data.map(present) };
           },
           {
@@ -68,7 +70,7 @@ export function conversationRoutes(ctx: AppContext) {
         .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateConversation(s, deps, actor, params.id, body))), {
           params: Id,
           body: t.Object({
-            priority: t.Optional(t.Nullable(t.UnionEnum([...PRIORITIES]))),
+            priority: t.Optional(t.Nullable(OneOf(PRIORITIES))),
             assigneeUserId: t.Optional(t.Nullable(t.String({ description: 'A member of the inbox, or a Manager, Admin or Owner; null unassigns' }))),
             customAttributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'Replaces the whole set' })),
             aiAgentEnabled: t.Optional(t.Boolean()),
