@@ -1,6 +1,7 @@
 import type { ConversationStatus } from './conversation-status.ts';
 import type { Conversation, HelpdeskMessage } from './conversation.ts';
 import type { MessageStatus } from './message-status.ts';
+import type { InboxSync } from './inbox-sync-status.ts';
 
 /** The twenty-one helpdesk event types (spec 6.5), all deliverable to helpdesk webhooks. */
 export const HELPDESK_EVENT_TYPES = [
@@ -148,4 +149,22 @@ export function labelUpdated(l: Label, changedFields: string[], previousName: st
 /** The label was taken off every conversation and deleted. */
 export function labelDeleted(l: Label, actorUserId: string | null): HelpdeskEvent {
   return { type: 'helpdesk.label.deleted', accountId: l.workspaceId, labelId: l.id, name: l.name, actorUserId };
+}
+
+/**
+ * History sync events (payloads ours; core/helpdesk/inbox-sync.ts): recorded when a sync starts,
+ * after each page of chats and when it ends. Each carries the counts of its own kind of record
+ * (`total`, `processed`, `created`); `error` is set exactly when `status` is FAILED. They stand in
+ * for the per-conversation and per-message events an import of history does not record.
+ */
+const syncFields = (s: InboxSync) => ({ accountId: s.workspaceId, inboxId: s.inboxId, syncId: s.id, status: s.status });
+const syncTimes = (s: InboxSync) => ({ startedAt: s.startedAt, finishedAt: s.finishedAt, error: s.error });
+
+export function contactSyncUpdated(s: InboxSync): HelpdeskEvent {
+  return { type: 'helpdesk.contact_sync.updated', ...syncFields(s), ...s.contacts, ...syncTimes(s) };
+}
+
+/** Also `messagesImported`: the helpdesk messages the sync brought in so far. */
+export function conversationSyncUpdated(s: InboxSync): HelpdeskEvent {
+  return { type: 'helpdesk.conversation_sync.updated', ...syncFields(s), ...s.conversations, messagesImported: s.messagesImported, ...syncTimes(s) };
 }

@@ -24,6 +24,9 @@ import { helpdeskJobs } from './jobs.ts';
 import * as helpdesk0007 from './migrations/0007_labels_attachments.ts';
 import { labelRoutes } from './routes/labels.ts';
 import { attachmentRoutes } from './routes/attachments.ts';
+import * as helpdesk0008 from './migrations/0008_inbox_sync.ts';
+import { inboxSyncRoutes } from './sync/routes.ts';
+import { inboxSyncJobs } from './sync/job.ts';
 
 /**
  * OAuth scopes of the helpdesk routes (spec 2.7). Inboxes: `helpdesk:read` / `helpdesk:write`.
@@ -39,6 +42,8 @@ export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
   { method: 'PATCH', path: '/v3/helpdesk/inboxes/:id', scopes: ['helpdesk:write'] },
   { method: 'DELETE', path: '/v3/helpdesk/inboxes/:id', scopes: ['helpdesk:write'] },
   { method: 'PUT', path: '/v3/helpdesk/inboxes/:id/members', scopes: ['helpdesk:write'] },
+  { method: 'GET', path: '/v3/helpdesk/inboxes/:id/sync', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/inboxes/:id/sync', scopes: ['helpdesk:write'] },
 
   { method: 'GET', path: '/v3/helpdesk/contacts', scopes: ['contacts:read', 'helpdesk:read'] },
   { method: 'GET', path: '/v3/helpdesk/contacts/:id', scopes: ['contacts:read', 'helpdesk:read'] },
@@ -97,6 +102,7 @@ export const helpdeskPlugin: Plugin = {
     '0005_api_channel': helpdesk0005,
     '0006_teams': helpdesk0006,
     '0007_labels_attachments': helpdesk0007,
+    '0008_inbox_sync': helpdesk0008,
   },
   routes: (ctx) =>
     new Elysia({ name: 'plugins.helpdesk' })
@@ -107,11 +113,12 @@ export const helpdeskPlugin: Plugin = {
       .use(teamRoutes(ctx))
       .use(labelRoutes(ctx))
       .use(attachmentRoutes(ctx))
+      .use(inboxSyncRoutes(ctx))
       .use(helpdeskWebhookRoutes(ctx)),
   routeScopes: HELPDESK_ROUTE_SCOPES,
   subscribers: [...HELPDESK_SUBSCRIBERS, ...HELPDESK_EVENT_SUBSCRIBERS],
   realtime: helpdeskRealtime,
   deliveryTargets: { [HELPDESK_TARGET]: helpdeskDeliveryTarget },
   mcpTools: HELPDESK_MCP_TOOLS,
-  jobs: (ctx) => [...helpdeskJobs(ctx), ...apiChannelJobs(ctx)],
+  jobs: (ctx) => [...helpdeskJobs(ctx), ...apiChannelJobs(ctx), ...inboxSyncJobs(ctx)],
 };

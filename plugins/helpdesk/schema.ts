@@ -154,6 +154,28 @@ export interface HelpdeskAttachmentsTable {
   created_at: Date;
 }
 
+/** migrations/0008_inbox_sync.ts: history syncs of inboxes (core/helpdesk/inbox-sync.ts). */
+export interface HelpdeskInboxSyncsTable {
+  id: string;
+  workspace_id: string;
+  inbox_id: string;
+  connection_id: string;
+  status: 'RUNNING' | 'COMPLETED' | 'FAILED';
+  cursor: string | null;
+  chats_per_page: number;
+  contacts_total: number;
+  contacts_processed: number;
+  contacts_created: number;
+  conversations_total: number;
+  conversations_processed: number;
+  conversations_created: number;
+  messages_imported: number;
+  error: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+  updated_at: Date;
+}
+
 export interface HelpdeskTables {
   helpdesk_inboxes: HelpdeskInboxesTable;
   helpdesk_inbox_members: HelpdeskInboxMembersTable;
@@ -168,6 +190,7 @@ export interface HelpdeskTables {
   helpdesk_api_contacts: HelpdeskApiContactsTable;
   helpdesk_teams: HelpdeskTeamsTable;
   helpdesk_team_members: HelpdeskTeamMembersTable;
+  helpdesk_inbox_syncs: HelpdeskInboxSyncsTable;
 }
 
 /** The base tables the plugin reads (connections, memberships, users, workspaces) plus its own. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { startTestService, type TestService } from '../support/service.ts';
+import { connectionInbox, eventually, helpdeskEvents, messageWhen, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -18,9 +19,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * deliveredAt }`. The endpoint may answer `{ sourceId: <own id> }`, which the service remembers
  * for that message so later `status_update` calls can refer to it."
  */
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; email: string; token: string };
 
 /** The customer's app: records every POST (raw bytes, headers) and answers per path. */
 interface Received {
@@ -75,11 +73,9 @@ beforeAll(async () => {
   outsider = await memberWithToken(service, owner, 'AGENT');
   open = await apiInbox(owner.token, { name: 'Shop app', webhookUrl: appUrl('/ok') });
   strict = await apiInbox(owner.token, { name: 'Strict app', webhookUrl: appUrl('/fail'), hmacMandatory: true });
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${open.id}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } })).status).toBe(200);
+  await setInboxMembers(service, owner.token, open.id, [agent.userId]);
   const connection = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'line' } });
-  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Line', channelType: 'CONNECTION', connectionId: connection.body.id } });
-  expect(inbox.status).toBe(201);
-  connectionInboxId = inbox.body.id;
+  connectionInboxId = await connectionInbox(service, owner.token, 'Line', connection.body.id);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
@@ -99,23 +95,8 @@ const messages = (id: string, apikey = owner.token) => service.call('GET', `/v3/
 const reply = (id: string, content: string, apikey = owner.token, extra: Record<string, unknown> = {}) =>
   service.call('POST', `/v3/helpdesk/conversations/${id}/messages`, { apikey, body: { content, ...extra } });
 
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-async function messageWhen(conversationId: string, messageId: string, done: (m: any) => boolean, timeoutMs?: number): Promise<any> {
-  return eventually(async () => (await messages(conversationId)).body.find((m: any) => m.id === messageId && done(m)), `message ${messageId}`, timeoutMs);
-}
-
 async function statusEvents(messageId: string): Promise<any[]> {
-  const rows = await service.runtime.ctx.db.selectFrom('events').select(['event', 'payload']).where('event', '=', 'helpdesk.message.status_changed').orderBy('created_at').execute();
-  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload).data).filter((d: any) => d.messageId === messageId);
+  return (await helpdeskEvents(service, owner.workspaceId, 'helpdesk.message.status_changed')).filter((d: any) => d.messageId === messageId);
 }
 
 describe('inbound credentials (spec 5.6)', () => {
@@ -247,7 +228,7 @@ describe('replies go out to the app (spec 6.6) and come back with statuses', () 
     expect(hit.json.data).toEqual({ sourceId: replyId, recipientIdentifier: 'user-42', content: 'Sure, send it here.', attachments: [] });
     expect(new Date(hit.json.deliveredAt).toISOString()).toBe(hit.json.deliveredAt);
 
-    const sent = await messageWhen(conversationId, replyId, (m) => m.status === 'SENT');
+    const sent = await messageWhen(service, owner.token, conversationId, replyId, (m) => m.status === 'SENT');
     expect(sent.externalError).toBeNull();
     const events = await eventually(async () => ((await statusEvents(replyId)).length > 0 ? statusEvents(replyId) : undefined), 'status_changed');
     expect(events[0]).toMatchObject({ type: 'helpdesk.message.status_changed', messageId: replyId, toStatus: 'SENT', externalError: null, conversationId, inboxId: open.id });
@@ -274,7 +255,7 @@ describe('replies go out to the app (spec 6.6) and come back with statuses', () 
   test('the reply\'s own id names it too; FAILED carries the app\'s error as externalError; unknown ids are 404', async () => {
     const res = await reply(conversationId, 'Second answer');
     const id = res.body.id;
-    await messageWhen(conversationId, id, (m) => m.status === 'SENT');
+    await messageWhen(service, owner.token, conversationId, id, (m) => m.status === 'SENT');
     const failed = await push(open.id, { event: 'status_update', sourceId: id, status: 'failed', error: 'user blocked the app' }, { 'x-helpdesk-token': open.secret });
     expect(failed.status).toBe(200);
     expect(failed.body).toMatchObject({ messageId: id, status: 'FAILED', externalError: 'user blocked the app' });
@@ -303,7 +284,7 @@ describe('replies go out to the app (spec 6.6) and come back with statuses', () 
     const res = await reply(pushed.body.conversationId, 'hi Fabio');
     const hit = await eventually(async () => hitsOf('/plain').find((r) => r.json.data.sourceId === res.body.id), 'the POST');
     expect(hit.json.data.recipientIdentifier).toBe('fabio@shop.example');
-    await messageWhen(pushed.body.conversationId, res.body.id, (m) => m.status === 'SENT');
+    await messageWhen(service, owner.token, pushed.body.conversationId, res.body.id, (m) => m.status === 'SENT');
   });
 });
 
@@ -312,7 +293,7 @@ describe('delivery failures', () => {
     const pushed = await push(strict.id, message('fail-1', 'gil@shop.example'), { 'x-helpdesk-token': strict.secret });
     const res = await reply(pushed.body.conversationId, 'this will not arrive');
     expect(res.body.status).toBe('PENDING');
-    const failed = await messageWhen(pushed.body.conversationId, res.body.id, (m) => m.status === 'FAILED', 30_000);
+    const failed = await messageWhen(service, owner.token, pushed.body.conversationId, res.body.id, (m) => m.status === 'FAILED', { timeoutMs: 30_000 });
     expect(failed.externalError).toMatch(/3 attempts.*HTTP 500/);
     const attempts = hitsOf('/fail').filter((r) => r.json.data.sourceId === res.body.id);
     expect(attempts).toHaveLength(3);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { attachmentDownloadLink } from '../../core/helpdesk/message-attachments.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, messagesUntil, messageWhen, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -10,9 +11,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * media of a contact's message, each with a signed, expiring `downloadUrl` that needs no API
  * key; a reply with a file goes out on the connection as a media message.
  */
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; token: string };
 
 let service: TestService;
 let owner: Owner;
@@ -27,13 +25,8 @@ const DAY = 86_400_000;
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
-  agent = await memberWithToken(service, owner, 'AGENT');
+  ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'files line', inbox: 'Files' }));
   outsider = await memberWithToken(service, owner, 'AGENT');
-  connectionId = (await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'files line' } })).body.id;
-  expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
-  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Files', channelType: 'CONNECTION', connectionId } });
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inbox.body.id}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } })).status).toBe(200);
   conversation = await conversationFrom('5511966610001', { text: 'hello' });
 }, HOOK_TIMEOUT);
 
@@ -41,24 +34,7 @@ afterAll(async () => {
   await service?.stop();
 }, HOOK_TIMEOUT);
 
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-async function conversationFrom(phone: string, body: Record<string, unknown>): Promise<any> {
-  expect((await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: phone, ...body } })).status).toBe(201);
-  const contact = await eventually(async () => (await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey: owner.token })).body.data?.[0], `contact ${phone}`);
-  return eventually(async () => {
-    const list = (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data as any[];
-    return list.find((c) => c.contactId === contact.id);
-  }, `conversation of ${phone}`);
-}
+const conversationFrom = (phone: string, body: Record<string, unknown>) => conversationFromContact(service, owner.token, connectionId, phone, body);
 
 /** Raw bytes with their Content-Type and X-File-Name, as an API client sends them. */
 async function upload(conversationId: string, bytes: Uint8Array, contentType: string, fileName?: string, apikey = agent.token) {
@@ -107,15 +83,7 @@ describe('a private note with an attachment', () => {
     expect(file.downloadUrl.startsWith(`${service.runtime.ctx.config.publicUrl}/v3/helpdesk/messages/attachments/${file.id}/public/download?token=`)).toBe(true);
     // The same shape in the list and in the message.created event.
     expect((await messages(conversation.id)).find((m) => m.id === note.id).attachments.map((a: any) => a.id)).toEqual([file.id]);
-    const row = await service.runtime.ctx.db
-      .selectFrom('events')
-      .select('payload')
-      .where('workspace_id', '=', owner.workspaceId)
-      .where('event', '=', 'helpdesk.message.created')
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
-    const created = row.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data).find((e) => e.message.id === note.id);
+    const created = (await helpdeskEvents(service, owner.workspaceId, 'helpdesk.message.created')).find((e) => e.message.id === note.id);
     expect(created.message.attachments).toHaveLength(1);
     expect(created.message.attachments[0]).toMatchObject({ id: file.id, fileName: 'Invoice №42.pdf', mimeType: 'application/pdf', size: PDF.length });
   });
@@ -206,10 +174,7 @@ describe('a private note with an attachment', () => {
 describe('network media', () => {
   test('an incoming sandbox image gets an attachment whose link downloads the image', async () => {
     const c = await conversationFrom('5511966610003', { type: 'imageMessage', text: 'broken box', media: { base64: Buffer.from(PNG).toString('base64'), mimetype: 'image/png' } });
-    const [incoming] = await eventually(async () => {
-      const list = await messages(c.id);
-      return list.length > 0 ? list : undefined;
-    }, 'the incoming message');
+    const [incoming] = await messagesUntil(service, owner.token, c.id, 1);
     expect(incoming).toMatchObject({ direction: 'incoming', content: 'broken box' });
     expect(incoming.attachments).toHaveLength(1);
     const [file] = incoming.attachments;
@@ -241,10 +206,7 @@ describe('network media', () => {
     expect(media.connection_id).toBe(connectionId);
     expect((await download(res.body.attachments[0].downloadUrl)).bytes).toEqual(PNG);
 
-    const sent = await eventually(async () => {
-      const m = (await messages(conversation.id)).find((x) => x.id === res.body.id);
-      return m.status !== 'PENDING' ? m : undefined;
-    }, 'the reply to leave PENDING');
+    const sent = await messageWhen(service, owner.token, conversation.id, res.body.id, (m) => m.status !== 'PENDING', { what: 'the reply to leave PENDING' });
     expect(['SENT', 'DELIVERED', 'READ']).toContain(sent.status);
   });
 

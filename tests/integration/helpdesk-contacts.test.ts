@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestService, type TestService } from '../support/service.ts';
+import type { Member, Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /** Helpdesk contacts (issue 6 items 2 and 4; spec 2.2, 4.6, 5.4, 7.2). */
-
-type Owner = { userId: string; workspaceId: string; token: string };
 
 let service: TestService;
 let owner: Owner;
 let other: Owner;
 let free: Owner;
-let agent: { userId: string; token: string };
+let agent: Member;
 
 beforeAll(async () => {
   service = await startTestService();

@@ -2,14 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { helpdeskPlugin } from '../../plugins/helpdesk/index.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import type { Member, Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
  * The helpdesk plugin's inboxes (issue 6 items 1 and 4; spec 2.10, 2.14, 4.6, 5.4, 7.1, 7.2).
  */
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; email: string; token: string };
 
 let service: TestService;
 let owner: Owner;

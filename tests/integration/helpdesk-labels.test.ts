@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import * as migration0007 from '../../plugins/helpdesk/migrations/0007_labels_attachments.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, type Member, type Owner } from '../support/helpdesk.ts';
+import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
  * Labels as a workspace resource (issue 6 item 2; spec 2.14, 5.4, 6.5): CRUD, names unique
@@ -11,9 +12,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * `conversation.labels_changed` carries label ids; a rename follows onto every conversation and
  * a delete takes the label off every one.
  */
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; token: string };
 
 let service: TestService;
 let owner: Owner;
@@ -23,15 +21,8 @@ let connectionId: string;
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
+  ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'labels line', inbox: 'Labels' }));
   free = await service.bootstrap({ plan: 'FREE' });
-  agent = await memberWithToken(service, owner, 'AGENT');
-  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'labels line' } });
-  connectionId = created.body.id;
-  expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
-  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Labels', channelType: 'CONNECTION', connectionId } });
-  expect(inbox.status).toBe(201);
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inbox.body.id}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } })).status).toBe(200);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
@@ -46,38 +37,10 @@ const labels = {
 };
 
 /** The helpdesk events of the workspace of this type, oldest first (the `events` table, no connection). */
-async function events(type: string, workspaceId = owner.workspaceId): Promise<any[]> {
-  const rows = await service.runtime.ctx.db
-    .selectFrom('events')
-    .select(['payload', 'connection_id'])
-    .where('workspace_id', '=', workspaceId)
-    .where('event', '=', type)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  for (const row of rows) expect(row.connection_id).toBeNull();
-  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data);
-}
-
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+const events = (type: string) => helpdeskEvents(service, owner.workspaceId, type);
 
 /** A sandbox contact writes; answers the conversation it opened. */
-async function conversationFrom(phone: string): Promise<any> {
-  expect((await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: phone, text: 'hello' } })).status).toBe(201);
-  const contact = await eventually(async () => (await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey: owner.token })).body.data?.[0], `contact ${phone}`);
-  return eventually(async () => {
-    const list = (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data as any[];
-    return list.find((c) => c.contactId === contact.id);
-  }, `conversation of ${phone}`);
-}
+const conversationFrom = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello' });
 
 const setLabels = (conversationId: string, names: string[], apikey = agent.token) =>
   service.call('POST', `/v3/helpdesk/conversations/${conversationId}/labels`, { apikey, body: { labels: names } });

@@ -4,6 +4,7 @@ import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
+import { helpdeskWorkspace, injectContactMessage, sentToContact, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -18,9 +19,9 @@ const SECRET = 'live-session-secret-0123456789';
 const CONTACT = '5511933330001';
 let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;
-let owner: { userId: string; workspaceId: string; token: string };
-let manager: { userId: string; token: string };
-let agent: { userId: string; token: string };
+let owner: Owner;
+let manager: Member;
+let agent: Member;
 let connectionId: string;
 let inboxId: string;
 const sockets: TestSocket[] = [];
@@ -28,13 +29,8 @@ const sockets: TestSocket[] = [];
 beforeAll(async () => {
   service = await startTestService();
   receiver = startReceiver();
-  owner = await service.bootstrap({ plan: 'PRO' });
+  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'live line', inbox: 'Live' }));
   manager = await memberWithToken(service, owner, 'MANAGER');
-  agent = await memberWithToken(service, owner, 'AGENT');
-  connectionId = (await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'live line' } })).body.id;
-  await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
-  inboxId = (await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Live', channelType: 'CONNECTION', connectionId } })).body.id;
-  await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } });
   const webhook = await service.call('POST', '/v3/helpdesk/webhooks', { apikey: owner.token, body: { url: receiver.url('/live'), subscriptions: [...HELPDESK_EVENT_TYPES], signingSecret: SECRET } });
   expect(webhook.status).toBe(201);
 }, HOOK_TIMEOUT);
@@ -59,7 +55,7 @@ describe('a live conversation', () => {
     const agentSocket = await connect(agent.token);
 
     // The contact writes: both agents see the conversation open and the message arrive.
-    await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: CONTACT, text: 'Hi, my parcel is late', pushName: 'Caio' } });
+    await injectContactMessage(service, owner.token, connectionId, { from: CONTACT, text: 'Hi, my parcel is late', pushName: 'Caio' });
     const created = await agentSocket.next('helpdesk.conversation.created', (e) => e.inboxId === inboxId, { timeoutMs: 20_000 });
     await managerSocket.next('helpdesk.conversation.created', (e) => e.conversationId === created.conversationId);
     const conversationId: string = created.conversationId;
@@ -79,12 +75,7 @@ describe('a live conversation', () => {
     const replied = await managerSocket.next('helpdesk.message.created', (e) => e.message?.id === reply.body.id);
     // "Messages in REST responses and in realtime events have the same fully hydrated shape."
     expect(replied.message).toEqual(reply.body);
-    let sent: any;
-    for (let i = 0; i < 200 && !sent; i++) {
-      const chat = await service.call('GET', `/v3/connections/${connectionId}/chats/messages?chat=${CONTACT}`, { apikey: owner.token });
-      sent = chat.body.find((m: any) => m.direction === 'outbound' && JSON.stringify(m).includes('It arrives tomorrow'));
-      if (!sent) await Bun.sleep(100);
-    }
+    const sent = await sentToContact(service, owner.token, connectionId, CONTACT, 'It arrives tomorrow');
     expect(sent).toBeDefined();
 
     // The contact's phone reports the reply read: the status moves live.
@@ -97,6 +88,8 @@ describe('a live conversation', () => {
     await service.call('POST', `/v3/helpdesk/conversations/${conversationId}/status`, { apikey: manager.token, body: { status: 'RESOLVED' } });
     expect(await agentSocket.next('helpdesk.conversation.assignee_changed', (e) => e.conversationId === conversationId)).toMatchObject({ toAssigneeUserId: agent.userId, actorUserId: manager.userId });
     expect(await agentSocket.next('helpdesk.conversation.status_changed', (e) => e.conversationId === conversationId)).toMatchObject({ fromStatus: 'OPEN', toStatus: 'RESOLVED' });
+    // The resolve leaves an activity message, a helpdesk event of its own: the agent sees it too (before `seen` is taken below).
+    expect((await agentSocket.next('helpdesk.message.created', (e) => e.conversationId === conversationId && e.message?.direction === 'activity')).message.senderUserId).toBe(manager.userId);
 
     // Every event the sockets saw reached the webhook, signed, in the envelope.
     const seen = agentSocket.received.filter((r) => r.event.startsWith('helpdesk.') && r.payload.conversationId === conversationId);

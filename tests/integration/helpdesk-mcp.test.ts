@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, type TestService } from '../support/service.ts';
+import { eventually, helpdeskWorkspace, injectContactMessage, sentToContact, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -11,22 +12,16 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
  */
 
 let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
-let agent: { userId: string; token: string };
-let outsider: { userId: string; token: string };
+let owner: Owner;
+let agent: Member;
+let outsider: Member;
 let connectionId: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
-  agent = await memberWithToken(service, owner, 'AGENT');
+  ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'mcp line', inbox: 'Support' }));
   outsider = await memberWithToken(service, owner, 'AGENT');
-  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'mcp line' } });
-  connectionId = created.body.id;
-  await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
-  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Support', channelType: 'CONNECTION', connectionId } });
-  await service.call('PUT', `/v3/helpdesk/inboxes/${inbox.body.id}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } });
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
@@ -43,16 +38,8 @@ async function clientFor(apikey: string): Promise<Client> {
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
 
-async function conversationOfContact(client: Client): Promise<any> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const listed = await call(client, 'list_conversations', {});
-    const found = (listed.structuredContent as any).conversations[0];
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error('no conversation');
-    await Bun.sleep(100);
-  }
-}
+/** The first conversation `list_conversations` shows, once the worker has opened one. */
+const listedConversation = (client: Client) => eventually(async () => ((await call(client, 'list_conversations', {})).structuredContent as any).conversations[0], 'a conversation');
 
 describe('helpdesk MCP tools', () => {
   test('the five tools are listed with their scopes\' read/write hints', async () => {
@@ -64,9 +51,9 @@ describe('helpdesk MCP tools', () => {
   });
 
   test('an assistant lists, reads, replies, assigns and resolves; the contact gets the reply', async () => {
-    await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: '5511944440001', text: 'where is my order?', pushName: 'Bia' } });
+    await injectContactMessage(service, owner.token, connectionId, { from: '5511944440001', text: 'where is my order?', pushName: 'Bia' });
     const client = await clientFor(agent.token);
-    const conversation = await conversationOfContact(client);
+    const conversation = await listedConversation(client);
     expect(conversation.status).toBe('OPEN');
 
     const read = await call(client, 'read_conversation', { conversationId: conversation.id });
@@ -84,19 +71,13 @@ describe('helpdesk MCP tools', () => {
     expect((resolved.structuredContent as any)).toMatchObject({ changed: true, conversation: { status: 'RESOLVED' } });
 
     // The reply went out on the connection to the contact.
-    const deadline = Date.now() + 20_000;
-    let sent: any;
-    while (!sent && Date.now() < deadline) {
-      const history = await service.call('GET', `/v3/connections/${connectionId}/chats/messages?chat=5511944440001`, { apikey: owner.token });
-      sent = history.body?.find?.((m: any) => m.direction === 'outbound' && JSON.stringify(m).includes('It ships today.'));
-      if (!sent) await Bun.sleep(100);
-    }
+    const sent = await sentToContact(service, owner.token, connectionId, '5511944440001', 'It ships today.');
     expect(sent).toBeDefined();
   }, 40_000);
 
   test('an Agent outside the inbox sees nothing and reaches nothing; a bad status is a tool error', async () => {
     const client = await clientFor(owner.token);
-    const conversation = await conversationOfContact(client);
+    const conversation = await listedConversation(client);
     const stranger = await clientFor(outsider.token);
     expect(((await call(stranger, 'list_conversations', {})).structuredContent as any).total).toBe(0);
     const denied = await call(stranger, 'read_conversation', { conversationId: conversation.id });

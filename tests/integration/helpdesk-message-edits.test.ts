@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { conversationFromContact, eventually, helpdeskEvents, helpdeskWorkspace, injectContactMessage, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -9,9 +10,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts
  * changes their own notes, Managers and above any; Agents outside the inbox get 404; each change
  * records its event (`message.updated`, `message.deleted`, `conversation.deleted`).
  */
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; token: string };
 
 let service: TestService;
 let owner: Owner;
@@ -23,46 +21,24 @@ let connectionId: string;
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
-  agent = await memberWithToken(service, owner, 'AGENT');
+  let inboxId: string;
+  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'edits line', inbox: 'Edits' }));
   colleague = await memberWithToken(service, owner, 'AGENT');
   outsider = await memberWithToken(service, owner, 'AGENT');
   manager = await memberWithToken(service, owner, 'MANAGER');
-  connectionId = (await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'edits line' } })).body.id;
-  expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
-  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Edits', channelType: 'CONNECTION', connectionId } });
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inbox.body.id}/members`, { apikey: owner.token, body: { userIds: [agent.userId, colleague.userId] } })).status).toBe(200);
+  await setInboxMembers(service, owner.token, inboxId, [agent.userId, colleague.userId]);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   await service?.stop();
 }, HOOK_TIMEOUT);
 
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-async function events(type: string): Promise<any[]> {
-  const rows = await service.runtime.ctx.db.selectFrom('events').select(['payload', 'connection_id']).where('workspace_id', '=', owner.workspaceId).where('event', '=', type).orderBy('created_at').orderBy('id').execute();
-  for (const row of rows) expect(row.connection_id).toBeNull();
-  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data);
-}
+const events = (type: string) => helpdeskEvents(service, owner.workspaceId, type);
 
 /** A sandbox contact writes; answers the conversation and the contact's message. */
 async function conversationFrom(phone: string): Promise<{ conversation: any; incoming: any }> {
-  expect((await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: phone, text: 'my parcel' } })).status).toBe(201);
-  const contact = await eventually(async () => (await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey: owner.token })).body.data?.[0], `contact ${phone}`);
-  const conversation = await eventually(async () => {
-    const list = (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data as any[];
-    return list.find((c) => c.contactId === contact.id);
-  }, `conversation of ${phone}`);
-  const incoming = await eventually(async () => (await messages(conversation.id))[0], 'the incoming message');
+  const conversation = await conversationFromContact(service, owner.token, connectionId, phone, { text: 'my parcel' });
+  const [incoming] = await messagesUntil(service, owner.token, conversation.id, 1);
   return { conversation, incoming };
 }
 
@@ -190,7 +166,7 @@ describe('deleting a conversation', () => {
       actorUserId: manager.userId,
     });
     // The contact writing again opens a new conversation.
-    expect((await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: '5511988880010', text: 'again' } })).status).toBe(201);
+    expect((await injectContactMessage(service, owner.token, connectionId, { from: '5511988880010', text: 'again' })).status).toBe(201);
     const again = await eventually(async () => {
       const list = (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data as any[];
       return list.find((x) => x.contactId === c.contactId);

@@ -4,6 +4,7 @@ import { broadcastHelpdeskEvent } from '../../plugins/helpdesk/realtime/broadcas
 import { setHelpdeskAvailability } from '../../plugins/helpdesk/realtime/presence.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { connectHelpdesk, refusal, type TestSocket } from '../support/socket.ts';
+import { connectedConnection, connectionInbox, conversationFromContact, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -14,9 +15,6 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 const TTL_SECONDS = 2;
 const TTL_MS = TTL_SECONDS * 1000;
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; email: string; token: string };
 
 let service: TestService;
 let owner: Owner;
@@ -38,24 +36,17 @@ beforeAll(async () => {
   agent = await memberWithToken(service, owner, 'AGENT');
   outsider = await memberWithToken(service, owner, 'AGENT');
 
-  const connection = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'support line' } });
-  expect(connection.status).toBe(201);
-  expect((await service.call('POST', `/v3/connections/${connection.body.id}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
-  const a = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'A', channelType: 'CONNECTION', connectionId: connection.body.id } });
+  const connectionId = await connectedConnection(service, owner.token, 'support line');
+  inboxA = await connectionInbox(service, owner.token, 'A', connectionId);
   const b = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'B', channelType: 'API' } });
-  expect([a.status, b.status]).toEqual([201, 201]);
-  inboxA = a.body.id;
+  expect(b.status).toBe(201);
   inboxB = b.body.id;
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxA}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } })).status).toBe(200);
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxB}/members`, { apikey: owner.token, body: { userIds: [outsider.userId] } })).status).toBe(200);
+  await setInboxMembers(service, owner.token, inboxA, [agent.userId]);
+  await setInboxMembers(service, owner.token, inboxB, [outsider.userId]);
 
   // A contact writes on inbox A's connection: the worker opens a conversation.
-  const injected = await service.call('POST', `/v3/connections/${connection.body.id}/sandbox/messages`, { apikey: owner.token, body: { from: '5511977770001', text: 'Hello' } });
-  expect(injected.status).toBe(201);
-  const conversation = await eventually(async () => (await service.call('GET', '/v3/helpdesk/conversations', { apikey: owner.token })).body.data?.[0]);
-  conversationId = conversation.id;
-  const messages = await eventually(async () => (await service.call('GET', `/v3/helpdesk/conversations/${conversationId}/messages`, { apikey: owner.token })).body?.[0]);
-  messageId = messages.id;
+  conversationId = (await conversationFromContact(service, owner.token, connectionId, '5511977770001', { text: 'Hello' })).id;
+  messageId = (await messagesUntil(service, owner.token, conversationId, 1))[0].id;
 }, HOOK_TIMEOUT);
 
 afterEach(() => {
@@ -65,16 +56,6 @@ afterEach(() => {
 afterAll(async () => {
   await service?.stop();
 }, HOOK_TIMEOUT);
-
-async function eventually<T>(read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await Bun.sleep(100);
-  }
-}
 
 async function connect(apikey: string, transports?: Array<'polling' | 'websocket'>): Promise<TestSocket> {
   const socket = await connectHelpdesk(service.url, apikey, { transports });

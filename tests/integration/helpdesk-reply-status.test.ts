@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { conversationFromContact, helpdeskEvents, helpdeskLine, messageWhen, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -13,8 +14,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * and recipients starting with 999 are not on the network (the send fails for good).
  */
 
-type Owner = { userId: string; workspaceId: string; token: string };
-
 const TEST_TIMEOUT = 30_000;
 
 let service: TestService;
@@ -23,35 +22,14 @@ let connectionId: string;
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
-  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'receipts line' } });
-  connectionId = created.body.id;
-  expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
-  expect((await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Receipts', channelType: 'CONNECTION', connectionId } })).status).toBe(201);
+  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'receipts line', inbox: 'Receipts' }));
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   await service?.stop();
 }, HOOK_TIMEOUT);
 
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-async function newConversation(phone: string): Promise<any> {
-  expect((await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: phone, text: 'hello?' } })).status).toBe(201);
-  return eventually(async () => {
-    const contact = (await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey: owner.token })).body.data?.[0];
-    if (!contact) return undefined;
-    return (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data.find((c: any) => c.contactId === contact.id);
-  }, `conversation of ${phone}`);
-}
+const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello?' });
 
 async function reply(conversationId: string, content: string): Promise<any> {
   const res = await service.call('POST', `/v3/helpdesk/conversations/${conversationId}/messages`, { apikey: owner.token, body: { content } });
@@ -67,10 +45,7 @@ async function shown(conversationId: string, messageId: string): Promise<any> {
 }
 
 const reaches = (conversationId: string, messageId: string, status: string) =>
-  eventually(async () => {
-    const m = await shown(conversationId, messageId);
-    return m.status === status ? m : undefined;
-  }, `the reply to reach ${status}`);
+  messageWhen(service, owner.token, conversationId, messageId, (m) => m.status === status, { what: `the reply to reach ${status}` });
 
 /** The stored row: the status is kept, not derived when read. */
 async function stored(messageId: string) {
@@ -78,16 +53,7 @@ async function stored(messageId: string) {
 }
 
 async function statusEvents(messageId: string): Promise<any[]> {
-  const rows = await service.runtime.ctx.db
-    .selectFrom('events')
-    .selectAll()
-    .where('workspace_id', '=', owner.workspaceId)
-    .where('connection_id', 'is', null)
-    .where('event', '=', 'helpdesk.message.status_changed')
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload).data).filter((d: any) => d.messageId === messageId);
+  return (await helpdeskEvents(service, owner.workspaceId, 'helpdesk.message.status_changed')).filter((d: any) => d.messageId === messageId);
 }
 
 const receipt = (messageId: string, status: string, error?: { code: string | number; title: string }) =>

@@ -3,6 +3,7 @@ import { jobIdFor } from '../../adapters/queue/queue.ts';
 import { SNOOZE_EXPIRY_QUEUE } from '../../core/helpdesk/snooze.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { conversationFromContact, eventually, helpdeskEvents, helpdeskLine, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -15,44 +16,20 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 /** Each test waits for real snoozes of a few seconds to expire. */
 const TEST_TIMEOUT = 30_000;
 
-type Owner = { userId: string; workspaceId: string; token: string };
-
 let service: TestService;
 let owner: Owner;
 let connectionId: string;
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
-  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'snooze line' } });
-  connectionId = created.body.id;
-  expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
-  expect((await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Snoozy', channelType: 'CONNECTION', connectionId } })).status).toBe(201);
+  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'snooze line', inbox: 'Snoozy' }));
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   await service?.stop();
 }, HOOK_TIMEOUT);
 
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
-async function newConversation(phone: string): Promise<any> {
-  expect((await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: phone, text: 'hi' } })).status).toBe(201);
-  return eventually(async () => {
-    const contact = (await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey: owner.token })).body.data?.[0];
-    if (!contact) return undefined;
-    return (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data.find((c: any) => c.contactId === contact.id);
-  }, `conversation of ${phone}`);
-}
-
+const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hi' });
 const getConversation = async (id: string) => (await service.call('GET', `/v3/helpdesk/conversations/${id}`, { apikey: owner.token })).body;
 const snooze = (id: string, until: Date) => service.call('POST', `/v3/helpdesk/conversations/${id}/status`, { apikey: owner.token, body: { status: 'SNOOZED', snoozedUntil: until.toISOString() } });
 
@@ -63,16 +40,7 @@ async function activityCount(conversationId: string): Promise<number> {
 
 /** `status_changed` events about the conversation, oldest first (the `events` table, no connection). */
 async function statusEvents(conversationId: string): Promise<any[]> {
-  const rows = await service.runtime.ctx.db
-    .selectFrom('events')
-    .selectAll()
-    .where('workspace_id', '=', owner.workspaceId)
-    .where('connection_id', 'is', null)
-    .where('event', '=', 'helpdesk.conversation.status_changed')
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload).data).filter((d: any) => d.conversationId === conversationId);
+  return (await helpdeskEvents(service, owner.workspaceId, 'helpdesk.conversation.status_changed')).filter((d: any) => d.conversationId === conversationId);
 }
 
 /** The queued expiry job of a snooze (pg-boss keeps it in its `job` table under an id made from the dedupe key). */

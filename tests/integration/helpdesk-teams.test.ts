@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestService, type TestService } from '../support/service.ts';
+import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -7,9 +8,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * `conversation.assignee_changed` with `fromTeamId`/`toTeamId`, 7.1/7.2 errors). Bodies of the
  * team endpoints are "not shown" in the spec (4.7): ours are Chatwoot-like.
  */
-
-type Owner = { userId: string; workspaceId: string; token: string };
-type Member = { userId: string; email: string; token: string };
 
 let service: TestService;
 let owner: Owner;
@@ -23,18 +21,11 @@ let connectionId: string;
 
 beforeAll(async () => {
   service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
+  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'teams line', inbox: 'Support' }));
   other = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   manager = await memberWithToken(service, owner, 'MANAGER');
-  agent = await memberWithToken(service, owner, 'AGENT');
   outsiderAgent = await memberWithToken(service, owner, 'AGENT');
-  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'teams line' } });
-  connectionId = created.body.id;
-  expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token })).body.status).toBe('CONNECTED');
-  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Support', channelType: 'CONNECTION', connectionId } });
-  inboxId = inbox.body.id;
-  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } })).status).toBe(200);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
@@ -44,41 +35,12 @@ afterAll(async () => {
 const createTeam = (body: unknown, apikey = manager.token) => service.call('POST', '/v3/helpdesk/teams', { apikey, body });
 const patchConversation = (id: string, body: unknown, apikey = owner.token) => service.call('PATCH', `/v3/helpdesk/conversations/${id}`, { apikey, body });
 
-async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
-
 /** A conversation opened by a sandbox contact writing to the inbox's connection. */
-async function newConversation(phone: string): Promise<any> {
-  const sent = await service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey: owner.token, body: { from: phone, text: 'hello' } });
-  expect(sent.status).toBe(201);
-  return eventually(async () => {
-    const contacts = await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey: owner.token });
-    const contact = contacts.body.data?.[0];
-    if (!contact) return undefined;
-    const list = await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token });
-    return list.body.data.find((c: any) => c.contactId === contact.id);
-  }, `conversation of ${phone}`);
-}
+const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello' });
 
 /** The helpdesk events recorded about a conversation (the `events` table, no connection). */
 async function assigneeEvents(conversationId: string): Promise<any[]> {
-  const rows = await service.runtime.ctx.db
-    .selectFrom('events')
-    .selectAll()
-    .where('workspace_id', '=', owner.workspaceId)
-    .where('connection_id', 'is', null)
-    .where('event', '=', 'helpdesk.conversation.assignee_changed')
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload).data).filter((d: any) => d.conversationId === conversationId);
+  return (await helpdeskEvents(service, owner.workspaceId, 'helpdesk.conversation.assignee_changed')).filter((d: any) => d.conversationId === conversationId);
 }
 
 describe('teams: create, read, change, members', () => {

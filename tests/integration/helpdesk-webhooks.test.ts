@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { connectedConnection, connectionInbox, injectContactMessage, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -13,14 +14,12 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * `signingSecret`). Retries: 3 attempts, exponential backoff from 5 seconds, 10-second timeout."
  */
 
-type Owner = { userId: string; workspaceId: string; token: string };
-
 const SECRET = 'a-secret-the-customer-chose-1234';
 let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;
 let owner: Owner;
 let free: Owner;
-let agent: { userId: string; token: string };
+let agent: Member;
 let connectionId: string;
 let otherConnectionId: string;
 let inboxId: string;
@@ -32,11 +31,11 @@ beforeAll(async () => {
   owner = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   agent = await memberWithToken(service, owner, 'AGENT');
-  connectionId = await connectedConnection('line one');
-  otherConnectionId = await connectedConnection('line two');
-  inboxId = (await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'One', channelType: 'CONNECTION', connectionId } })).body.id;
-  otherInboxId = (await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'Two', channelType: 'CONNECTION', connectionId: otherConnectionId } })).body.id;
-  await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/members`, { apikey: owner.token, body: { userIds: [agent.userId] } });
+  connectionId = await connectedConnection(service, owner.token, 'line one');
+  otherConnectionId = await connectedConnection(service, owner.token, 'line two');
+  inboxId = await connectionInbox(service, owner.token, 'One', connectionId);
+  otherInboxId = await connectionInbox(service, owner.token, 'Two', otherConnectionId);
+  await setInboxMembers(service, owner.token, inboxId, [agent.userId]);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
@@ -44,15 +43,8 @@ afterAll(async () => {
   await service?.stop();
 }, HOOK_TIMEOUT);
 
-async function connectedConnection(name: string): Promise<string> {
-  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name } });
-  await service.call('POST', `/v3/connections/${created.body.id}/connect`, { apikey: owner.token });
-  return created.body.id;
-}
-
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/webhooks', { apikey, body });
-const inject = (connection: string, from: string, text: string) =>
-  service.call('POST', `/v3/connections/${connection}/sandbox/messages`, { apikey: owner.token, body: { from, text, pushName: 'Ana' } });
+const inject = (connection: string, from: string, text: string) => injectContactMessage(service, owner.token, connection, { from, text, pushName: 'Ana' });
 
 function verifies(hit: Hit, secret: string): boolean {
   return hit.headers.get('x-helpdesk-signature') === createHmac('sha256', secret).update(hit.raw).digest('hex');

@@ -24,7 +24,7 @@ export interface HelpdeskBroadcast {
  * - An event of an inbox (every conversation, message and CSAT event): that inbox's room, the
  *   room of the workspace's Managers and above, and the conversation's room for those who
  *   subscribed to it. A socket in several of them gets the event once.
- * - An event of no inbox (labels, contact sync): the workspace's room.
+ * - An event of no inbox (labels): the workspace's room.
  */
 export function helpdeskEventRooms(event: HelpdeskBroadcast): string[] {
   switch (event.type) {

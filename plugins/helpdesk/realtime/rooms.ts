@@ -16,7 +16,7 @@ export const HELPDESK_NAMESPACE = '/helpdesk';
  * it as well as to the inbox's room, so an inbox created after they connected is covered too.
  */
 export const userRoom = (userId: string) => `user:${userId}`;
-/** Presence updates and the events that belong to no inbox (labels, contact sync). */
+/** Presence updates and the events that belong to no inbox (labels). */
 export const workspaceRoom = (workspaceId: string) => `workspace:${workspaceId}`;
 export const inboxRoom = (inboxId: string) => `inbox:${inboxId}`;
 export const managersRoom = (workspaceId: string) => `managers:${workspaceId}`;

@@ -1,0 +1,138 @@
+import { expect } from 'bun:test';
+import { memberWithToken } from '../integration/helpers.ts';
+import type { TestService } from './service.ts';
+
+/**
+ * Set-up and polling shared by the helpdesk integration tests (no test cases here): sandbox
+ * connections bound to inboxes, sandbox contacts writing in, waiting for the worker to open
+ * their conversations, and reading back the helpdesk events the use cases recorded.
+ */
+
+export type Owner = { userId: string; workspaceId: string; token: string };
+export type Member = { userId: string; email: string; token: string };
+
+/** Polls `read` every 100 ms until it answers something other than `undefined`; fails after `timeoutMs` naming `what`. */
+export async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+/** A sandbox connection of the workspace of `apikey`, created (201) and connected (CONNECTED); answers its id. */
+export async function connectedConnection(service: TestService, apikey: string, name: string): Promise<string> {
+  const created = await service.call('POST', '/v3/connections', { apikey, body: { name } });
+  expect(created.status).toBe(201);
+  const connected = await service.call('POST', `/v3/connections/${created.body.id}/connect`, { apikey });
+  expect(connected.body.status).toBe('CONNECTED');
+  return created.body.id;
+}
+
+/** A CONNECTION inbox bound to `connectionId` (201); answers its id. */
+export async function connectionInbox(service: TestService, apikey: string, name: string, connectionId: string): Promise<string> {
+  const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey, body: { name, channelType: 'CONNECTION', connectionId } });
+  expect(inbox.status).toBe(201);
+  return inbox.body.id;
+}
+
+/** Replaces the members of an inbox (200). */
+export async function setInboxMembers(service: TestService, apikey: string, inboxId: string, userIds: string[]): Promise<void> {
+  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/members`, { apikey, body: { userIds } })).status).toBe(200);
+}
+
+/** A PRO owner whose connected sandbox connection is bound to a CONNECTION inbox. */
+export interface HelpdeskLine {
+  owner: Owner;
+  connectionId: string;
+  inboxId: string;
+}
+
+export async function helpdeskLine(service: TestService, names: { connection: string; inbox: string }): Promise<HelpdeskLine> {
+  const owner = await service.bootstrap({ plan: 'PRO' });
+  const connectionId = await connectedConnection(service, owner.token, names.connection);
+  const inboxId = await connectionInbox(service, owner.token, names.inbox, connectionId);
+  return { owner, connectionId, inboxId };
+}
+
+/** A helpdesk line whose inbox has an Agent member (with a token of their own). */
+export interface HelpdeskWorkspace extends HelpdeskLine {
+  agent: Member;
+}
+
+export async function helpdeskWorkspace(service: TestService, names: { connection: string; inbox: string }): Promise<HelpdeskWorkspace> {
+  const line = await helpdeskLine(service, names);
+  const agent = await memberWithToken(service, line.owner, 'AGENT');
+  await setInboxMembers(service, line.owner.token, line.inboxId, [agent.userId]);
+  return { ...line, agent };
+}
+
+/** A message from a sandbox contact (`from`, a phone) on the connection, as the network would deliver it; answers the raw response. */
+export function injectContactMessage(service: TestService, apikey: string, connectionId: string, message: { from: string } & Record<string, unknown>) {
+  return service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey, body: message });
+}
+
+/** The conversation of the contact with this phone passing `predicate`, once the worker has run the subscriber. */
+export async function conversationOfContact(service: TestService, apikey: string, phone: string, predicate: (c: any) => boolean = () => true): Promise<any> {
+  const contact = await eventually(async () => (await service.call('GET', `/v3/helpdesk/contacts?s=${phone}`, { apikey })).body.data?.[0], `contact ${phone}`);
+  return eventually(async () => {
+    const list = (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey })).body.data as any[];
+    return list.find((c) => c.contactId === contact.id && predicate(c));
+  }, `conversation of ${phone}`);
+}
+
+/** A sandbox contact writes (201) on the connection; answers the conversation that opened. */
+export async function conversationFromContact(service: TestService, apikey: string, connectionId: string, phone: string, message: Record<string, unknown>): Promise<any> {
+  expect((await injectContactMessage(service, apikey, connectionId, { from: phone, ...message })).status).toBe(201);
+  return conversationOfContact(service, apikey, phone);
+}
+
+/** The messages of a conversation (oldest first, up to 100), once there are at least `count`. */
+export function messagesUntil(service: TestService, apikey: string, conversationId: string, count: number): Promise<any[]> {
+  return eventually(async () => {
+    const list = (await service.call('GET', `/v3/helpdesk/conversations/${conversationId}/messages?limit=100`, { apikey })).body as any[];
+    return list.length >= count ? list : undefined;
+  }, `${count} messages`);
+}
+
+/** The message of a conversation, as REST lists it, once it passes `done`. */
+export function messageWhen(
+  service: TestService,
+  apikey: string,
+  conversationId: string,
+  messageId: string,
+  done: (m: any) => boolean,
+  { what = `message ${messageId}`, timeoutMs }: { what?: string; timeoutMs?: number } = {},
+): Promise<any> {
+  return eventually(async () => {
+    const list = (await service.call('GET', `/v3/helpdesk/conversations/${conversationId}/messages?limit=100`, { apikey })).body as any[];
+    return list.find((m) => m.id === messageId && done(m));
+  }, what, timeoutMs);
+}
+
+/** What the connection sent to the contact's chat (`chat`, a phone): the first outbound message whose JSON contains `text`. */
+export function sentToContact(service: TestService, apikey: string, connectionId: string, chat: string, text: string): Promise<any> {
+  return eventually(async () => {
+    const history = await service.call('GET', `/v3/connections/${connectionId}/chats/messages?chat=${chat}`, { apikey });
+    return history.body?.find?.((m: any) => m.direction === 'outbound' && JSON.stringify(m).includes(text));
+  }, `the message to ${chat}`);
+}
+
+/**
+ * The data of the helpdesk events of this type recorded for the workspace, oldest first (the
+ * `events` table; a helpdesk event names no connection, which this checks).
+ */
+export async function helpdeskEvents(service: TestService, workspaceId: string, type: string): Promise<any[]> {
+  const rows = await service.runtime.ctx.db
+    .selectFrom('events')
+    .select(['payload', 'connection_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('event', '=', type)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  for (const row of rows) expect(row.connection_id).toBeNull();
+  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data);
+}
