@@ -22,6 +22,8 @@ export interface Conversation {
   snoozedUntil: Date | null;
   priority: Priority | null;
   assigneeUserId: string | null;
+  /** An agent bot holding the conversation (issue 7); null when a person or nobody has it. */
+  assigneeAgentBotId: string | null;
   teamId: string | null;
   labels: string[];
   customAttributes: Record<string, unknown>;

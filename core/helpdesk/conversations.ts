@@ -206,7 +206,9 @@ export async function updateConversation(stores: ConversationStores, deps: Conve
 
 /** One event per kind of change (spec 6.5); fields with no event of their own go in `conversation.updated`. */
 export async function recordChanges(stores: ConversationStores, before: Conversation, after: Conversation, actorUserId: string | null): Promise<void> {
-  if (before.assigneeUserId !== after.assigneeUserId || before.teamId !== after.teamId) await stores.events.record(assigneeChanged(before, after, actorUserId));
+  if (before.assigneeUserId !== after.assigneeUserId || before.teamId !== after.teamId || before.assigneeAgentBotId !== after.assigneeAgentBotId) {
+    await stores.events.record(assigneeChanged(before, after, actorUserId));
+  }
   if (before.priority !== after.priority) await stores.events.record(priorityChanged(before, after, actorUserId));
   if (before.aiAgentEnabled !== after.aiAgentEnabled) await stores.events.record(aiAgentChanged(after, actorUserId));
   const changedFields = JSON.stringify(before.customAttributes) === JSON.stringify(after.customAttributes) ? [] : ['customAttributes'];
@@ -305,6 +307,7 @@ export async function joinConversation(
       snoozedUntil: null,
       priority: null,
       assigneeUserId: null,
+      assigneeAgentBotId: null,
       teamId: null,
       labels: [],
       customAttributes: {},

@@ -82,6 +82,8 @@ export function assigneeChanged(before: Conversation, after: Conversation, actor
     fromTeamId: before.teamId,
     toTeamId: after.teamId,
     actorUserId,
+    // Spec 6.5: "with a bot also `fromAgentBotId`, `toAgentBotId`".
+    ...((before.assigneeAgentBotId !== null || after.assigneeAgentBotId !== null) && { fromAgentBotId: before.assigneeAgentBotId, toAgentBotId: after.assigneeAgentBotId }),
   };
 }
 

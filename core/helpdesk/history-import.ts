@@ -141,6 +141,7 @@ export async function importChat(stores: HistoryImportStores, deps: HistoryImpor
       snoozedUntil: null,
       priority: null,
       assigneeUserId: null,
+      assigneeAgentBotId: null,
       teamId: null,
       labels: [],
       customAttributes: {},

@@ -25,6 +25,8 @@ import * as helpdesk0007 from './migrations/0007_labels_attachments.ts';
 import { labelRoutes } from './routes/labels.ts';
 import { attachmentRoutes } from './routes/attachments.ts';
 import * as helpdesk0008 from './migrations/0008_inbox_sync.ts';
+import * as helpdesk0009 from './migrations/0009_agent_bot_assignee.ts';
+import { AUTOMATION_FEATURES } from './automation.ts';
 import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
 
@@ -103,6 +105,8 @@ export const helpdeskPlugin: Plugin = {
     '0006_teams': helpdesk0006,
     '0007_labels_attachments': helpdesk0007,
     '0008_inbox_sync': helpdesk0008,
+    '0009_agent_bot_assignee': helpdesk0009,
+    ...Object.assign({}, ...AUTOMATION_FEATURES.map((f) => f.migrations ?? {})),
   },
   routes: (ctx) =>
     new Elysia({ name: 'plugins.helpdesk' })
@@ -114,11 +118,12 @@ export const helpdeskPlugin: Plugin = {
       .use(labelRoutes(ctx))
       .use(attachmentRoutes(ctx))
       .use(inboxSyncRoutes(ctx))
-      .use(helpdeskWebhookRoutes(ctx)),
-  routeScopes: HELPDESK_ROUTE_SCOPES,
-  subscribers: [...HELPDESK_SUBSCRIBERS, ...HELPDESK_EVENT_SUBSCRIBERS],
+      .use(helpdeskWebhookRoutes(ctx))
+      .use(AUTOMATION_FEATURES.reduce((app, f) => (f.routes ? app.use(f.routes(ctx)) : app), new Elysia({ name: 'plugins.helpdesk.automation' }))),
+  routeScopes: [...HELPDESK_ROUTE_SCOPES, ...AUTOMATION_FEATURES.flatMap((f) => f.routeScopes ?? [])],
+  subscribers: [...HELPDESK_SUBSCRIBERS, ...HELPDESK_EVENT_SUBSCRIBERS, ...AUTOMATION_FEATURES.flatMap((f) => f.subscribers ?? [])],
   realtime: helpdeskRealtime,
   deliveryTargets: { [HELPDESK_TARGET]: helpdeskDeliveryTarget },
-  mcpTools: HELPDESK_MCP_TOOLS,
-  jobs: (ctx) => [...helpdeskJobs(ctx), ...apiChannelJobs(ctx), ...inboxSyncJobs(ctx)],
+  mcpTools: [...HELPDESK_MCP_TOOLS, ...AUTOMATION_FEATURES.flatMap((f) => f.mcpTools ?? [])],
+  jobs: (ctx) => [...helpdeskJobs(ctx), ...apiChannelJobs(ctx), ...inboxSyncJobs(ctx), ...AUTOMATION_FEATURES.flatMap((f) => f.jobs?.(ctx) ?? [])],
 };

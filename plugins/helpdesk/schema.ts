@@ -62,6 +62,7 @@ export interface HelpdeskConversationsTable {
   snoozed_until: Date | null;
   priority: 'LOW' | 'MEDIUM' | 'HIGH' | 'URGENT' | null;
   assignee_user_id: string | null;
+  assignee_agent_bot_id: Generated<string | null>;
   team_id: string | null;
   labels: string[];
   custom_attributes: ColumnType<Record<string, unknown>, string, string>;

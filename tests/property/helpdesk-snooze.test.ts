@@ -62,6 +62,7 @@ class World {
       snoozedUntil: null,
       priority: null,
       assigneeUserId: null,
+      assigneeAgentBotId: null,
       teamId: null,
       labels: [],
       customAttributes: {},

@@ -250,7 +250,7 @@ class Live extends SyncCommand {
     if (!contact) r.s.contacts.push((contact = { id: `live-${phone}`, workspaceId: 'w1', name: null, phone, email: null, customAttributes: {}, createdAt: new Date(r.s.now), updatedAt: new Date(r.s.now) }));
     let conversation = r.s.conversations.filter((c) => c.contactId === contact.id && c.status !== 'RESOLVED').at(-1);
     if (!conversation) {
-      conversation = { id: `live-c${r.s.conversations.length}`, workspaceId: 'w1', displayId: r.s.conversations.length + 1, inboxId: INBOX.id, contactId: contact.id, status: 'OPEN', snoozedUntil: null, priority: null, assigneeUserId: null, teamId: null, labels: [], customAttributes: {}, aiAgentEnabled: false, assigneeLastSeenAt: null, lastActivityAt: new Date(r.s.now), createdAt: new Date(r.s.now), updatedAt: new Date(r.s.now) };
+      conversation = { id: `live-c${r.s.conversations.length}`, workspaceId: 'w1', displayId: r.s.conversations.length + 1, inboxId: INBOX.id, contactId: contact.id, status: 'OPEN', snoozedUntil: null, priority: null, assigneeUserId: null, assigneeAgentBotId: null, teamId: null, labels: [], customAttributes: {}, aiAgentEnabled: false, assigneeLastSeenAt: null, lastActivityAt: new Date(r.s.now), createdAt: new Date(r.s.now), updatedAt: new Date(r.s.now) };
       r.s.conversations.push(conversation);
     }
     r.s.messages.push({ id: `live-m${r.s.messages.length}`, conversationId: conversation.id, workspaceId: 'w1', direction: 'incoming', private: false, content: m.text, senderUserId: null, chatMessageId: m.id, status: null, externalError: null, createdAt: new Date(r.s.now) });

@@ -1,0 +1,3 @@
+import type { HelpdeskFeature } from '../feature.ts';
+
+export const slaFeature: HelpdeskFeature = {};
