@@ -2,6 +2,7 @@ import { openDatabase, type DatabaseHandle } from '../adapters/postgres/database
 import { BASE_MIGRATIONS, migrate, type MigrationSet } from '../adapters/postgres/migrator.ts';
 import { JobQueue, type JobDefinition } from '../adapters/queue/queue.ts';
 import { secureRandom, systemClock, uuidV7 } from '../adapters/system.ts';
+import type { Clock } from '../core/shared/ports.ts';
 import type { AppContext } from '../adapters/http/context.ts';
 import { BASE_ROUTE_SCOPES, routeScopeTable } from '../adapters/http/route-scopes.ts';
 import { loadServiceKeys } from '../adapters/crypto/service-keys.ts';
@@ -29,7 +30,11 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(config: Config, options: { available?: Plugin[] } = {}): Promise<Runtime> {
+/**
+ * `clock`: the service's notion of now (tests of a simulated day pass a model clock; the queue's
+ * own timing stays real).
+ */
+export async function openRuntime(config: Config, options: { available?: Plugin[]; clock?: Clock } = {}): Promise<Runtime> {
   const available = options.available ?? AVAILABLE_PLUGINS;
   const plugins = resolvePlugins(available, parsePluginList(config.plugins, available));
   const embedded = !config.databaseUrl;
@@ -43,7 +48,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     const ctx: AppContext = {
       db: database.db,
       queue,
-      clock: systemClock,
+      clock: options.clock ?? systemClock,
       ids: uuidV7,
       random: secureRandom,
       plans: config.plans,

@@ -1,5 +1,6 @@
 import { createHttpApp } from '../../adapters/http/app.ts';
 import type { Config } from '../config.ts';
+import type { Clock } from '../../core/shared/ports.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import { superviseSessions } from '../../adapters/connections/jobs.ts';
@@ -15,8 +16,8 @@ export interface RunningService {
  * Starts the HTTP server with the realtime websocket on the same port (`/ws`, spec 6.7) and,
  * when `worker` is set, the queue workers in the same process (the embedded default: `bun run start`).
  */
-export async function startService(config: Config, options: { worker: boolean; plugins?: Plugin[] }): Promise<RunningService> {
-  const runtime = await openRuntime(config, { available: options.plugins });
+export async function startService(config: Config, options: { worker: boolean; plugins?: Plugin[]; clock?: Clock }): Promise<RunningService> {
+  const runtime = await openRuntime(config, { available: options.plugins, clock: options.clock });
   let stopSupervision = () => {};
   if (options.worker) {
     await runtime.ctx.queue.work(runtime.jobs);

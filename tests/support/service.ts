@@ -4,6 +4,7 @@ import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { PlanName } from '../../core/plans/plans.ts';
+import type { Clock } from '../../core/shared/ports.ts';
 import { freshDatabase } from './database.ts';
 
 export { freshDatabase };
@@ -20,7 +21,7 @@ export interface TestService extends RunningService {
 
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
-export async function startTestService(options: { env?: Record<string, string>; plugins?: Plugin[] } = {}): Promise<TestService> {
+export async function startTestService(options: { env?: Record<string, string>; plugins?: Plugin[]; clock?: Clock } = {}): Promise<TestService> {
   const database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   const config = loadConfig({
     PORT: '0',
@@ -28,7 +29,7 @@ export async function startTestService(options: { env?: Record<string, string>; 
     ...(database && { DATABASE_URL: database.url }),
     ...options.env,
   });
-  const service = await startService(config, { worker: true, plugins: options.plugins });
+  const service = await startService(config, { worker: true, plugins: options.plugins, clock: options.clock });
   let counter = 0;
   return {
     ...service,
