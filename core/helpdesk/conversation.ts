@@ -46,6 +46,8 @@ export interface HelpdeskMessage {
   private: boolean;
   content: string;
   senderUserId: string | null;
+  /** The agent bot that sent it through the bot API (then `senderUserId` is null); null or absent otherwise. */
+  senderAgentBotId?: string | null;
   /** The connection message carrying it (incoming messages and replies). */
   chatMessageId: string | null;
   /** Outgoing replies only (spec 3.2); null for incoming, activity and private notes. */

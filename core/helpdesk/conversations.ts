@@ -192,6 +192,8 @@ export async function updateConversation(stores: ConversationStores, deps: Conve
     ...conversation,
     priority: patch.priority === undefined ? conversation.priority : patch.priority,
     assigneeUserId,
+    // Assigning a person takes the conversation over from an agent bot (agent-bot-hold.ts: agentTakeover).
+    assigneeAgentBotId: assigneeUserId !== null ? null : conversation.assigneeAgentBotId,
     teamId,
     // A new assignee has not seen anything yet.
     assigneeLastSeenAt: assigneeChanged ? null : conversation.assigneeLastSeenAt,

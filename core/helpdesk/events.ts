@@ -129,6 +129,24 @@ export function messageStatusChanged(c: Conversation, message: HelpdeskMessage, 
   return { type: 'helpdesk.message.status_changed', ...about(c), messageId: message.id, fromStatus, toStatus: message.status, externalError: message.externalError };
 }
 
+/**
+ * A member was @mentioned in a private note (payload ours; core/helpdesk/mentions.ts): one event
+ * per mentioned member; `actorUserId` wrote the note. Sockets hear it in `mentionedUserId`'s room only.
+ */
+export function mentionCreated(
+  c: Conversation,
+  mention: { messageId: string; mentionedUserId: string; actorUserId: string | null; createdAt: Date },
+): HelpdeskEvent {
+  return {
+    type: 'helpdesk.mention.created',
+    ...about(c),
+    messageId: mention.messageId,
+    mentionedUserId: mention.mentionedUserId,
+    actorUserId: mention.actorUserId,
+    createdAt: mention.createdAt,
+  };
+}
+
 /** Label events (payloads ours): the label as REST shows it (labels-catalogue.ts), and who acted. */
 interface Label {
   id: string;
@@ -169,4 +187,57 @@ export function contactSyncUpdated(s: InboxSync): HelpdeskEvent {
 /** Also `messagesImported`: the helpdesk messages the sync brought in so far. */
 export function conversationSyncUpdated(s: InboxSync): HelpdeskEvent {
   return { type: 'helpdesk.conversation_sync.updated', ...syncFields(s), ...s.conversations, messagesImported: s.messagesImported, ...syncTimes(s) };
+}
+
+/**
+ * A contact answered the satisfaction survey of a conversation (payload ours; core/helpdesk/csat.ts):
+ * the rating (1 to 5), the comment (null when none) and who held the conversation when it was
+ * resolved. An inbox event: it reaches inbox-bound webhooks and the inbox's rooms.
+ */
+export function csatResponseReceived(r: {
+  workspaceId: string;
+  conversationId: string;
+  inboxId: string;
+  rating: number;
+  comment: string | null;
+  assigneeUserId: string | null;
+  submittedAt: Date;
+}): HelpdeskEvent {
+  return {
+    type: 'helpdesk.csat.response_received',
+    accountId: r.workspaceId,
+    conversationId: r.conversationId,
+    inboxId: r.inboxId,
+    rating: r.rating,
+    comment: r.comment,
+    assigneeUserId: r.assigneeUserId,
+    submittedAt: r.submittedAt,
+  };
+}
+
+/**
+ * An SLA target of a conversation was missed (payload ours; core/helpdesk/sla-tracking.ts): which
+ * target (`first_response`, `next_response`, `resolution`) of which policy, when it was due and
+ * when the service found it missed. Sent to helpdesk webhooks only: spec 6.7, "`helpdesk.sla.missed`
+ * is not broadcast" (realtime/broadcast.ts gives it no room).
+ */
+export function slaMissed(b: {
+  workspaceId: string;
+  conversationId: string;
+  inboxId: string;
+  policyId: string | null;
+  target: string;
+  dueAt: Date;
+  breachedAt: Date;
+}): HelpdeskEvent {
+  return {
+    type: 'helpdesk.sla.missed',
+    accountId: b.workspaceId,
+    conversationId: b.conversationId,
+    inboxId: b.inboxId,
+    slaPolicyId: b.policyId,
+    target: b.target,
+    dueAt: b.dueAt,
+    breachedAt: b.breachedAt,
+  };
 }

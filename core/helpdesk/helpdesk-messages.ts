@@ -16,6 +16,24 @@ export const MAX_MESSAGE_LIMIT = 100;
 export const MAX_CONTENT_LENGTH = 4096;
 
 /**
+ * The helpdesk itself as the sender of an automatic reply (a CSAT survey link, say): no person,
+ * so the message has no `senderUserId` and its events name no actor. It sees every inbox; the
+ * PRO plan and the conversation's own rules (aiAgentEnabled, the channel) still apply. Its id
+ * is the nil UUID, which no user has (it reaches the connection message's `sentBy`, which has
+ * no foreign key and is read joined to users).
+ */
+export const SYSTEM_USER_ID = '00000000-0000-0000-0000-000000000000';
+
+export function systemActor(workspaceId: string): Actor {
+  return { userId: SYSTEM_USER_ID, workspaceId, roles: ['OWNER'] };
+}
+
+const personOf = (actor: Actor): string | null => (actor.userId === SYSTEM_USER_ID ? null : actor.userId);
+
+/** An agent bot answering through the bot API acts as the helpdesk and is named on its messages (core/helpdesk/agent-bot-conversations.ts). */
+const agentBotOf = (actor: Actor): string | null => (actor as Actor & { agentBotId?: string }).agentBotId ?? null;
+
+/**
  * The ports of the message use cases. A reply's status is stored: the worker moves it as its
  * connection message's delivery changes (core/helpdesk/reply-status.ts), so reads need no more.
  */
@@ -75,7 +93,8 @@ export async function sendHelpdeskMessage(
     direction: 'outgoing',
     private: isPrivate,
     content,
-    senderUserId: actor.userId,
+    senderUserId: personOf(actor),
+    senderAgentBotId: agentBotOf(actor),
     chatMessageId: null,
     status: isPrivate ? null : 'PENDING',
     externalError: null,

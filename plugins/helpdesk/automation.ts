@@ -1,4 +1,5 @@
 import type { HelpdeskFeature } from './feature.ts';
+import { agentBotsFeature } from './bots/feature.ts';
 import { assignmentFeature } from './assignment/feature.ts';
 import { slaFeature } from './sla/feature.ts';
 import { csatFeature } from './csat/feature.ts';
@@ -6,4 +7,4 @@ import { notificationsFeature } from './notifications/feature.ts';
 import { reportsFeature } from './reports/feature.ts';
 
 /** Issue 7: what turns the shared inbox into a helpdesk a team can run. */
-export const AUTOMATION_FEATURES: HelpdeskFeature[] = [assignmentFeature, slaFeature, csatFeature, notificationsFeature, reportsFeature];
+export const AUTOMATION_FEATURES: HelpdeskFeature[] = [agentBotsFeature, assignmentFeature, slaFeature, csatFeature, notificationsFeature, reportsFeature];

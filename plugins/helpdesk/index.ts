@@ -29,6 +29,8 @@ import * as helpdesk0009 from './migrations/0009_agent_bot_assignee.ts';
 import { AUTOMATION_FEATURES } from './automation.ts';
 import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
+import { AGENT_BOT_TARGET } from '../../core/helpdesk/agent-bot-delivery.ts';
+import { agentBotDeliveryTarget } from './bots/stores.ts';
 
 /**
  * OAuth scopes of the helpdesk routes (spec 2.7). Inboxes: `helpdesk:read` / `helpdesk:write`.
@@ -123,7 +125,7 @@ export const helpdeskPlugin: Plugin = {
   routeScopes: [...HELPDESK_ROUTE_SCOPES, ...AUTOMATION_FEATURES.flatMap((f) => f.routeScopes ?? [])],
   subscribers: [...HELPDESK_SUBSCRIBERS, ...HELPDESK_EVENT_SUBSCRIBERS, ...AUTOMATION_FEATURES.flatMap((f) => f.subscribers ?? [])],
   realtime: helpdeskRealtime,
-  deliveryTargets: { [HELPDESK_TARGET]: helpdeskDeliveryTarget },
+  deliveryTargets: { [HELPDESK_TARGET]: helpdeskDeliveryTarget, [AGENT_BOT_TARGET]: agentBotDeliveryTarget },
   mcpTools: [...HELPDESK_MCP_TOOLS, ...AUTOMATION_FEATURES.flatMap((f) => f.mcpTools ?? [])],
   jobs: (ctx) => [...helpdeskJobs(ctx), ...apiChannelJobs(ctx), ...inboxSyncJobs(ctx), ...AUTOMATION_FEATURES.flatMap((f) => f.jobs?.(ctx) ?? [])],
 };

@@ -81,6 +81,8 @@ export interface HelpdeskMessagesTable {
   private: boolean;
   content: string;
   sender_user_id: string | null;
+  /** migrations/0011_agent_bots.ts: the agent bot that sent it. */
+  sender_agent_bot_id: string | null;
   chat_message_id: string | null;
   status: 'PENDING' | 'SENT' | 'DELIVERED' | 'READ' | 'FAILED' | null;
   external_error: string | null;
@@ -177,6 +179,224 @@ export interface HelpdeskInboxSyncsTable {
   updated_at: Date;
 }
 
+/** migrations/0013_csat.ts: CSAT settings per inbox, surveys sent, answers (core/helpdesk/csat.ts). */
+export interface HelpdeskCsatSettingsTable {
+  inbox_id: string;
+  workspace_id: string;
+  enabled: boolean;
+  /** Null: the default invitation text. */
+  message: string | null;
+  updated_at: Date;
+}
+
+export interface HelpdeskCsatSurveysTable {
+  conversation_id: string;
+  workspace_id: string;
+  inbox_id: string;
+  message_id: string | null;
+  assignee_user_id: string | null;
+  team_id: string | null;
+  sent_at: Date;
+}
+
+export interface HelpdeskCsatResponsesTable {
+  conversation_id: string;
+  workspace_id: string;
+  inbox_id: string;
+  rating: number;
+  comment: string | null;
+  assignee_user_id: string | null;
+  team_id: string | null;
+  submitted_at: Date;
+}
+
+/** migrations/0010_assignment.ts: automatic assignment (core/helpdesk/auto-assignment.ts). */
+export interface HelpdeskAssignmentSettingsTable {
+  inbox_id: string;
+  workspace_id: string;
+  enabled: Generated<boolean>;
+  updated_at: Date | null;
+}
+
+export interface HelpdeskAssignmentRotationsTable {
+  id: Generated<string>;
+  workspace_id: string;
+  inbox_id: string;
+  team_id: string | null;
+  last_user_id: string | null;
+  updated_at: Date;
+}
+
+export interface HelpdeskAssignmentDecisionsTable {
+  conversation_id: string;
+  workspace_id: string;
+  inbox_id: string;
+  team_id: string | null;
+  trigger: 'arrival' | 'handoff';
+  outcome: string;
+  assignee_user_id: string | null;
+  decided_at: Date;
+}
+
+/** migrations/0011_agent_bots.ts: agent bots (core/helpdesk/agent-bots.ts), the inboxes they serve, their turns. */
+export interface HelpdeskAgentBotsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  webhook_url: string;
+  /** SHA-256 of the access token (never stored itself). */
+  access_token_hash: string;
+  access_token_last4: string;
+  /** Sealed with the service's secret box (deliveries are signed with it). */
+  signing_secret: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface HelpdeskAgentBotInboxesTable {
+  inbox_id: string;
+  agent_bot_id: string;
+  workspace_id: string;
+  bound_at: Date;
+}
+
+export interface HelpdeskAgentBotTurnsTable {
+  conversation_id: string;
+  workspace_id: string;
+  agent_bot_id: string | null;
+  taken: boolean;
+  decided_at: Date;
+}
+
+/** migrations/0011_ai_settings.ts: the workspace's AI provider (core/helpdesk/ai-settings.ts). */
+export interface HelpdeskAiSettingsTable {
+  workspace_id: string;
+  enabled: boolean;
+  provider: string;
+  base_url: string | null;
+  model: string | null;
+  /** Sealed with the service's secret box; never returned. */
+  api_key: string | null;
+  updated_at: Date;
+}
+
+/** migrations/0014_notifications_macros.ts: mentions, notifications, canned responses, macros. */
+export interface HelpdeskMentionsTable {
+  id: string;
+  workspace_id: string;
+  conversation_id: string;
+  message_id: string;
+  mentioned_user_id: string;
+  actor_user_id: string | null;
+  created_at: Date;
+}
+
+export interface HelpdeskNotificationsTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  type: 'mention' | 'assigned' | 'new_message_in_assigned';
+  primary_actor_type: 'conversation';
+  primary_actor_id: string;
+  secondary_actor_type: 'user' | 'contact' | null;
+  secondary_actor_id: string | null;
+  conversation_id: string;
+  message_id: string | null;
+  source_event_id: string;
+  read_at: Date | null;
+  created_at: Date;
+}
+
+export interface HelpdeskCannedResponsesTable {
+  id: string;
+  workspace_id: string;
+  short_code: string;
+  short_code_key: string;
+  content: string;
+  created_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface HelpdeskMacrosTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  visibility: 'personal' | 'workspace';
+  created_by: string | null;
+  actions: ColumnType<unknown[], string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** migrations/0012_sla.ts: business hours, SLA policies, conversation timing, breaches, out-of-office replies. */
+export interface HelpdeskBusinessHoursTable {
+  inbox_id: string;
+  workspace_id: string;
+  enabled: boolean;
+  /** Seven lists (Monday first) of `{ start, end }`, minutes of the local day. */
+  weekly_hours: ColumnType<Array<Array<{ start: number; end: number }>>, string, string>;
+  holidays: ColumnType<Array<{ date: string; name: string | null }>, string, string>;
+  out_of_office_enabled: boolean;
+  out_of_office_message: string | null;
+  updated_at: Date;
+}
+
+export interface HelpdeskSlaPoliciesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  first_response_minutes: number | null;
+  next_response_minutes: number | null;
+  resolution_minutes: number | null;
+  only_business_hours: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface HelpdeskSlaPolicyInboxesTable {
+  inbox_id: string;
+  policy_id: string;
+  workspace_id: string;
+}
+
+export interface HelpdeskConversationTimingTable {
+  conversation_id: string;
+  workspace_id: string;
+  inbox_id: string;
+  policy_id: string | null;
+  applied_at: Date;
+  first_reply_at: Date | null;
+  waiting_since: Date | null;
+  resolved_at: Date | null;
+  reopened_at: Date | null;
+  first_response_due_at: Date | null;
+  next_response_due_at: Date | null;
+  resolution_due_at: Date | null;
+  updated_at: Date;
+}
+
+export interface HelpdeskSlaBreachesTable {
+  id: Generated<string>;
+  conversation_id: string;
+  workspace_id: string;
+  inbox_id: string;
+  policy_id: string | null;
+  target: 'first_response' | 'next_response' | 'resolution';
+  due_at: Date;
+  breached_at: Date;
+}
+
+export interface HelpdeskOutOfOfficeRepliesTable {
+  conversation_id: string;
+  reopens_at: Date;
+  workspace_id: string;
+  message_id: string | null;
+  sent_at: Date;
+}
+
 export interface HelpdeskTables {
   helpdesk_inboxes: HelpdeskInboxesTable;
   helpdesk_inbox_members: HelpdeskInboxMembersTable;
@@ -184,6 +404,10 @@ export interface HelpdeskTables {
   helpdesk_display_counters: HelpdeskDisplayCountersTable;
   helpdesk_conversations: HelpdeskConversationsTable;
   helpdesk_messages: HelpdeskMessagesTable;
+  helpdesk_agent_bots: HelpdeskAgentBotsTable;
+  helpdesk_agent_bot_inboxes: HelpdeskAgentBotInboxesTable;
+  helpdesk_agent_bot_turns: HelpdeskAgentBotTurnsTable;
+  helpdesk_ai_settings: HelpdeskAiSettingsTable;
   helpdesk_labels: HelpdeskLabelsTable;
   helpdesk_attachments: HelpdeskAttachmentsTable;
   helpdesk_webhooks: HelpdeskWebhooksTable;
@@ -192,6 +416,22 @@ export interface HelpdeskTables {
   helpdesk_teams: HelpdeskTeamsTable;
   helpdesk_team_members: HelpdeskTeamMembersTable;
   helpdesk_inbox_syncs: HelpdeskInboxSyncsTable;
+  helpdesk_assignment_settings: HelpdeskAssignmentSettingsTable;
+  helpdesk_assignment_rotations: HelpdeskAssignmentRotationsTable;
+  helpdesk_assignment_decisions: HelpdeskAssignmentDecisionsTable;
+  helpdesk_business_hours: HelpdeskBusinessHoursTable;
+  helpdesk_sla_policies: HelpdeskSlaPoliciesTable;
+  helpdesk_sla_policy_inboxes: HelpdeskSlaPolicyInboxesTable;
+  helpdesk_conversation_timing: HelpdeskConversationTimingTable;
+  helpdesk_sla_breaches: HelpdeskSlaBreachesTable;
+  helpdesk_out_of_office_replies: HelpdeskOutOfOfficeRepliesTable;
+  helpdesk_csat_settings: HelpdeskCsatSettingsTable;
+  helpdesk_csat_surveys: HelpdeskCsatSurveysTable;
+  helpdesk_csat_responses: HelpdeskCsatResponsesTable;
+  helpdesk_mentions: HelpdeskMentionsTable;
+  helpdesk_notifications: HelpdeskNotificationsTable;
+  helpdesk_canned_responses: HelpdeskCannedResponsesTable;
+  helpdesk_macros: HelpdeskMacrosTable;
 }
 
 /** The base tables the plugin reads (connections, memberships, users, workspaces) plus its own. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { connectedConnection, conversationOfContact, eventually, helpdeskWorkspace, injectContactMessage, messagesUntil, messageWhen, type Member, type Owner } from '../support/helpdesk.ts';
+import { connectedConnection, conversationOfContact, eventually, helpdeskWorkspace, injectContactMessage, messagesUntil, messageWhen, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -23,6 +23,8 @@ let freeConnectionId: string;
 beforeAll(async () => {
   service = await startTestService();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'support line', inbox: 'Support' }));
+  // These tests watch conversations from their first, unassigned state (round-robin: helpdesk-assignment).
+  await withoutAutoAssignment(service, owner.token, inboxId);
   free = await service.bootstrap({ plan: 'FREE' });
   outsider = await memberWithToken(service, owner, 'AGENT');
   freeConnectionId = await connectedConnection(service, free.token, 'free line');

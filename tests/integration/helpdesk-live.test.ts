@@ -4,7 +4,7 @@ import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
-import { helpdeskWorkspace, injectContactMessage, sentToContact, type Member, type Owner } from '../support/helpdesk.ts';
+import { helpdeskWorkspace, injectContactMessage, sentToContact, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -30,6 +30,8 @@ beforeAll(async () => {
   service = await startTestService();
   receiver = startReceiver();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'live line', inbox: 'Live' }));
+  // The manager assigns by hand in this session (round-robin has its own test).
+  await withoutAutoAssignment(service, owner.token, inboxId);
   manager = await memberWithToken(service, owner, 'MANAGER');
   const webhook = await service.call('POST', '/v3/helpdesk/webhooks', { apikey: owner.token, body: { url: receiver.url('/live'), subscriptions: [...HELPDESK_EVENT_TYPES], signingSecret: SECRET } });
   expect(webhook.status).toBe(201);
@@ -92,7 +94,9 @@ describe('a live conversation', () => {
     expect((await agentSocket.next('helpdesk.message.created', (e) => e.conversationId === conversationId && e.message?.direction === 'activity')).message.senderUserId).toBe(manager.userId);
 
     // Every event the sockets saw reached the webhook, signed, in the envelope.
-    const seen = agentSocket.received.filter((r) => r.event.startsWith('helpdesk.') && r.payload.conversationId === conversationId);
+    // (`helpdesk.notification.created` is the socket's own, spec 6.7: "It is not sent to helpdesk webhooks".)
+    const seen = agentSocket.received.filter((r) => r.event.startsWith('helpdesk.') && r.event !== 'helpdesk.notification.created' && r.payload.conversationId === conversationId);
+    expect(await agentSocket.next('helpdesk.notification.created', (n) => n.notificationType === 'assigned')).toMatchObject({ userId: agent.userId });
     const deadline = Date.now() + 20_000;
     while (receiver.hits('/live').filter((h) => h.json.data.conversationId === conversationId).length < seen.length && Date.now() < deadline) await Bun.sleep(50);
     const delivered = receiver.hits('/live').filter((h) => h.json.data.conversationId === conversationId);

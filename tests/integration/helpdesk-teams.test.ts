@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestService, type TestService } from '../support/service.ts';
-import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, type Member, type Owner } from '../support/helpdesk.ts';
+import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -22,6 +22,7 @@ let connectionId: string;
 beforeAll(async () => {
   service = await startTestService();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'teams line', inbox: 'Support' }));
+  await withoutAutoAssignment(service, owner.token, inboxId);
   other = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   manager = await memberWithToken(service, owner, 'MANAGER');

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
-import { connectedConnection, connectionInbox, injectContactMessage, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
+import { connectedConnection, connectionInbox, injectContactMessage, setInboxMembers, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -35,6 +35,9 @@ beforeAll(async () => {
   otherConnectionId = await connectedConnection(service, owner.token, 'line two');
   inboxId = await connectionInbox(service, owner.token, 'One', connectionId);
   otherInboxId = await connectionInbox(service, owner.token, 'Two', otherConnectionId);
+  // Conversations start unassigned here, so every assignment event is the test's own.
+  await withoutAutoAssignment(service, owner.token, inboxId);
+  await withoutAutoAssignment(service, owner.token, otherInboxId);
   await setInboxMembers(service, owner.token, inboxId, [agent.userId]);
 }, HOOK_TIMEOUT);
 

@@ -136,3 +136,28 @@ export async function helpdeskEvents(service: TestService, workspaceId: string, 
   for (const row of rows) expect(row.connection_id).toBeNull();
   return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data);
 }
+
+// (Appended: imports are hoisted, so these serve the helper below.)
+import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
+import { jobIdFor } from '../../adapters/queue/queue.ts';
+
+/**
+ * Waits until the worker has run every subscriber of the latest helpdesk event of this type
+ * whose data passes `predicate` (its `plugins.events` job completed): for asserting that a
+ * reaction did not happen.
+ */
+export async function subscribersDone(service: TestService, workspaceId: string, type: string, predicate: (data: any) => boolean = () => true): Promise<void> {
+  const eventId = await eventually(async () => {
+    const rows = await service.runtime.ctx.db.selectFrom('events').select(['id', 'payload']).where('workspace_id', '=', workspaceId).where('event', '=', type).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.find((r) => predicate((typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data))?.id;
+  }, `a ${type} event`);
+  await eventually(async () => {
+    const job = await service.runtime.ctx.db.selectFrom('pgboss.job' as any).select(['state' as any]).where('id' as any, '=', jobIdFor(PLUGIN_EVENTS_QUEUE, eventId)).executeTakeFirst();
+    return (job as any)?.state === 'completed' ? true : undefined;
+  }, `the subscribers of ${type} ${eventId}`);
+}
+
+/** Switches round-robin off for the inbox (200): its new conversations stay unassigned until someone assigns them. */
+export async function withoutAutoAssignment(service: TestService, apikey: string, inboxId: string): Promise<void> {
+  expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/assignment`, { apikey, body: { enabled: false } })).status).toBe(200);
+}

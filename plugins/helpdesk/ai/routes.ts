@@ -1,0 +1,74 @@
+import { Elysia, t } from 'elysia';
+import { AI_PROVIDERS, getAiSettings, MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, putAiSettings, type AiSettingsView } from '../../../core/helpdesk/ai-settings.ts';
+import { AI_TIMEOUT_MS, summarizeConversation, suggestReply, type AiAssistStores } from '../../../core/helpdesk/ai-assist.ts';
+import { authentication } from '../../../adapters/http/auth.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { authErrors, iso, OneOf, StandardError, Timestamp } from '../../../adapters/http/schemas.ts';
+import { conversationStores } from '../conversation-store.ts';
+import { workspacePlans } from '../store.ts';
+import { chatCompletions } from './chat-completions.ts';
+import { aiSettingsStore } from './store.ts';
+
+const AiSettingsBody = t.Object({
+  enabled: t.Boolean({ description: 'AI actions answer 422 "AI not configured" while false' }),
+  provider: t.Optional(OneOf(AI_PROVIDERS, { description: 'The only provider kind: an OpenAI-compatible chat-completions API (default)' })),
+  baseUrl: t.Optional(
+    t.Nullable(t.String({ description: `API root, e.g. https://api.openai.com/v1 (the service POSTs to <baseUrl>/chat/completions); required when enabled; up to ${MAX_AI_BASE_URL_LENGTH} characters` })),
+  ),
+  model: t.Optional(t.Nullable(t.String({ description: `Model name as the provider knows it; required when enabled; up to ${MAX_AI_MODEL_LENGTH} characters` }))),
+  apiKey: t.Optional(t.Nullable(t.String({ description: 'Sent as a bearer token to the provider; sealed at rest, never returned. Left out: the stored key stays; null: removed' }))),
+});
+
+const AiSettingsResponse = t.Object({
+  enabled: t.Boolean(),
+  provider: t.UnionEnum([...AI_PROVIDERS]),
+  baseUrl: t.Nullable(t.String()),
+  model: t.Nullable(t.String()),
+  apiKeySet: t.Boolean({ description: 'Whether a key is stored (the key itself is never returned)' }),
+  updatedAt: t.Nullable(Timestamp),
+});
+
+const Id = t.Object({ id: t.String() });
+const actionErrors = { ...authErrors, 422: StandardError, 502: StandardError };
+const NoBody = t.Optional(t.Object({}, { description: 'No fields', additionalProperties: true }));
+
+/** The workspace's AI settings (spec 2.14 row "Helpdesk: AI configuration") and the AI actions on conversations. */
+export function aiRoutes(ctx: AppContext) {
+  const settingsStores = (db: AppContext['db']) => ({ aiSettings: aiSettingsStore(db, ctx.box), plans: workspacePlans(db) });
+  const assistStores = (): AiAssistStores => ({ ...conversationStores(ctx.db, ctx), aiSettings: aiSettingsStore(ctx.db, ctx.box) });
+
+  return new Elysia({ name: 'plugins.helpdesk.ai', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk AI'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .get('/ai-settings', async ({ actor }) => present(await getAiSettings(settingsStores(ctx.db), actor)), {
+          response: { ...authErrors, 200: AiSettingsResponse },
+          detail: { summary: 'The workspace\'s AI provider (every member reads; the key is never returned, apiKeySet says whether one is stored)' },
+        })
+        .put('/ai-settings', async ({ actor, body }) => present(await ctx.db.transaction().execute((trx) => putAiSettings(settingsStores(trx), ctx, actor, body))), {
+          body: AiSettingsBody,
+          response: { ...authErrors, 200: AiSettingsResponse },
+          detail: { summary: 'Replace the AI settings (Owner, Admin; PRO plan); a PUT without apiKey keeps the stored key' },
+        })
+        .post('/conversations/:id/ai/suggest-reply', async ({ actor, params }) => suggestReply(assistStores(), chatCompletions, actor, params.id), {
+          params: Id,
+          body: NoBody,
+          response: { ...actionErrors, 200: t.Object({ suggestion: t.String({ description: 'A reply the agent may edit and send; nothing is sent' }) }) },
+          detail: {
+            summary: `Suggest the next reply from the conversation's recent messages (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s`,
+          },
+        })
+        .post('/conversations/:id/ai/summarize', async ({ actor, params }) => summarizeConversation(assistStores(), chatCompletions, actor, params.id), {
+          params: Id,
+          body: NoBody,
+          response: { ...actionErrors, 200: t.Object({ summary: t.String({ description: 'A few sentences for a colleague taking over (private notes included)' }) }) },
+          detail: {
+            summary: `Summarize the conversation's recent messages (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s`,
+          },
+        }),
+    );
+}
+
+function present(view: AiSettingsView) {
+  return { ...view, updatedAt: iso(view.updatedAt) };
+}

@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { SecretBox } from '../../../adapters/crypto/secret-box.ts';
+import type { AiProvider, AiSettingsStore } from '../../../core/helpdesk/ai-settings.ts';
+import { helpdeskDb } from '../schema.ts';
+
+/** The workspace's AI settings; the API key sealed at rest (the provider needs it back), never logged. */
+export function aiSettingsStore(base: Kysely<Database>, box: SecretBox): AiSettingsStore {
+  const db = helpdeskDb(base);
+  return {
+    async get(workspaceId) {
+      const row = await db.selectFrom('helpdesk_ai_settings').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+      return (
+        row && {
+          workspaceId: row.workspace_id,
+          enabled: row.enabled,
+          provider: row.provider as AiProvider,
+          baseUrl: row.base_url,
+          model: row.model,
+          apiKey: row.api_key === null ? null : box.open(row.api_key),
+          updatedAt: row.updated_at,
+        }
+      );
+    },
+    async put(s) {
+      const values = {
+        enabled: s.enabled,
+        provider: s.provider,
+        base_url: s.baseUrl,
+        model: s.model,
+        api_key: s.apiKey === null ? null : box.seal(s.apiKey),
+        updated_at: s.updatedAt,
+      };
+      await db
+        .insertInto('helpdesk_ai_settings')
+        .values({ workspace_id: s.workspaceId, ...values })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet(values))
+        .execute();
+    },
+  };
+}

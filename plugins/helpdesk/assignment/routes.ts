@@ -1,0 +1,80 @@
+import { Elysia, t } from 'elysia';
+import { getAssignmentSettings, setAssignmentSettings, type AssignmentSettings } from '../../../core/helpdesk/assignment-settings.ts';
+import { assertMayChooseAvailability, ownAvailability } from '../../../core/helpdesk/availability.ts';
+import { AVAILABILITIES } from '../../../core/helpdesk/presence.ts';
+import { authentication } from '../../../adapters/http/auth.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { authErrors, iso, OneOf, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { setHelpdeskAvailability } from '../realtime/presence.ts';
+import { workspacePlans } from '../store.ts';
+import { assignmentDeps, assignmentSettingsStores, ownPresenceStore } from './store.ts';
+
+const AvailabilityView = t.Object({
+  userId: Uuid,
+  availability: t.UnionEnum([...AVAILABILITIES], { description: 'The value the member chose (online until they choose)' }),
+  status: t.UnionEnum([...AVAILABILITIES], {
+    description: 'What the workspace sees and round-robin uses: the chosen value while a helpdesk websocket of the member is live (connected, heartbeating), offline otherwise',
+  }),
+});
+
+const AssignmentView = t.Object({
+  inboxId: Uuid,
+  enabled: t.Boolean({ description: 'New conversations of the inbox are assigned by round-robin (spec 3.7); default true' }),
+  updatedAt: t.Nullable(Timestamp),
+});
+
+const Id = t.Object({ id: t.String() });
+
+/** Availability of the member (spec 3.7, 4.6) and the per-inbox switch of automatic assignment. */
+export function assignmentRoutes(ctx: AppContext) {
+  const deps = assignmentDeps(ctx);
+  const settings = () => assignmentSettingsStores(ctx.db, ctx);
+  const own = (actor: Parameters<typeof ownAvailability>[2]) => ownAvailability(ownPresenceStore(ctx.db), deps, actor);
+
+  return new Elysia({ name: 'plugins.helpdesk.assignment', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .get('/profile/availability', ({ actor }) => own(actor), {
+          response: { ...authErrors, 200: AvailabilityView },
+          detail: { summary: 'Your availability: the value you chose and the status others see' },
+        })
+        .patch(
+          '/profile/availability',
+          async ({ actor, body }) => {
+            await assertMayChooseAvailability(workspacePlans(ctx.db), actor);
+            // Announces `presence.update` to the workspace when what others see changes.
+            await setHelpdeskAvailability(ctx, actor, body.availability);
+            return own(actor);
+          },
+          {
+            body: t.Object({ availability: OneOf(AVAILABILITIES, { description: 'online: takes part in round-robin; busy and offline: skipped' }) }),
+            response: { ...authErrors, 200: AvailabilityView },
+            detail: {
+              summary: 'Set your own availability (any member; PRO plan)',
+              description:
+                'Body `{ availability }` (the spec does not name the field). Round-robin hands new conversations only to members whose status is online, unless they are the only member of the inbox. The status stays offline until your helpdesk websocket connects, and decays to offline without heartbeats.',
+            },
+          },
+        )
+        .get('/inboxes/:id/assignment', async ({ actor, params }) => present(await getAssignmentSettings(settings(), actor, params.id)), {
+          params: Id,
+          response: { ...authErrors, 404: StandardError, 200: AssignmentView },
+          detail: { summary: 'Whether new conversations of the inbox are assigned automatically' },
+        })
+        .put(
+          '/inboxes/:id/assignment',
+          async ({ actor, params, body }) => present(await ctx.db.transaction().execute((trx) => setAssignmentSettings(assignmentSettingsStores(trx, ctx), ctx, actor, params.id, body))),
+          {
+            params: Id,
+            body: t.Object({ enabled: t.Boolean({ description: 'true: round-robin assigns new conversations; false: they stay unassigned' }) }),
+            response: { ...authErrors, 404: StandardError, 200: AssignmentView },
+            detail: { summary: 'Switch automatic assignment of the inbox on or off (Owner, Admin, Manager; PRO plan)' },
+          },
+        ),
+    );
+}
+
+function present(s: AssignmentSettings) {
+  return { inboxId: s.inboxId, enabled: s.enabled, updatedAt: iso(s.updatedAt) };
+}

@@ -1,0 +1,16 @@
+import type { PluginEventPayload } from '../../../apps/plugin-events.ts';
+import { assignOnArrival } from '../../../core/helpdesk/auto-assignment.ts';
+import type { PluginContext } from '../../plugin.ts';
+import { assignmentDeps, assignmentStores } from './store.ts';
+
+/**
+ * `helpdesk.conversation.created`, run by the worker after the conversation committed (after the
+ * bots feature's subscriber, so a bot bound to the inbox takes the conversation first and this
+ * finds it held). Idempotent: the arrival is decided once (core/helpdesk/auto-assignment.ts).
+ */
+export async function onConversationCreated(payload: unknown, ctx: PluginContext): Promise<void> {
+  const event = payload as PluginEventPayload;
+  const conversationId = (event.data as { conversationId?: unknown } | undefined)?.conversationId;
+  if (typeof conversationId !== 'string') return;
+  await ctx.db.transaction().execute((trx) => assignOnArrival(assignmentStores(trx, ctx), assignmentDeps(ctx), conversationId));
+}

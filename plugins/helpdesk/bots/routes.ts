@@ -1,0 +1,164 @@
+import { Elysia, t } from 'elysia';
+import {
+  AGENT_BOT_TOKEN_HEADER,
+  agentBotDeliveries,
+  createAgentBot,
+  deleteAgentBot,
+  getAgentBot,
+  listAgentBots,
+  MAX_BOT_DESCRIPTION_LENGTH,
+  MAX_BOT_INBOXES,
+  MAX_BOT_NAME_LENGTH,
+  redeliverAgentBotDelivery,
+  rotateAgentBotSigningSecret,
+  rotateAgentBotToken,
+  updateAgentBot,
+  type AgentBot,
+} from '../../../core/helpdesk/agent-bots.ts';
+import { pageRequest } from '../../../core/shared/pagination.ts';
+import { authentication } from '../../../adapters/http/auth.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../../adapters/http/routes/webhooks.ts';
+import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
+import { agentBotStores } from './stores.ts';
+
+export const AgentBotView = t.Object({
+  id: Uuid,
+  name: t.String(),
+  description: t.Nullable(t.String()),
+  webhookUrl: t.String({ description: 'Receives the events of the bot\'s conversations, signed with X-Helpdesk-Signature keyed with the signing secret' }),
+  inboxIds: t.Array(Uuid, { description: 'The inboxes the bot serves (an inbox has at most one bot)' }),
+  accessTokenLast4: t.String({ description: 'The end of the access token, to tell tokens apart' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+const AccessToken = t.String({ description: `The bot's credential on the bot API (header ${AGENT_BOT_TOKEN_HEADER}); shown once` });
+const SigningSecret = t.String({ description: 'Keys X-Helpdesk-Signature (hex HMAC-SHA256 of the raw body) on the bot\'s deliveries; shown once' });
+
+const Settings = {
+  name: t.String({ description: `1 to ${MAX_BOT_NAME_LENGTH} characters` }),
+  description: t.Optional(t.Nullable(t.String({ description: `Up to ${MAX_BOT_DESCRIPTION_LENGTH} characters` }))),
+  webhookUrl: t.String({ description: 'Absolute http(s) URL that receives the bot\'s events' }),
+  inboxIds: t.Optional(
+    t.Array(t.String(), {
+      maxItems: MAX_BOT_INBOXES,
+      description: 'Inboxes the bot serves: it takes their new conversations first. An inbox another bot serves is a 409. Replaces the set on PATCH; conversations it holds in an inbox it stops serving are handed over to people',
+    }),
+  ),
+};
+
+const Id = t.Object({ id: t.String() });
+const NotFound = { 404: StandardError };
+
+/** Agent bots (issue 7 item 4): settings, secrets, delivery history. Helpdesk configuration (Owner, Admin, Manager), PRO plan for writes. */
+export function agentBotRoutes(ctx: AppContext) {
+  const stores = () => agentBotStores(ctx.db, ctx);
+  const inTransaction = <T>(work: (s: ReturnType<typeof agentBotStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(agentBotStores(trx, ctx)));
+
+  return new Elysia({ name: 'plugins.helpdesk.agent-bots', prefix: '/v3/helpdesk/agent-bots', detail: { tags: ['Helpdesk agent bots'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .post(
+          '',
+          async ({ actor, body, set }) => {
+            const created = await inTransaction((s) => createAgentBot(s, ctx, actor, body));
+            set.status = 201;
+            return { ...present(created.bot), accessToken: created.accessToken, signingSecret: created.signingSecret };
+          },
+          {
+            body: t.Object(Settings),
+            response: { ...authErrors, 201: t.Composite([AgentBotView, t.Object({ accessToken: AccessToken, signingSecret: SigningSecret })]), 409: StandardError },
+            detail: { summary: 'Create an agent bot (Owner, Admin, Manager; PRO plan); its access token and signing secret are shown this once' },
+          },
+        )
+        .get(
+          '',
+          async ({ actor, query }) => {
+            const found = await listAgentBots(stores(), actor, pageRequest(query));
+            return { ...found, data: found.data.map(present) };
+          },
+          { query: PageQuery, response: { ...authErrors, 200: PageOf(AgentBotView) }, detail: { summary: 'Agent bots of the workspace (`s` searches the name)' } },
+        )
+        .get('/:id', async ({ actor, params }) => present(await getAgentBot(stores(), actor, params.id)), {
+          params: Id,
+          response: { ...authErrors, ...NotFound, 200: AgentBotView },
+          detail: { summary: 'One agent bot' },
+        })
+        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateAgentBot(s, ctx, actor, params.id, body))), {
+          params: Id,
+          body: t.Object({ ...Settings, name: t.Optional(Settings.name), webhookUrl: t.Optional(Settings.webhookUrl) }),
+          response: { ...authErrors, ...NotFound, 200: AgentBotView, 409: StandardError },
+          detail: { summary: 'Change an agent bot (PRO plan); fields left out keep their value; inboxIds replaces the set' },
+        })
+        .delete(
+          '/:id',
+          async ({ actor, params }) => {
+            await inTransaction((s) => deleteAgentBot(s, actor, params.id));
+            return { id: params.id, deleted: true as const };
+          },
+          {
+            params: Id,
+            response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
+            detail: { summary: 'Delete an agent bot (PRO plan): the conversations it holds are handed over to people first; its delivery history goes with it' },
+          },
+        )
+        .post(
+          '/:id/token/rotate',
+          async ({ actor, params }) => {
+            const rotated = await inTransaction((s) => rotateAgentBotToken(s, ctx, actor, params.id));
+            return { ...present(rotated.bot), accessToken: rotated.accessToken };
+          },
+          {
+            params: Id,
+            body: t.Optional(t.Object({}, { description: 'No fields' })),
+            response: { ...authErrors, ...NotFound, 200: t.Composite([AgentBotView, t.Object({ accessToken: AccessToken })]) },
+            detail: { summary: 'A new access token for the bot (PRO plan); the old one stops working at once' },
+          },
+        )
+        .post(
+          '/:id/signing-secret/rotate',
+          async ({ actor, params }) => {
+            const rotated = await inTransaction((s) => rotateAgentBotSigningSecret(s, ctx, actor, params.id));
+            return { ...present(rotated.bot), signingSecret: rotated.signingSecret };
+          },
+          {
+            params: Id,
+            body: t.Optional(t.Object({}, { description: 'No fields' })),
+            response: { ...authErrors, ...NotFound, 200: t.Composite([AgentBotView, t.Object({ signingSecret: SigningSecret })]) },
+            detail: { summary: 'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it' },
+          },
+        )
+        .get(
+          '/:id/deliveries',
+          async ({ actor, params, query }) => {
+            const found = await agentBotDeliveries(stores(), actor, params.id, pageRequest(query));
+            return { ...found, data: found.data.map(presentDelivery) };
+          },
+          { ...DELIVERY_HISTORY_ROUTE, detail: { summary: 'What was POSTed to the bot\'s webhook, newest first, with every attempt' } },
+        )
+        .post(
+          '/:id/deliveries/:deliveryId/redeliver',
+          async ({ actor, params }) => {
+            const delivery = await inTransaction((s) => redeliverAgentBotDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
+            return presentDelivery({ ...delivery, attemptLog: [] });
+          },
+          REDELIVERY_ROUTE,
+        ),
+    );
+}
+
+export function present(bot: AgentBot) {
+  return {
+    id: bot.id,
+    name: bot.name,
+    description: bot.description,
+    webhookUrl: bot.webhookUrl,
+    inboxIds: bot.inboxIds,
+    accessTokenLast4: bot.accessTokenLast4,
+    createdAt: iso(bot.createdAt),
+    updatedAt: iso(bot.updatedAt),
+  };
+}

@@ -1,0 +1,153 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore } from '../../../core/helpdesk/csat.ts';
+import { helpdeskEventLog } from '../event-log.ts';
+import { inboxStore, workspacePlans } from '../store.ts';
+import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../schema.ts';
+
+const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export function csatSettingsStore(base: Kysely<Database>): CsatSettingsStore {
+  const db = helpdeskDb(base);
+  return {
+    async get(inboxId) {
+      if (!isUuid(inboxId)) return undefined;
+      const row = await db.selectFrom('helpdesk_csat_settings').selectAll().where('inbox_id', '=', inboxId).executeTakeFirst();
+      return row && { inboxId: row.inbox_id, workspaceId: row.workspace_id, enabled: row.enabled, message: row.message, updatedAt: row.updated_at };
+    },
+    async put(s) {
+      const values = { workspace_id: s.workspaceId, enabled: s.enabled, message: s.message, updated_at: s.updatedAt };
+      await db
+        .insertInto('helpdesk_csat_settings')
+        .values({ inbox_id: s.inboxId, ...values })
+        .onConflict((oc) => oc.column('inbox_id').doUpdateSet(values))
+        .execute();
+    },
+  };
+}
+
+const toSurvey = (row: Selectable<HelpdeskCsatSurveysTable>): CsatSurvey => ({
+  conversationId: row.conversation_id,
+  workspaceId: row.workspace_id,
+  inboxId: row.inbox_id,
+  messageId: row.message_id,
+  assigneeUserId: row.assignee_user_id,
+  teamId: row.team_id,
+  sentAt: row.sent_at,
+});
+
+const toResponse = (row: Selectable<HelpdeskCsatResponsesTable>): CsatResponse => ({
+  conversationId: row.conversation_id,
+  workspaceId: row.workspace_id,
+  inboxId: row.inbox_id,
+  rating: Number(row.rating),
+  comment: row.comment,
+  assigneeUserId: row.assignee_user_id,
+  teamId: row.team_id,
+  submittedAt: row.submitted_at,
+});
+
+export function csatSurveyStore(base: Kysely<Database>): CsatSurveyStore {
+  const db = helpdeskDb(base);
+  return {
+    async claim(s) {
+      // On Postgres a second claim waits for the first's transaction, then inserts nothing.
+      const row = await db
+        .insertInto('helpdesk_csat_surveys')
+        .values({
+          conversation_id: s.conversationId,
+          workspace_id: s.workspaceId,
+          inbox_id: s.inboxId,
+          message_id: s.messageId,
+          assignee_user_id: s.assigneeUserId,
+          team_id: s.teamId,
+          sent_at: s.sentAt,
+        })
+        .onConflict((oc) => oc.column('conversation_id').doNothing())
+        .returning('conversation_id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+    async setMessage(conversationId, messageId) {
+      await db.updateTable('helpdesk_csat_surveys').set({ message_id: messageId }).where('conversation_id', '=', conversationId).execute();
+    },
+    async view(conversationId) {
+      if (!isUuid(conversationId)) return undefined;
+      const row = await db
+        .selectFrom('helpdesk_csat_surveys as s')
+        .innerJoin('helpdesk_inboxes as i', 'i.id', 's.inbox_id')
+        .innerJoin('workspaces as w', 'w.id', 's.workspace_id')
+        .selectAll('s')
+        .select(['i.name as inbox_name', 'w.name as workspace_name'])
+        .where('s.conversation_id', '=', conversationId.toLowerCase())
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const answer = await db.selectFrom('helpdesk_csat_responses').selectAll().where('conversation_id', '=', row.conversation_id).executeTakeFirst();
+      return { survey: toSurvey(row), workspaceName: row.workspace_name, inboxName: row.inbox_name, response: answer ? toResponse(answer) : null };
+    },
+  };
+}
+
+export function csatResponseStore(base: Kysely<Database>): CsatResponseStore {
+  const db = helpdeskDb(base);
+  return {
+    async insert(r) {
+      // The primary key decides between two submissions at once: the second inserts nothing.
+      const row = await db
+        .insertInto('helpdesk_csat_responses')
+        .values({
+          conversation_id: r.conversationId,
+          workspace_id: r.workspaceId,
+          inbox_id: r.inboxId,
+          rating: r.rating,
+          comment: r.comment,
+          assignee_user_id: r.assigneeUserId,
+          team_id: r.teamId,
+          submitted_at: r.submittedAt,
+        })
+        .onConflict((oc) => oc.column('conversation_id').doNothing())
+        .returning('conversation_id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+    async list(workspaceId, request, filters) {
+      let query = db
+        .selectFrom('helpdesk_csat_responses as r')
+        .innerJoin('helpdesk_conversations as c', 'c.id', 'r.conversation_id')
+        .where('r.workspace_id', '=', workspaceId);
+      if (filters.inboxId) query = query.where('r.inbox_id', '=', filters.inboxId);
+      if (filters.from) query = query.where('r.submitted_at', '>=', filters.from);
+      if (filters.to) query = query.where('r.submitted_at', '<=', filters.to);
+      if (request.search) query = query.where('r.comment', 'ilike', like(request.search));
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query
+        .selectAll('r')
+        .select(['c.display_id', 'c.contact_id'])
+        .orderBy('r.submitted_at', 'desc')
+        .orderBy('r.conversation_id', 'desc')
+        .limit(request.perPage)
+        .offset(pageOffset(request))
+        .execute();
+      return page(
+        rows.map((row) => ({ ...toResponse(row), displayId: Number(row.display_id), contactId: row.contact_id })),
+        Number(total),
+        request,
+      );
+    },
+  };
+}
+
+/** The ports of the CSAT use cases, bound to one connection or transaction. */
+export function csatStores(base: Kysely<Database>, ctx: AppContext): CsatStores {
+  return {
+    settings: csatSettingsStore(base),
+    surveys: csatSurveyStore(base),
+    responses: csatResponseStore(base),
+    inboxes: inboxStore(base, ctx.box),
+    plans: workspacePlans(base),
+    events: helpdeskEventLog(base, ctx),
+  };
+}

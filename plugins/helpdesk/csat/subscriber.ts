@@ -1,0 +1,58 @@
+import type { EventSubscriber, PluginContext } from '../../plugin.ts';
+import type { PluginEventPayload } from '../../../apps/plugin-events.ts';
+import { sendSurveyOnResolve } from '../../../core/helpdesk/csat.ts';
+import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/helpdesk-messages.ts';
+import { DomainError } from '../../../core/shared/errors.ts';
+import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import { conversationStore, helpdeskMessageStores } from '../conversation-store.ts';
+import { csatSettingsStore, csatSurveyStore } from './store.ts';
+
+interface StatusChanged {
+  accountId: string;
+  conversationId: string;
+  inboxId: string;
+  toStatus: string;
+}
+
+/**
+ * `helpdesk.conversation.status_changed` to RESOLVED: the survey link goes to the contact, once
+ * per conversation, through the normal reply path on the inbox's channel, sent by the helpdesk
+ * itself (`systemActor`). The claim and the reply share one transaction: a crash or a retried
+ * job either finds the claim committed with its reply, or neither.
+ *
+ * A refusal of the reply path (the inbox lost its connection, the network's AI holds the chat,
+ * an official connection's window closed, the workspace left the PRO plan or ran out of
+ * credits) rolls the claim back too: the survey stays unsent, the refusal is logged, and the
+ * job is not failed (a retry would be refused the same way). The next resolve tries again.
+ */
+export async function onConversationResolved(payload: unknown, ctx: PluginContext): Promise<void> {
+  const data = (payload as PluginEventPayload).data as StatusChanged;
+  if (data?.toStatus !== 'RESOLVED' || !data.conversationId || !data.inboxId) return;
+  try {
+    await ctx.db.transaction().execute((trx) =>
+      sendSurveyOnResolve(
+        {
+          settings: csatSettingsStore(trx),
+          surveys: csatSurveyStore(trx),
+          conversation: (workspaceId, id) => conversationStore(trx).get(workspaceId, id),
+          reply: (conversation, text) =>
+            sendHelpdeskMessage(
+              helpdeskMessageStores(trx, ctx),
+              { stores: messagingStores(trx, ctx), deps: messagingDeps(ctx) },
+              { clock: ctx.clock, ids: ctx.ids },
+              systemActor(conversation.workspaceId),
+              conversation.id,
+              { content: text },
+            ),
+        },
+        { clock: ctx.clock, publicUrl: ctx.config.publicUrl },
+        data,
+      ),
+    );
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    console.warn(`[helpdesk] CSAT survey of conversation ${data.conversationId} not sent: ${error.message}`);
+  }
+}
+
+export const CSAT_SUBSCRIBERS: EventSubscriber[] = [{ event: 'helpdesk.conversation.status_changed', handle: onConversationResolved }];

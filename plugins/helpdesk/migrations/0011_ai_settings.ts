@@ -1,0 +1,19 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * The workspace's AI provider (core/helpdesk/ai-settings.ts): one row per workspace that saved
+ * settings (no row: not configured). The API key is sealed with the service's secret box.
+ * Frozen: never import app code here.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('helpdesk_ai_settings')
+    .addColumn('workspace_id', 'uuid', (c) => c.primaryKey().references('workspaces.id').onDelete('cascade'))
+    .addColumn('enabled', 'boolean', (c) => c.notNull())
+    .addColumn('provider', 'text', (c) => c.notNull())
+    .addColumn('base_url', 'text')
+    .addColumn('model', 'text', (c) => c.check(sql`char_length(model) between 1 and 200`))
+    .addColumn('api_key', 'text')
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+}

@@ -1,0 +1,49 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * Customer satisfaction surveys (core/helpdesk/csat.ts). Frozen: never import app code here.
+ *
+ * - `helpdesk_csat_settings`: one row per inbox that was configured (no row: CSAT off);
+ *   `message` null means the default invitation text.
+ * - `helpdesk_csat_surveys`: one row per conversation that was sent its survey link. The primary
+ *   key is the "once per conversation" guard: the worker claims the row before sending, so a
+ *   retried job or a second resolve finds it and sends nothing. Who held the conversation when
+ *   it was resolved is kept here and copied to the answer.
+ * - `helpdesk_csat_responses`: the answer, at most one per conversation (primary key: of two
+ *   submissions at once exactly one is stored); it names a survey that was sent. Read by reports.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('helpdesk_csat_settings')
+    .addColumn('inbox_id', 'uuid', (c) => c.primaryKey().references('helpdesk_inboxes.id').onDelete('cascade'))
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('enabled', 'boolean', (c) => c.notNull())
+    .addColumn('message', 'text', (c) => c.check(sql`char_length(message) between 1 and 1000`))
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('helpdesk_csat_surveys')
+    .addColumn('conversation_id', 'uuid', (c) => c.primaryKey().references('helpdesk_conversations.id').onDelete('cascade'))
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
+    .addColumn('message_id', 'uuid', (c) => c.references('helpdesk_messages.id').onDelete('set null'))
+    .addColumn('assignee_user_id', 'uuid', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('team_id', 'uuid', (c) => c.references('helpdesk_teams.id').onDelete('set null'))
+    .addColumn('sent_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('helpdesk_csat_responses')
+    .addColumn('conversation_id', 'uuid', (c) => c.primaryKey().references('helpdesk_csat_surveys.conversation_id').onDelete('cascade'))
+    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
+    .addColumn('rating', 'smallint', (c) => c.notNull().check(sql`rating between 1 and 5`))
+    .addColumn('comment', 'text', (c) => c.check(sql`char_length(comment) between 1 and 1000`))
+    .addColumn('assignee_user_id', 'uuid', (c) => c.references('users.id').onDelete('set null'))
+    .addColumn('team_id', 'uuid', (c) => c.references('helpdesk_teams.id').onDelete('set null'))
+    .addColumn('submitted_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('helpdesk_csat_responses_workspace_idx').on('helpdesk_csat_responses').columns(['workspace_id', 'submitted_at']).execute();
+  await db.schema.createIndex('helpdesk_csat_responses_inbox_idx').on('helpdesk_csat_responses').columns(['inbox_id', 'submitted_at']).execute();
+}

@@ -1,0 +1,82 @@
+import { Elysia, t } from 'elysia';
+import {
+  createCannedResponse,
+  deleteCannedResponse,
+  getCannedResponse,
+  listCannedResponses,
+  SHORT_CODE_MAX_LENGTH,
+  updateCannedResponse,
+  type CannedResponseStores,
+} from '../../../core/helpdesk/canned-responses.ts';
+import { MAX_CONTENT_LENGTH } from '../../../core/helpdesk/helpdesk-messages.ts';
+import { pageRequest } from '../../../core/shared/pagination.ts';
+import { authentication } from '../../../adapters/http/auth.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
+import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
+import { cannedResponseStores } from './library-stores.ts';
+import { CannedResponseView, presentCannedResponse } from './views.ts';
+
+export const CANNED_RESPONSE_ROUTE_SCOPES: RouteScope[] = [
+  { method: 'GET', path: '/v3/helpdesk/canned-responses', scopes: ['helpdesk:read'] },
+  { method: 'GET', path: '/v3/helpdesk/canned-responses/:id', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/canned-responses', scopes: ['helpdesk:write'] },
+  { method: 'PATCH', path: '/v3/helpdesk/canned-responses/:id', scopes: ['helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/canned-responses/:id', scopes: ['helpdesk:write'] },
+];
+
+const Id = t.Object({ id: t.String() });
+const ShortCode = t.String({ description: `1 to ${SHORT_CODE_MAX_LENGTH} letters, digits, _ or - (a leading / is dropped); unique in the workspace case-insensitively` });
+const Content = t.String({ description: `1 to ${MAX_CONTENT_LENGTH} characters (trimmed)` });
+const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
+
+/** The workspace's canned responses (core/helpdesk/canned-responses.ts): every member reads, Managers and above write (PRO plan). */
+export function cannedResponseRoutes(ctx: AppContext) {
+  const inTransaction = <T>(work: (s: CannedResponseStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(cannedResponseStores(trx)));
+
+  return new Elysia({ name: 'plugins.helpdesk.canned-responses', prefix: '/v3/helpdesk/canned-responses', detail: { tags: ['Helpdesk'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .get(
+          '',
+          async ({ actor, query }) => {
+            const found = await listCannedResponses(cannedResponseStores(ctx.db), actor, pageRequest(query));
+            return { ...found, data: found.data.map(presentCannedResponse) };
+          },
+          { query: PageQuery, response: { ...authErrors, 200: PageOf(CannedResponseView) }, detail: { summary: 'Canned responses, by short code; `s` searches short code and content' } },
+        )
+        .post(
+          '',
+          async ({ actor, body, set }) => {
+            const created = await inTransaction((s) => createCannedResponse(s, ctx, actor, body));
+            set.status = 201;
+            return presentCannedResponse(created);
+          },
+          {
+            body: t.Object({ shortCode: ShortCode, content: Content }),
+            response: { ...authErrors, 201: CannedResponseView, 409: StandardError },
+            detail: { summary: 'Create a canned response (Manager and above, PRO plan); a short code already used (in any case) is 409' },
+          },
+        )
+        .get('/:id', async ({ actor, params }) => presentCannedResponse(await getCannedResponse(cannedResponseStores(ctx.db), actor, params.id)), {
+          params: Id,
+          response: { ...authErrors, 200: CannedResponseView },
+          detail: { summary: 'One canned response' },
+        })
+        .patch('/:id', async ({ actor, params, body }) => presentCannedResponse(await inTransaction((s) => updateCannedResponse(s, ctx, actor, params.id, body))), {
+          params: Id,
+          body: t.Object({ shortCode: t.Optional(ShortCode), content: t.Optional(Content) }),
+          response: { ...authErrors, 200: CannedResponseView, 409: StandardError },
+          detail: { summary: 'Change a canned response (Manager and above, PRO plan); fields left out keep their value' },
+        })
+        .delete(
+          '/:id',
+          async ({ actor, params }) => {
+            await inTransaction((s) => deleteCannedResponse(s, actor, params.id));
+            return { id: params.id, deleted: true as const };
+          },
+          { params: Id, response: { ...authErrors, 200: Deleted }, detail: { summary: 'Delete a canned response (Manager and above, PRO plan)' } },
+        ),
+    );
+}

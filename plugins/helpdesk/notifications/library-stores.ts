@@ -1,0 +1,153 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/canned-responses.ts';
+import type { MacroAction } from '../../../core/helpdesk/macro-actions.ts';
+import type { Macro, MacroStore, MacroStores } from '../../../core/helpdesk/macros.ts';
+import { helpdeskDb, type HelpdeskCannedResponsesTable, type HelpdeskMacrosTable } from '../schema.ts';
+import { workspacePlans } from '../store.ts';
+
+/** The stores of what agents reuse: canned responses and macros. */
+
+const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const toCannedResponse = (row: Selectable<HelpdeskCannedResponsesTable>): CannedResponse => ({
+  id: row.id,
+  workspaceId: row.workspace_id,
+  shortCode: row.short_code,
+  content: row.content,
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export function cannedResponseStore(base: Kysely<Database>): CannedResponseStore {
+  const db = helpdeskDb(base);
+  const rethrow = (error: unknown): never => {
+    if (isUniqueViolation(error, 'helpdesk_canned_responses_short_code_key')) throw duplicateShortCode();
+    throw error;
+  };
+  return {
+    async list(workspaceId, request) {
+      let query = db.selectFrom('helpdesk_canned_responses').where('workspace_id', '=', workspaceId);
+      if (request.search) {
+        const pattern = like(request.search);
+        query = query.where((eb) => eb.or([eb('short_code', 'ilike', pattern), eb('content', 'ilike', pattern)]));
+      }
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('short_code_key').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toCannedResponse), Number(total), request);
+    },
+    async get(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_canned_responses').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toCannedResponse(row);
+    },
+    async insert(c) {
+      await db
+        .insertInto('helpdesk_canned_responses')
+        .values({
+          id: c.id,
+          workspace_id: c.workspaceId,
+          short_code: c.shortCode,
+          short_code_key: shortCodeKey(c.shortCode),
+          content: c.content,
+          created_by: c.createdBy,
+          created_at: c.createdAt,
+          updated_at: c.updatedAt,
+        })
+        .execute()
+        .catch(rethrow);
+    },
+    async update(c) {
+      await db
+        .updateTable('helpdesk_canned_responses')
+        .set({ short_code: c.shortCode, short_code_key: shortCodeKey(c.shortCode), content: c.content, updated_at: c.updatedAt })
+        .where('id', '=', c.id)
+        .execute()
+        .catch(rethrow);
+    },
+    async delete(id) {
+      await db.deleteFrom('helpdesk_canned_responses').where('id', '=', id).execute();
+    },
+  };
+}
+
+export function cannedResponseStores(db: Kysely<Database>): CannedResponseStores {
+  return { cannedResponses: cannedResponseStore(db), plans: workspacePlans(db) };
+}
+
+const toMacro = (row: Selectable<HelpdeskMacrosTable>): Macro => ({
+  id: row.id,
+  workspaceId: row.workspace_id,
+  name: row.name,
+  visibility: row.visibility,
+  createdBy: row.created_by,
+  actions: (typeof row.actions === 'string' ? JSON.parse(row.actions) : row.actions) as MacroAction[],
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export function macroStore(base: Kysely<Database>): MacroStore {
+  const db = helpdeskDb(base);
+  return {
+    async list(workspaceId, userId, request) {
+      let query = db
+        .selectFrom('helpdesk_macros')
+        .where('workspace_id', '=', workspaceId)
+        .where((eb) => eb.or([eb('visibility', '=', 'workspace'), eb('created_by', '=', userId)]));
+      if (request.search) query = query.where('name', 'ilike', like(request.search));
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('name').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toMacro), Number(total), request);
+    },
+    async get(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_macros').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toMacro(row);
+    },
+    async insert(m) {
+      await db
+        .insertInto('helpdesk_macros')
+        .values({
+          id: m.id,
+          workspace_id: m.workspaceId,
+          name: m.name,
+          visibility: m.visibility,
+          created_by: m.createdBy,
+          actions: JSON.stringify(m.actions),
+          created_at: m.createdAt,
+          updated_at: m.updatedAt,
+        })
+        .execute();
+    },
+    async update(m) {
+      await db.updateTable('helpdesk_macros').set({ name: m.name, visibility: m.visibility, actions: JSON.stringify(m.actions), updated_at: m.updatedAt }).where('id', '=', m.id).execute();
+    },
+    async delete(id) {
+      await db.deleteFrom('helpdesk_macros').where('id', '=', id).execute();
+    },
+  };
+}
+
+export function macroStores(base: Kysely<Database>): MacroStores {
+  const db = helpdeskDb(base);
+  return {
+    macros: macroStore(base),
+    plans: workspacePlans(base),
+    async workspaceMembers(workspaceId, userIds) {
+      const ids = userIds.filter(isUuid);
+      if (ids.length === 0) return [];
+      const rows = await db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', 'in', ids).execute();
+      return rows.map((r) => r.user_id);
+    },
+    async workspaceTeams(workspaceId, teamIds) {
+      const ids = teamIds.filter(isUuid);
+      if (ids.length === 0) return [];
+      const rows = await db.selectFrom('helpdesk_teams').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
+      return rows.map((r) => r.id);
+    },
+  };
+}

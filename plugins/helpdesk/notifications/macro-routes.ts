@@ -1,0 +1,130 @@
+import { Elysia, t } from 'elysia';
+import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS } from '../../../core/helpdesk/macro-actions.ts';
+import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro, type MacroStores } from '../../../core/helpdesk/macros.ts';
+import { pageRequest } from '../../../core/shared/pagination.ts';
+import { authentication } from '../../../adapters/http/auth.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
+import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
+import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import { helpdeskMessageStores } from '../conversation-store.ts';
+import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../views.ts';
+import { macroStore, macroStores } from './library-stores.ts';
+import { MacroView, presentMacro } from './views.ts';
+
+export const MACRO_ROUTE_SCOPES: RouteScope[] = [
+  { method: 'GET', path: '/v3/helpdesk/macros', scopes: ['helpdesk:read'] },
+  { method: 'GET', path: '/v3/helpdesk/macros/:id', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/macros', scopes: ['helpdesk:write'] },
+  { method: 'PATCH', path: '/v3/helpdesk/macros/:id', scopes: ['helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/macros/:id', scopes: ['helpdesk:write'] },
+  { method: 'POST', path: '/v3/helpdesk/conversations/:id/macros/:macroId/run', scopes: ['helpdesk:write'] },
+];
+
+const Id = t.Object({ id: t.String() });
+const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
+/**
+ * Checked by the use case (core/helpdesk/macro-actions.ts), which names every broken rule as
+ * `body.actions[i]…`; the shapes are those of `MacroView.actions`.
+ */
+const ActionInput = t.Object(
+  { type: t.String({ description: `One of ${MACRO_ACTION_TYPES.join(', ')}` }) },
+  {
+    additionalProperties: true,
+    description:
+      'assign_agent {userId|null}, assign_team {teamId|null}, add_labels {labels}, remove_labels {labels}, set_priority {priority|null}, ' +
+      'change_status {status, snoozedUntil? | snoozeMinutes? (SNOOZED only)}, send_message {content}, add_private_note {content}',
+  },
+);
+const Actions = t.Array(ActionInput, { description: `1 to ${MAX_MACRO_ACTIONS} actions, applied in this order` });
+const Name = t.String({ description: `1 to ${MACRO_NAME_MAX_LENGTH} characters` });
+const Visibility = OneOf(MACRO_VISIBILITIES, { description: 'personal (default): only you see and run it; workspace: every member (Manager and above)' });
+
+/**
+ * Macros (core/helpdesk/macros.ts): a member's personal ones and the workspace's; running one on
+ * a conversation applies its actions in one transaction, as the caller would by hand.
+ */
+export function macroRoutes(ctx: AppContext) {
+  const inTransaction = <T>(work: (s: MacroStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(macroStores(trx)));
+  const deps = { clock: ctx.clock, ids: ctx.ids };
+  const sendDeps = messagingDeps(ctx);
+
+  const library = new Elysia({ name: 'plugins.helpdesk.macros', prefix: '/v3/helpdesk/macros', detail: { tags: ['Helpdesk'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .get(
+          '',
+          async ({ actor, query }) => {
+            const found = await listMacros(macroStores(ctx.db), actor, pageRequest(query));
+            return { ...found, data: found.data.map(presentMacro) };
+          },
+          { query: PageQuery, response: { ...authErrors, 200: PageOf(MacroView) }, detail: { summary: 'The workspace\'s macros and your personal ones, by name; `s` searches the name' } },
+        )
+        .post(
+          '',
+          async ({ actor, body, set }) => {
+            const macro = await inTransaction((s) => createMacro(s, deps, actor, body));
+            set.status = 201;
+            return presentMacro(macro);
+          },
+          {
+            body: t.Object({ name: Name, visibility: t.Optional(Visibility), actions: Actions }),
+            response: { ...authErrors, 201: MacroView },
+            detail: { summary: 'Create a macro (PRO plan): a personal one (any member) or a workspace one (Manager and above)' },
+          },
+        )
+        .get('/:id', async ({ actor, params }) => presentMacro(await getMacro(macroStores(ctx.db), actor, params.id)), {
+          params: Id,
+          response: { ...authErrors, 200: MacroView },
+          detail: { summary: 'One macro (another member\'s personal macro is 404)' },
+        })
+        .patch('/:id', async ({ actor, params, body }) => presentMacro(await inTransaction((s) => updateMacro(s, deps, actor, params.id, body))), {
+          params: Id,
+          body: t.Object({ name: t.Optional(Name), visibility: t.Optional(Visibility), actions: t.Optional(Actions) }),
+          response: { ...authErrors, 200: MacroView },
+          detail: { summary: 'Change a macro (PRO plan; yours if personal, Manager and above for workspace macros and to change visibility); actions replace the list' },
+        })
+        .delete(
+          '/:id',
+          async ({ actor, params }) => {
+            await inTransaction((s) => deleteMacro(s, actor, params.id));
+            return { id: params.id, deleted: true as const };
+          },
+          { params: Id, response: { ...authErrors, 200: Deleted }, detail: { summary: 'Delete a macro (PRO plan; yours if personal, Manager and above for workspace macros)' } },
+        ),
+    );
+
+  const runs = new Elysia({ name: 'plugins.helpdesk.macro-runs', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app.post(
+        '/:id/macros/:macroId/run',
+        async ({ actor, params }) => {
+          const result = await ctx.db.transaction().execute((trx) =>
+            runMacro({ ...helpdeskMessageStores(trx, ctx), macros: macroStore(trx) }, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, params.macroId),
+          );
+          return { conversation: present(result.conversation), messages: result.messages.map(presentMessage) };
+        },
+        {
+          params: t.Object({ id: t.String(), macroId: t.String() }),
+          body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
+          response: {
+            ...authErrors,
+            200: t.Object({
+              conversation: ConversationView,
+              messages: t.Array(HelpdeskMessageView, { description: 'What the run wrote, in order: replies, notes, activity lines of status changes' }),
+            }),
+            409: StandardError,
+            422: StandardError,
+          },
+          detail: {
+            summary:
+              'Run a macro on the conversation (PRO plan): its actions in order, as you would by hand, in one transaction; an action that fails undoes the whole run and answers its error, prefixed with actions[i]',
+          },
+        },
+      ),
+    );
+
+  return new Elysia({ name: 'plugins.helpdesk.macros.all' }).use(library).use(runs);
+}

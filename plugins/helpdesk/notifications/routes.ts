@@ -1,0 +1,62 @@
+import { Elysia, t } from 'elysia';
+import { listNotifications, markAllNotificationsRead, markNotificationRead, unreadNotificationCount } from '../../../core/helpdesk/notifications.ts';
+import { pageRequest } from '../../../core/shared/pagination.ts';
+import { badRequest } from '../../../core/shared/errors.ts';
+import { authentication } from '../../../adapters/http/auth.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
+import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
+import { notificationStore } from './stores.ts';
+import { NotificationView, presentNotification } from './views.ts';
+
+export const NOTIFICATION_ROUTE_SCOPES: RouteScope[] = [
+  { method: 'GET', path: '/v3/helpdesk/notifications', scopes: ['helpdesk:read'] },
+  { method: 'GET', path: '/v3/helpdesk/notifications/unread-count', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/notifications/:id/read', scopes: ['helpdesk:write'] },
+  { method: 'POST', path: '/v3/helpdesk/notifications/read-all', scopes: ['helpdesk:write'] },
+];
+
+const NoBody = t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true }));
+
+/**
+ * The caller's in-app notifications (core/helpdesk/notifications.ts): each member sees only their
+ * own, in the workspace of the request. Every member, every plan (it is their own list).
+ */
+export function notificationRoutes(ctx: AppContext) {
+  const stores = () => ({ notifications: notificationStore(ctx.db) });
+
+  return new Elysia({ name: 'plugins.helpdesk.notifications', prefix: '/v3/helpdesk/notifications', detail: { tags: ['Helpdesk'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .get(
+          '',
+          async ({ actor, query }) => {
+            const unread = query.unread === 'true';
+            if (query.unread !== undefined && !['true', 'false'].includes(query.unread)) throw badRequest(['query.unread must be true or false']);
+            const found = await listNotifications(stores(), actor, pageRequest(query), { unread });
+            return { ...found, data: found.data.map(presentNotification) };
+          },
+          {
+            query: t.Composite([PageQuery, t.Object({ unread: t.Optional(t.String({ description: 'true: only those not read yet' })) })], { additionalProperties: true }),
+            response: { ...authErrors, 200: PageOf(NotificationView) },
+            detail: { summary: 'Your notifications, newest first (mentions, assignments, messages on conversations assigned to you); unread=true for the unread ones' },
+          },
+        )
+        .get('/unread-count', async ({ actor }) => ({ count: await unreadNotificationCount(stores(), actor) }), {
+          response: { ...authErrors, 200: t.Object({ count: t.Integer({ description: 'Your notifications not read yet' }) }) },
+          detail: { summary: 'How many of your notifications are unread' },
+        })
+        .post('/read-all', async ({ actor }) => ({ updated: await markAllNotificationsRead(stores(), ctx, actor) }), {
+          body: NoBody,
+          response: { ...authErrors, 200: t.Object({ updated: t.Integer({ description: 'How many were marked read' }) }) },
+          detail: { summary: 'Mark all your notifications read' },
+        })
+        .post('/:id/read', async ({ actor, params }) => presentNotification(await markNotificationRead(stores(), ctx, actor, params.id)), {
+          params: t.Object({ id: t.String() }),
+          body: NoBody,
+          response: { ...authErrors, 404: StandardError, 200: NotificationView },
+          detail: { summary: 'Mark one of your notifications read (already read: unchanged); another member\'s is 404' },
+        }),
+    );
+}

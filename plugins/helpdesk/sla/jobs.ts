@@ -1,0 +1,29 @@
+import type { JobDefinition } from '../../../adapters/queue/queue.ts';
+import { runSlaDeadline, SLA_DEADLINE_QUEUE, SLA_SWEEP_LIMIT, sweepOverdueRounds, type SlaDeadlineJob } from '../../../core/helpdesk/sla-tracking.ts';
+import type { PluginContext } from '../../plugin.ts';
+import { slaDeps } from './subscribers.ts';
+import { slaTrackingStores } from './tracking-store.ts';
+
+/** The deadline of each running SLA round (core/helpdesk/sla-tracking.ts), run by apps/worker. */
+export function slaJobs(ctx: PluginContext): JobDefinition[] {
+  return [
+    {
+      queue: SLA_DEADLINE_QUEUE,
+      // A job that came early (clocks a little apart) fails with SlaNotDue and runs again a second
+      // later; a database outage is ridden out over about half an hour of backoff.
+      retryLimit: 10,
+      retryDelay: 1,
+      retryBackoff: true,
+      expireInSeconds: 30,
+      concurrency: 2,
+      batchSize: 10,
+      // Jobs start at their round's due time: poll for due ones every second.
+      dueJobPollSeconds: 1,
+      handle: async (data: SlaDeadlineJob) => {
+        await ctx.db.transaction().execute((trx) => runSlaDeadline(slaTrackingStores(trx, ctx), slaDeps(ctx), data));
+        // Its own round is settled (committed); then any overdue round whose job was lost.
+        await ctx.db.transaction().execute((trx) => sweepOverdueRounds(slaTrackingStores(trx, ctx), slaDeps(ctx), SLA_SWEEP_LIMIT));
+      },
+    },
+  ];
+}
