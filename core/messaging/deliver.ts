@@ -68,7 +68,9 @@ export async function deliverMessage(
       status: applyReceipt('PENDING', result.status ?? 'SENT'),
       updatedAt: deps.clock.now(),
     };
-    // Receipts that overtook this write (the network called back before we stored its id).
+    // Receipts that overtook this write (the network called back before we stored its id); the
+    // lock makes a receipt arriving meanwhile wait for this commit, then find the message.
+    await stores.messages.lockNetworkId(current.connectionId, result.externalId);
     for (const held of await stores.messages.takeHeldReceipts(current.connectionId, result.externalId)) {
       const status = applyReceipt(sent.status as DeliveryStatus, held.status);
       sent = { ...sent, status, error: status === 'FAILED' ? held.error : sent.error };

@@ -40,6 +40,11 @@ export interface MessageStore {
   findByExternalId(connectionId: string, externalId: string): Promise<ChatMessage | undefined>;
   findByIdempotencyKey(connectionId: string, key: string): Promise<ChatMessage | undefined>;
   update(message: ChatMessage): Promise<void>;
+  /**
+   * Serialises the work on one network id until the transaction ends: storing a sent message's
+   * id and taking its held receipts on one side, a receipt looking for the message on the other.
+   */
+  lockNetworkId(connectionId: string, externalId: string): Promise<void>;
   /** Keeps a receipt whose message has no network id yet (the provider answered faster than we stored). */
   holdReceipt(connectionId: string, externalId: string, receipt: { status: DeliveryStatus; error: { code: number | string; title: string } | null }): Promise<void>;
   /** The held receipts of a network id, removed as they are handed over. */

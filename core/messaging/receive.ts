@@ -113,6 +113,9 @@ export async function receiveReceipt(
   connection: Connection,
   receipt: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw: unknown },
 ): Promise<void> {
+  // Without the lock, a receipt racing the send's commit could be held after the send took the
+  // held receipts, and be lost (READ COMMITTED: neither sees the other's uncommitted row).
+  await stores.messages.lockNetworkId(connection.id, receipt.externalId);
   const message = await stores.messages.findByExternalId(connection.id, receipt.externalId);
   if (!message) await stores.messages.holdReceipt(connection.id, receipt.externalId, { status: receipt.status, error: receipt.error ?? null });
   if (message && message.direction === 'outbound' && message.status !== 'RECEIVED') {

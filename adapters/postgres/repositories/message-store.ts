@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { compiledOnce } from '../compiled-once.ts';
 import type { Chat, ChatMessage, ChatStore, MessageStore } from '../../../core/messaging/message.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
@@ -37,6 +37,9 @@ export function messageStore(db: Kysely<Database>): MessageStore {
         .set({ external_id: m.externalId, status: m.status, error: m.error ?? null, content: m.content, updated_at: m.updatedAt })
         .where('id', '=', m.id)
         .execute();
+    },
+    async lockNetworkId(connectionId, externalId) {
+      await sql`select pg_advisory_xact_lock(hashtext(${`message:${connectionId}:${externalId}`}))`.execute(db);
     },
     async holdReceipt(connectionId, externalId, receipt) {
       // A receipt held a day without its message never finds one (not ours, or lost): forget it.
