@@ -161,3 +161,21 @@ export async function subscribersDone(service: TestService, workspaceId: string,
 export async function withoutAutoAssignment(service: TestService, apikey: string, inboxId: string): Promise<void> {
   expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/assignment`, { apikey, body: { enabled: false } })).status).toBe(200);
 }
+
+/**
+ * Waits until the worker has nothing left to do now: no job queued, retrying or running, in any
+ * queue but those named (jobs scheduled for later, e.g. SLA deadlines). For scripts on a model
+ * clock, so that every reaction to a step happens before the clock moves on.
+ */
+export async function workerSettled(service: TestService, ignoredQueues: string[] = [], timeoutMs = 20_000): Promise<void> {
+  const busy = async () => {
+    let query = service.runtime.ctx.db
+      .selectFrom('pgboss.job' as any)
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .where('state' as any, 'in', ['created', 'retry', 'active']);
+    if (ignoredQueues.length) query = query.where('name' as any, 'not in', ignoredQueues);
+    return Number(((await query.executeTakeFirst()) as any)?.n ?? 0);
+  };
+  // Twice idle in a row: a job may complete and queue the next in between.
+  await eventually(async () => ((await busy()) === 0 && (await Bun.sleep(50), await busy()) === 0 ? true : undefined), 'the worker to settle', timeoutMs);
+}
