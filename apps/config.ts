@@ -22,6 +22,8 @@ export interface Config {
   oauthRateLimits: { authorize: number; token: number };
   /** `HELPDESK_PRESENCE_TTL_SECONDS` (60, three missed 20 s heartbeats): an agent silent this long shows offline. */
   helpdeskPresenceTtlSeconds: number;
+  /** `CAMPAIGN_PACER_MAX_SLEEP_SECONDS` (60): the longest a campaign's pacer sleeps before looking again. */
+  campaignPacerMaxSleepSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -41,6 +43,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     oauthDynamicRegistration: !['false', '0', 'no', 'off'].includes((env.OAUTH_DYNAMIC_REGISTRATION ?? '').toLowerCase()),
     oauthRateLimits: { authorize: integer(env, 'OAUTH_AUTHORIZE_RATE_LIMIT', 15, 1), token: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 120, 1) },
     helpdeskPresenceTtlSeconds: integer(env, 'HELPDESK_PRESENCE_TTL_SECONDS', DEFAULT_PRESENCE_TTL_SECONDS, 1),
+    campaignPacerMaxSleepSeconds: integer(env, 'CAMPAIGN_PACER_MAX_SLEEP_SECONDS', 60, 1),
   };
 }
 

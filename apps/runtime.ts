@@ -57,6 +57,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
         dynamicRegistration: config.oauthDynamicRegistration,
         oauthRateLimits: config.oauthRateLimits,
         helpdeskPresenceTtlSeconds: config.helpdeskPresenceTtlSeconds,
+        campaignPacerMaxSleepSeconds: config.campaignPacerMaxSleepSeconds,
       },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
@@ -65,6 +66,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       pluginEvents: pluginEvents(plugins),
       realtime,
       deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),
+      audienceSources: new Map(plugins.flatMap((p) => Object.entries(p.audienceSources ?? {}))),
     };
     const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...pluginEventJobs(ctx, plugins), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);

@@ -1,8 +1,9 @@
 import type { Plugin } from './plugin.ts';
 import { helpdeskPlugin } from './helpdesk/index.ts';
+import { campaignsPlugin } from './campaigns/index.ts';
 
 /**
  * Every plugin this build ships. A plugin folder joins this list once it has content
- * (campaigns, helpdesk, flows, carousels, v2 arrive with their issues).
+ * (flows, carousels and v2 arrive with their issues).
  */
-export const AVAILABLE_PLUGINS: Plugin[] = [helpdeskPlugin];
+export const AVAILABLE_PLUGINS: Plugin[] = [campaignsPlugin, helpdeskPlugin];

@@ -6,6 +6,7 @@ import type { RouteScope } from '../adapters/http/route-scopes.ts';
 import type { McpToolDefinition } from '../adapters/mcp/tool.ts';
 import type { RealtimeServer } from '../adapters/realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../adapters/webhooks/endpoints.ts';
+import type { AudienceSource } from '../adapters/http/context.ts';
 
 export type PluginContext = AppContext;
 
@@ -35,6 +36,8 @@ export interface Plugin {
   subscribers?: EventSubscriber[];
   /** The plugin's kinds of webhook, delivered by the base's delivery engine (retries, history). */
   deliveryTargets?: Record<string, DeliveryTargetFinder>;
+  /** Audiences the plugin offers to campaigns, by the field name of `audience` they answer. */
+  audienceSources?: Record<string, AudienceSource>;
   /**
    * Adds the plugin's Socket.IO namespaces to a server process's realtime server (spec 6.7).
    * May return what undoes it (timers, say), run when the server stops.

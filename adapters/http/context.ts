@@ -9,6 +9,14 @@ import type { ServiceKeys } from '../crypto/service-keys.ts';
 import type { RouteScopeTable } from './route-scopes.ts';
 import type { RealtimeHub } from '../realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../webhooks/endpoints.ts';
+import type { RawRecipient } from '../../core/campaigns/audience.ts';
+
+/**
+ * A plugin's audience for campaigns: given the workspace and the request's value for its field
+ * of `audience` (e.g. `{ labels: [...] }`), the recipients with their variables. Throws a
+ * DomainError (400) on a value it does not understand.
+ */
+export type AudienceSource = (db: Kysely<Database>, workspaceId: string, spec: unknown) => Promise<RawRecipient[]>;
 
 /** What every feature (base or plugin) is built from. */
 export interface AppContext {
@@ -26,6 +34,8 @@ export interface AppContext {
     oauthRateLimits?: { token: number; authorize: number };
     /** `HELPDESK_PRESENCE_TTL_SECONDS`: an agent with no heartbeat for this long shows offline (spec 3.7). */
     helpdeskPresenceTtlSeconds?: number;
+    /** `CAMPAIGN_PACER_MAX_SLEEP_SECONDS`: the longest a campaign's pacer sleeps before looking again. */
+    campaignPacerMaxSleepSeconds?: number;
   };
   /** Which OAuth scopes open which route: the base table plus the enabled plugins' rows. */
   routeScopes: RouteScopeTable;
@@ -40,6 +50,8 @@ export interface AppContext {
   realtime?: RealtimeHub;
   /** The enabled plugins' kinds of webhook, by delivery target (`helpdesk`): one delivery engine for all. */
   deliveryTargets?: ReadonlyMap<string, DeliveryTargetFinder>;
+  /** Audiences other plugins offer to campaigns (`helpdeskContacts`), by name. */
+  audienceSources?: ReadonlyMap<string, AudienceSource>;
   /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */
   pluginEvents?: ReadonlySet<string>;
 }

@@ -140,6 +140,14 @@ export class JobQueue {
           group: options.group ? { id: options.group } : undefined,
         });
       },
+      enqueueMany: async (queue, jobs) => {
+        if (jobs.length === 0) return;
+        await this.boss.insert(
+          queue,
+          jobs.map((job) => ({ data: job.data, id: job.dedupeKey ? jobIdFor(queue, job.dedupeKey) : undefined })),
+          { db: fromKysely(trx) },
+        );
+      },
     };
   }
 

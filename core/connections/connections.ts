@@ -112,6 +112,16 @@ export async function deleteConnection(stores: ConnectionStores, actor: Actor, i
   authorize(actor.roles, 'connections', 'write');
   const connection = await lockedConnection(stores.connections, actor, id);
   await stores.outbox.enqueue(SESSION_QUEUE, { connectionId: connection.id, action: 'forget', driver: connection.driver });
+  // Never dispatched to webhooks (spec 6.1); plugins holding work on the connection (campaigns'
+  // reserved credits) learn of it here. The id is in the data: the log row's reference is cleared.
+  await stores.events.publish({
+    event: 'connection.update',
+    workspaceId: connection.workspaceId,
+    connectionId: connection.id,
+    remoteJid: null,
+    sender: connection.phoneNumber,
+    data: { from: connection.status, to: 'DELETED', reason: 'deleted', connectionId: connection.id },
+  });
   await stores.connections.delete(id);
 }
 

@@ -1,4 +1,4 @@
-import { consumeCredits, refundCredits } from '../plans/metering.ts';
+import { consumeCredits, releaseCredits } from '../plans/metering.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import type { Connection, EventPublisher } from '../connections/connection.ts';
 import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia } from '../connections/driver.ts';
@@ -96,7 +96,8 @@ async function fail(uow: UnitOfWork<DeliverStores>, deps: Pick<SendDeps, 'clock'
     const current = await stores.messages.lock(message.id);
     if (!current || current.status !== 'PENDING') return;
     await stores.messages.update({ ...current, status: 'FAILED', error, updatedAt: deps.clock.now() });
-    if (current.reservationId) await refundCredits(stores.credits, current.reservationId);
+    // Its one credit goes back; a campaign's reservation keeps the others' (the rest stay reserved).
+    if (current.reservationId) await releaseCredits(stores.credits, current.reservationId, 1);
     const connection = await stores.connections.find(current.connectionId);
     await stores.events.publish({
       event: 'messages.update',

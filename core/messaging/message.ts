@@ -35,6 +35,8 @@ export interface Chat {
 export interface MessageStore {
   /** Inserts unless a message with the same external id exists on the connection; true when inserted. */
   insert(message: ChatMessage): Promise<boolean>;
+  /** Inserts new outgoing messages (no network id yet) in one write. */
+  insertMany(messages: ChatMessage[]): Promise<void>;
   get(id: string): Promise<ChatMessage | undefined>;
   lock(id: string): Promise<ChatMessage | undefined>;
   findByExternalId(connectionId: string, externalId: string): Promise<ChatMessage | undefined>;
@@ -57,5 +59,7 @@ export interface ChatStore {
   get(connectionId: string, remoteJid: string): Promise<Chat | undefined>;
   /** Records activity in a chat, creating it on first contact. */
   touch(connectionId: string, remoteJid: string, update: { at: Date; name?: string; fromContact: boolean }): Promise<void>;
+  /** Records one outgoing message in each of these chats (distinct), creating those that are new. */
+  touchOutgoing(connectionId: string, remoteJids: string[], at: Date): Promise<void>;
   list(connectionId: string, request: PageRequest): Promise<Page<Chat>>;
 }

@@ -15,7 +15,7 @@ export interface CreditAccount {
 }
 
 export type ReservationStatus = 'OPEN' | 'SETTLED';
-export type ReservationEvent = 'consume' | 'refund';
+export type ReservationEvent = 'consume' | 'refund' | 'release';
 
 export interface Reservation {
   id: string;
@@ -39,6 +39,8 @@ export const RESERVATION_TRANSITIONS: ReadonlyArray<{
   { from: 'OPEN', event: 'consume', guard: (r, n) => remaining(r) - n > 0, to: 'OPEN' },
   { from: 'OPEN', event: 'consume', guard: (r, n) => remaining(r) - n === 0, to: 'SETTLED' },
   { from: 'OPEN', event: 'refund', guard: () => true, to: 'SETTLED' },
+  { from: 'OPEN', event: 'release', guard: (r, n) => remaining(r) - n > 0, to: 'OPEN' },
+  { from: 'OPEN', event: 'release', guard: (r, n) => remaining(r) - n === 0, to: 'SETTLED' },
 ];
 
 /** Credits of a reservation not yet consumed nor refunded. */
@@ -83,6 +85,22 @@ export function refund(account: CreditAccount, r: Reservation): { account: Credi
     account: { ...account, available: account.available + refunded },
     reservation: { ...r, refunded: r.refunded + refunded, status: to },
     refunded,
+  };
+}
+
+/**
+ * Gives back `credits` of a reservation and keeps the rest: one recipient of a campaign that will
+ * not be sent (a failed send, an opt-out). Settles the reservation when nothing remains.
+ */
+export function release(account: CreditAccount, r: Reservation, credits: number): { account: CreditAccount; reservation: Reservation } {
+  assertCount(credits);
+  if (credits > remaining(r) && r.status === 'OPEN') {
+    throw new DomainError(409, `Reservation ${r.id} has ${remaining(r)} credit(s) left, cannot release ${credits}`);
+  }
+  const to = transition(r, 'release', credits);
+  return {
+    account: { ...account, available: account.available + credits },
+    reservation: { ...r, refunded: r.refunded + credits, status: to },
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Clock, IdGen } from '../shared/ports.ts';
 import { notFound } from '../shared/errors.ts';
 import type { PlanCatalog, PlanName } from './plans.ts';
-import { consume, monthStart, openAccount, openReservation, refund, renew, reserve, type CreditAccount, type Reservation } from './credit-ledger.ts';
+import { consume, monthStart, openAccount, openReservation, refund, release, renew, reserve, type CreditAccount, type Reservation } from './credit-ledger.ts';
 
 /**
  * Persistence of credit accounts and reservations. `lock*` reads take a row lock so that
@@ -23,6 +23,8 @@ export interface CreditStore {
   reserveIfCovered(reservation: Reservation, periodStart: Date): Promise<boolean>;
   insertReservation(reservation: Reservation): Promise<void>;
   lockReservation(id: string): Promise<Reservation | undefined>;
+  /** A reservation as it stands, without a lock (to show it). */
+  findReservation(id: string): Promise<Reservation | undefined>;
   saveReservation(reservation: Reservation): Promise<void>;
   /** Credits held by OPEN reservations, and credits consumed since `since`. */
   usage(workspaceId: string, since: Date): Promise<{ reserved: number; consumed: number }>;
@@ -80,6 +82,17 @@ export async function refundCredits(store: CreditStore, reservationId: string): 
   await store.saveAccount(result.account);
   await store.saveReservation(result.reservation);
   return { reservation: result.reservation, refunded: result.refunded };
+}
+
+/** Returns `credits` unused credits of a reservation to the account; the rest stay reserved. */
+export async function releaseCredits(store: CreditStore, reservationId: string, credits: number): Promise<Reservation> {
+  const reservation = await lockedReservation(store, reservationId);
+  const account = await store.lockAccount(reservation.workspaceId);
+  if (!account) throw notFound(`No credit account for workspace ${reservation.workspaceId}`);
+  const result = release(account, reservation, credits);
+  await store.saveAccount(result.account);
+  await store.saveReservation(result.reservation);
+  return result.reservation;
 }
 
 /** One message, metered: reserves and consumes a single credit. */

@@ -14,4 +14,6 @@ export interface Outbox {
       group?: string;
     },
   ): Promise<void>;
+  /** Many jobs of one queue in one write (a campaign's batch of sends); dedupe keys as above. */
+  enqueueMany(queue: string, jobs: Array<{ data: object; dedupeKey?: string }>): Promise<void>;
 }

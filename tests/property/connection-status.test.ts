@@ -215,7 +215,7 @@ function fakes(start: ConnectionStatus): Fakes {
     connections: connections as ConnectionStore,
     identity: {} as IdentityStore,
     events: { publish: async (e) => void f.published.push(e) },
-    outbox: { enqueue: async (queue, data) => void f.queued.push({ queue, data }) },
+    outbox: { enqueue: async (queue, data) => void f.queued.push({ queue, data }), enqueueMany: async () => {} },
   };
   return f;
 }

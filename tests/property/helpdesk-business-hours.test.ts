@@ -10,7 +10,7 @@ import {
   type BusinessCalendar,
   type WorkingInterval,
 } from '../../core/helpdesk/business-hours.ts';
-import { intlZoneRules } from '../../plugins/helpdesk/sla/zone-rules.ts';
+import { intlZoneRules } from '../../adapters/time/zone-rules.ts';
 
 /**
  * The SLA clock in business hours (issue 7: "SLA clock in business hours across time zones and

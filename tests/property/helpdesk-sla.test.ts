@@ -13,7 +13,7 @@ import {
   type SlaTrackingStores,
   type TrackOptions,
 } from '../../core/helpdesk/sla-tracking.ts';
-import { intlZoneRules } from '../../plugins/helpdesk/sla/zone-rules.ts';
+import { intlZoneRules } from '../../adapters/time/zone-rules.ts';
 
 /**
  * SLA rounds (core/helpdesk/sla.ts, sla-tracking.ts), model-based with a model clock.

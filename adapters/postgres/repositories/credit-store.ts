@@ -53,6 +53,11 @@ export function creditStore(db: Kysely<Database>): CreditStore {
         .execute();
     },
 
+    async findReservation(id) {
+      const row = await db.selectFrom('credit_reservations').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toReservation(row);
+    },
+
     async lockReservation(id) {
       const row = await db.selectFrom('credit_reservations').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
       return row && toReservation(row);

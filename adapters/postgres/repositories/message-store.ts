@@ -14,6 +14,10 @@ export function messageStore(db: Kysely<Database>): MessageStore {
       const result = await insertMessage(db, ...MESSAGE_COLUMNS.map((column) => row[column]));
       return Number(result.numAffectedRows ?? 0n) > 0;
     },
+    async insertMany(messages) {
+      if (messages.length === 0) return;
+      await db.insertInto('messages').values(messages.map(messageRow)).execute();
+    },
     async get(id) {
       if (!isUuid(id)) return undefined;
       const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
@@ -92,6 +96,18 @@ export function chatStore(db: Kysely<Database>): ChatStore {
             last_contact_message_at: fromContact
               ? eb.fn('greatest', [eb.ref('chats.last_contact_message_at'), eb.ref('excluded.last_contact_message_at')])
               : eb.ref('chats.last_contact_message_at'),
+          })),
+        )
+        .execute();
+    },
+    async touchOutgoing(connectionId, remoteJids, at) {
+      if (remoteJids.length === 0) return;
+      await db
+        .insertInto('chats')
+        .values(remoteJids.map((jid) => ({ connection_id: connectionId, remote_jid: jid, name: null, last_message_at: at, last_contact_message_at: null })))
+        .onConflict((oc) =>
+          oc.columns(['connection_id', 'remote_jid']).doUpdateSet((eb) => ({
+            last_message_at: eb.fn('greatest', [eb.ref('chats.last_message_at'), eb.ref('excluded.last_message_at')]),
           })),
         )
         .execute();

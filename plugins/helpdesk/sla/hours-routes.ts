@@ -5,7 +5,7 @@ import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
 import { inboxHoursStores } from './store.ts';
 import { BusinessHoursView, OutOfOfficeView, presentBusinessHours, presentOutOfOffice, WeeklyHours } from './views.ts';
-import { intlZoneRules } from './zone-rules.ts';
+import { intlZoneRules } from '../../../adapters/time/zone-rules.ts';
 
 const Id = t.Object({ id: t.String() });
 

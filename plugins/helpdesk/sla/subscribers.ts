@@ -11,7 +11,7 @@ import { conversationStore, helpdeskMessageStores } from '../conversation-store.
 import { helpdeskDb } from '../schema.ts';
 import { inboxHoursStore } from './store.ts';
 import { slaTrackingStores } from './tracking-store.ts';
-import { intlZoneRules } from './zone-rules.ts';
+import { intlZoneRules } from '../../../adapters/time/zone-rules.ts';
 
 export function slaDeps(ctx: PluginContext): SlaDeps {
   return { clock: ctx.clock, zones: intlZoneRules };
