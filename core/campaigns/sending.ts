@@ -58,7 +58,8 @@ export async function runCampaign(uow: UnitOfWork<CampaignStores>, deps: Campaig
     const dispatched = await dispatch(stores, deps, campaign, connection, batch, now);
 
     const next: Campaign = { ...campaign, nextSlotAt: dispatched > 0 || decision.count === 0 ? new Date(decision.nextSlotAt) : campaign.nextSlotAt, tick: campaign.tick + 1, updatedAt: now };
-    const queueEmpty = batch.length < decision.count || (batch.length > 0 && (await stores.recipients.countQueued(campaign.id)) === 0);
+    // Fewer due recipients than the pace allowed means none are left; otherwise count.
+    const queueEmpty = batch.length < decision.count || (await stores.recipients.countQueued(campaign.id)) === 0;
     if (queueEmpty && (await stores.recipients.countInFlight(campaign.id)) === 0) {
       const finished: Campaign = { ...next, status: nextCampaignStatus(campaign.status, 'finish'), finishedAt: now };
       await stores.campaigns.update(finished);

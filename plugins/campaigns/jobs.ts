@@ -17,7 +17,8 @@ export function campaignJobs(ctx: AppContext): JobDefinition[] {
       retryLimit: 10,
       retryDelay: 1,
       retryBackoff: true,
-      expireInSeconds: 120,
+      // A run takes milliseconds; one whose worker died is handed out again soon (supervision every 15 s).
+      expireInSeconds: 15,
       concurrency: 2,
       batchSize: 4,
       // Runs are scheduled for their pace's next slot: look for due ones every second.

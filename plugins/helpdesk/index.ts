@@ -31,6 +31,7 @@ import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
 import { AGENT_BOT_TARGET } from '../../core/helpdesk/agent-bot-delivery.ts';
 import { agentBotDeliveryTarget } from './bots/stores.ts';
+import { helpdeskContactsAudience } from './campaign-audience.ts';
 
 /**
  * OAuth scopes of the helpdesk routes (spec 2.7). Inboxes: `helpdesk:read` / `helpdesk:write`.
@@ -126,6 +127,7 @@ export const helpdeskPlugin: Plugin = {
   subscribers: [...HELPDESK_SUBSCRIBERS, ...HELPDESK_EVENT_SUBSCRIBERS, ...AUTOMATION_FEATURES.flatMap((f) => f.subscribers ?? [])],
   realtime: helpdeskRealtime,
   deliveryTargets: { [HELPDESK_TARGET]: helpdeskDeliveryTarget, [AGENT_BOT_TARGET]: agentBotDeliveryTarget },
+  audienceSources: { helpdeskContacts: helpdeskContactsAudience },
   mcpTools: [...HELPDESK_MCP_TOOLS, ...AUTOMATION_FEATURES.flatMap((f) => f.mcpTools ?? [])],
   jobs: (ctx) => [...helpdeskJobs(ctx), ...apiChannelJobs(ctx), ...inboxSyncJobs(ctx), ...AUTOMATION_FEATURES.flatMap((f) => f.jobs?.(ctx) ?? [])],
 };
