@@ -80,14 +80,14 @@ function stringVariables(input: Record<string, unknown> | undefined): Record<str
 }
 
 // ---------------------------------------------------------------------------------------------
-// Personalisation: `{{name}}` or `{{name|fallback}}` anywhere in the message's text.
+// Personalisation: `{{name}}` or `{{name|fallback}}` anywhere in the message's text; a name is a CSV header, spaces allowed.
 
 export interface Placeholder {
   name: string;
   fallback: string | null;
 }
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][\w.-]*)\s*(?:\|([^}]*))?\}\}/g;
+const PLACEHOLDER = /\{\{\s*([^{}|]*?[^{}|\s])\s*(?:\|([^}]*))?\}\}/g;
 
 /** The placeholders a message uses, each name once (a fallback anywhere makes it optional). */
 export function placeholdersOf(content: unknown): Placeholder[] {
