@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { freshDatabase, onPostgres } from '../support/database.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 import { startReceiver } from '../support/webhook-receiver.ts';
+import { startServer, type ServerProcess } from '../support/server-process.ts';
 
 /**
  * Issue 4, "Done when": "a worker killed mid-delivery loses no event (test it)", and item 5:
@@ -22,59 +23,6 @@ let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 let env: Record<string, string>;
 let receiver: ReturnType<typeof startReceiver>;
 let token: string;
-
-// ------------------------------------------------------------------------------------------
-// The service as a process of its own.
-// ------------------------------------------------------------------------------------------
-
-interface ServerProcess {
-  url: string;
-  pid: number;
-  log(): string;
-  kill(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-async function startServer(): Promise<ServerProcess> {
-  const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' });
-  let output = '';
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    const decoder = new TextDecoder();
-    const reader = stream.getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      output += decoder.decode(value, { stream: true });
-    }
-  };
-  // Keep reading both pipes for the whole life of the process, so it never blocks on a full pipe.
-  void drain(child.stdout);
-  void drain(child.stderr);
-  const deadline = Date.now() + 60_000;
-  while (!/listening on (http:\/\/\S+)/.test(output)) {
-    if (child.exitCode !== null || child.signalCode) throw new Error(`server exited before listening:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
-    await Bun.sleep(25);
-  }
-  return {
-    url: output.match(/listening on (http:\/\/\S+)/)![1]!,
-    pid: child.pid,
-    log: () => output,
-    async kill() {
-      child.kill('SIGKILL');
-      await child.exited;
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode) return;
-      child.kill('SIGTERM');
-      const stopped = await Promise.race([child.exited.then(() => true), Bun.sleep(15_000).then(() => false)]);
-      if (!stopped) {
-        child.kill('SIGKILL');
-        await child.exited;
-      }
-    },
-  };
-}
 
 async function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${server.url}${path}`, {
@@ -129,7 +77,7 @@ describe('a worker killed mid-delivery loses no event', () => {
     const path = '/crash/mid-delivery';
     // The first request is never answered: the service is killed while waiting on it.
     receiver.script(path, 'hang', 200);
-    let server = await startServer();
+    let server = await startServer(env);
     let restarted: ServerProcess | undefined;
     try {
       const connectionId = await connectedConnection(server, 'crash');
@@ -141,7 +89,7 @@ describe('a worker killed mid-delivery loses no event', () => {
       await server.kill();
       const killedAt = Date.now();
 
-      restarted = await startServer();
+      restarted = await startServer(env);
       server = restarted;
       // The delivery was not settled by the dead process.
       const before = await call(server, 'GET', `/v3/webhooks/${webhook.id}/deliveries`);
@@ -187,7 +135,7 @@ describe('a worker killed mid-delivery loses no event', () => {
 
   test('a batching window survives a restart: the messages held when the process died arrive as one request', async () => {
     const path = '/crash/batch';
-    let server = await startServer();
+    let server = await startServer(env);
     try {
       const connectionId = await connectedConnection(server, 'crash-batch');
       await createWebhook(server, { url: receiver.url(path), events: ['messages.upsert'], connections: [connectionId], messageGroupDelay: 4 });
@@ -199,7 +147,7 @@ describe('a worker killed mid-delivery loses no event', () => {
       expect(receiver.hits(path)).toHaveLength(0);
       await server.kill();
 
-      server = await startServer();
+      server = await startServer(env);
       const [hit] = await receiver.waitFor(path, 1, 30_000);
       expect(hit!.json.data.map((d: any) => d.key.id)).toEqual([first.externalId, second.externalId]);
       await Bun.sleep(1_500);
