@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestService, type TestService } from '../support/service.ts';
-import { connectedConnection, eventually, injectContactMessage } from '../support/helpdesk.ts';
+import { connectedConnection, connectionInbox, conversationFromContact, eventually, injectContactMessage } from '../support/helpdesk.ts';
 import { startReceiver } from '../support/webhook-receiver.ts';
 import { verifyDelivery } from '../../core/webhooks/signature.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -162,6 +162,28 @@ describe('audiences', () => {
     expect((await create({ connectionId: '00000000-0000-7000-8000-000000000000', audience: { numbers: [phone(1)] } })).body.message).toBe('CONNECTION_NOT_FOUND');
     expect((await call('GET', '/v3/campaigns?per_page=100')).body.total).toBe(listed);
   });
+});
+
+describe('helpdesk contacts by label (issue 8 item 1, with the helpdesk plugin on)', () => {
+  test('contacts of conversations labelled vip receive the campaign, with their name as a variable', async () => {
+    const line = await connectedConnection(service, owner.token, 'Helpdesk line');
+    await connectionInbox(service, owner.token, 'Support', line);
+    const vip = await conversationFromContact(service, owner.token, line, digits(100), { text: 'hello', pushName: 'Vera' });
+    const other = await conversationFromContact(service, owner.token, line, digits(101), { text: 'hi', pushName: 'Otto' });
+    expect((await call('POST', `/v3/helpdesk/conversations/${vip.id}/labels`, { labels: ['VIP'] })).status).toBe(200);
+    expect((await call('POST', `/v3/helpdesk/conversations/${other.id}/labels`, { labels: ['billing'] })).status).toBe(200);
+
+    const created = await create({ connectionId: line, message: { text: 'Dear {{name|customer}}' }, audience: { helpdeskContacts: { labels: ['vip'] } } });
+    expect(created.status).toBe(201);
+    expect(created.body.progress.total).toBe(1);
+    await finished(created.body.id);
+    const recipients = (await call('GET', `/v3/campaigns/${created.body.id}/recipients`)).body.data;
+    expect(recipients.map((r: any) => r.phone)).toEqual([digits(100)]);
+    const chat = await call('GET', `/v3/connections/${line}/chats/messages?chat=${digits(100)}@s.whatsapp.net`);
+    expect(JSON.stringify(chat.body)).toContain("Dear Vera");
+    // No contact carries the label: nothing to send to.
+    expect((await create({ connectionId: line, audience: { helpdeskContacts: { labels: ['nobody'] } } })).status).toBe(400);
+  }, 60_000);
 });
 
 describe('pause, resume and the schedule', () => {
