@@ -30,6 +30,7 @@ import { CampaignBody, CampaignView, RecipientView } from './schemas.ts';
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 const Conflict = { 409: StandardError };
+const NoBody = t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true }));
 
 /**
  * Campaigns (spec 1.3, 8; the bodies are ours, written into the OpenAPI document): create (and
@@ -111,16 +112,19 @@ export function campaignRoutes(ctx: AppContext) {
         )
         .post('/:id/launch', transition((s, actor, id) => launchCampaign(s, deps, actor, id)), {
           params: Id,
+          body: NoBody,
           response: { ...authErrors, ...NotFound, ...Conflict, 200: CampaignView, 422: StandardError },
           detail: { summary: 'Launch a draft: reserve its credits (403 USER_PLAN_EXCEEDED_MESSAGES when the plan cannot cover them) and start now or at its start time' },
         })
         .post('/:id/pause', transition((s, actor, id) => pauseCampaign(s, deps, actor, id)), {
           params: Id,
+          body: NoBody,
           response: { ...authErrors, ...NotFound, ...Conflict, 200: CampaignView },
           detail: { summary: 'Pause: no new sends; sends already handed to the network finish' },
         })
         .post('/:id/resume', transition((s, actor, id) => resumeCampaign(s, deps, actor, id)), {
           params: Id,
+          body: NoBody,
           response: { ...authErrors, ...NotFound, ...Conflict, 200: CampaignView },
           detail: { summary: 'Resume a paused campaign from where it stopped' },
         })
@@ -133,6 +137,7 @@ export function campaignRoutes(ctx: AppContext) {
             }),
           {
             params: Id,
+            body: NoBody,
             response: { ...authErrors, ...NotFound, ...Conflict, 200: t.Composite([CampaignView, t.Object({ refunded: t.Integer({ description: 'Credits of recipients never sent, given back now' }) })]) },
             detail: { summary: 'Cancel: recipients not yet sent to never are, and exactly their credits go back to the plan' },
           },
