@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, onPostgres } from '../support/database.ts';
-import { ROOT, startServer, type ServerProcess } from '../support/server-process.ts';
+import { callProcess, ROOT, startServer, type ServerProcess } from '../support/server-process.ts';
+import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -32,24 +33,8 @@ afterAll(async () => {
   await database?.drop();
 }, HOOK_TIMEOUT);
 
-async function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { apikey: token, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
+function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return callProcess(server, token, method, path, body);
 }
 
 const RECIPIENTS = 30;
@@ -72,7 +57,7 @@ describe('a worker killed mid-campaign', () => {
       });
       expect(campaign.status).toBe(201);
       const id = campaign.body.id;
-      const sentBeforeKill = await until(async () => {
+      const sentBeforeKill = await eventually(async () => {
         const c = (await call(server, 'GET', `/v3/campaigns/${id}`)).body;
         return c.progress.sent >= 4 ? c.progress.sent : undefined;
       }, 'a few sends', 30_000);
@@ -81,7 +66,7 @@ describe('a worker killed mid-campaign', () => {
       await server.kill();
       server = await startServer(env);
 
-      const done = await until(async () => {
+      const done = await eventually(async () => {
         const c = (await call(server, 'GET', `/v3/campaigns/${id}`)).body;
         return c.status === 'COMPLETED' ? c : undefined;
       }, 'the campaign to complete after the restart', 90_000);

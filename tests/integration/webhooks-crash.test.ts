@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { freshDatabase, onPostgres } from '../support/database.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 import { startReceiver } from '../support/webhook-receiver.ts';
-import { startServer, type ServerProcess } from '../support/server-process.ts';
+import { callProcess, startServer, type ServerProcess } from '../support/server-process.ts';
 
 /**
  * Issue 4, "Done when": "a worker killed mid-delivery loses no event (test it)", and item 5:
@@ -24,14 +24,8 @@ let env: Record<string, string>;
 let receiver: ReturnType<typeof startReceiver>;
 let token: string;
 
-async function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { apikey: token, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  return callProcess(server, token, method, path, body);
 }
 
 async function connectedConnection(server: ServerProcess, name: string): Promise<string> {

@@ -60,3 +60,14 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
   };
 }
 
+
+/** One API call to a service process as the holder of `apikey`; the body parsed as JSON. */
+export async function callProcess(server: ServerProcess, apikey: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { apikey, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
