@@ -129,6 +129,15 @@ export interface OptOutStore {
   add(workspaceId: string, phone: string, at: Date, reason: string): Promise<void>;
   /** Which of these numbers opted out. */
   among(workspaceId: string, phones: readonly string[]): Promise<Set<string>>;
+  list(workspaceId: string, request: PageRequest): Promise<Page<OptOut>>;
+  /** True when the number was on the list. */
+  remove(workspaceId: string, phone: string): Promise<boolean>;
+}
+
+export interface OptOut {
+  phone: string;
+  reason: string;
+  createdAt: Date;
 }
 
 /** Campaign events, sent to the campaign's webhook (after the transaction commits). */

@@ -24,6 +24,9 @@ export const CAMPAIGN_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/campaigns/:id/cancel', scopes: ['messages:send'] },
   { method: 'DELETE', path: '/v3/campaigns/:id', scopes: ['messages:send'] },
   { method: 'GET', path: '/v3/campaigns/:id/deliveries', scopes: ['webhooks:read'] },
+  { method: 'GET', path: '/v3/campaigns/opt-outs', scopes: ['messages:send'] },
+  { method: 'POST', path: '/v3/campaigns/opt-outs', scopes: ['messages:send'] },
+  { method: 'DELETE', path: '/v3/campaigns/opt-outs/:phone', scopes: ['messages:send'] },
 ];
 
 /**

@@ -23,9 +23,11 @@ import {
 } from '../../core/campaigns/campaigns.ts';
 import { MAX_AUDIENCE } from '../../core/campaigns/audience.ts';
 import { campaignDeps, campaignStores } from './stores.ts';
+import { optOutStore } from './store.ts';
+import { addOptOut, listOptOuts, removeOptOut } from '../../core/campaigns/opt-outs.ts';
 import { deliveryStore } from '../../adapters/postgres/repositories/webhook-store.ts';
 import { campaignView, recipientView } from './views.ts';
-import { CampaignBody, CampaignView, RecipientView } from './schemas.ts';
+import { CampaignBody, CampaignView, OptOutView, RecipientView } from './schemas.ts';
 
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
@@ -52,6 +54,39 @@ export function campaignRoutes(ctx: AppContext) {
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
       app
+        .get(
+          '/opt-outs',
+          async ({ actor, query }) => {
+            const found = await listOptOuts(optOutStore(ctx.db), actor, pageRequest(query));
+            return { ...found, data: found.data.map((o) => ({ ...o, createdAt: o.createdAt.toISOString() })) };
+          },
+          { query: PageQuery, response: { ...authErrors, 200: PageOf(OptOutView) }, detail: { summary: 'Numbers that receive no campaign, newest first (`s` searches the number)' } },
+        )
+        .post(
+          '/opt-outs',
+          async ({ actor, body, set }) => {
+            const added = await addOptOut(optOutStore(ctx.db), ctx, actor, body);
+            set.status = 201;
+            return { ...added, createdAt: added.createdAt.toISOString() };
+          },
+          {
+            body: t.Object({ phone: t.String(), reason: t.Optional(t.String({ description: 'Why (up to 200 characters)' })) }),
+            response: { ...authErrors, 201: OptOutView },
+            detail: { summary: 'Put a number on the opt-out list (an opt-out received elsewhere); idempotent' },
+          },
+        )
+        .delete(
+          '/opt-outs/:phone',
+          async ({ actor, params }) => {
+            await removeOptOut(optOutStore(ctx.db), actor, params.phone);
+            return { phone: params.phone, deleted: true as const };
+          },
+          {
+            params: t.Object({ phone: t.String() }),
+            response: { ...authErrors, ...NotFound, 200: t.Object({ phone: t.String(), deleted: t.Literal(true) }) },
+            detail: { summary: 'Take a number off the opt-out list (the contact asked for campaigns again)' },
+          },
+        )
         .post(
           '',
           async ({ actor, body, set }) => {

@@ -121,3 +121,9 @@ export const RecipientView = t.Object({
   dispatchedAt: t.Nullable(Timestamp),
   repliedAt: t.Nullable(Timestamp),
 });
+
+export const OptOutView = t.Object({
+  phone: t.String({ description: 'E.164 digits' }),
+  reason: t.String({ description: 'How the number got here: the stop word replied, or the reason given' }),
+  createdAt: Timestamp,
+});

@@ -294,6 +294,17 @@ export function optOutStore(base: Kysely<Database>): OptOutStore {
       }
       return found;
     },
+    async list(workspaceId, request) {
+      let query = db.selectFrom('campaign_opt_outs').where('workspace_id', '=', workspaceId);
+      if (request.search) query = query.where('phone', 'like', `%${request.search.replace(/[^\d]/g, '')}%`);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('phone').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map((r) => ({ phone: r.phone, reason: r.reason, createdAt: r.created_at })), Number(total), request);
+    },
+    async remove(workspaceId, phone) {
+      const result = await db.deleteFrom('campaign_opt_outs').where('workspace_id', '=', workspaceId).where('phone', '=', phone).executeTakeFirst();
+      return Number(result.numDeletedRows ?? 0n) > 0;
+    },
   };
 }
 

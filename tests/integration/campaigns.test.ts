@@ -246,6 +246,24 @@ describe('opt-out and replies', () => {
   }, 60_000);
 });
 
+describe('the opt-out list', () => {
+  test('a number added by hand is left out; taken off the list, it receives campaigns again', async () => {
+    const added = await call('POST', '/v3/campaigns/opt-outs', { phone: phone(110), reason: 'asked by email' });
+    expect(added.status).toBe(201);
+    expect(added.body).toMatchObject({ phone: digits(110), reason: 'asked by email' });
+    expect((await call('POST', '/v3/campaigns/opt-outs', { phone: 'nope' })).status).toBe(400);
+    const listed = await call('GET', `/v3/campaigns/opt-outs?s=${digits(110)}`);
+    expect(listed.body.data.map((o: any) => o.phone)).toEqual([digits(110)]);
+    expect((await create({ audience: { numbers: [phone(110)] } })).status).toBe(422);
+
+    expect((await call('DELETE', `/v3/campaigns/opt-outs/${digits(110)}`)).status).toBe(200);
+    expect((await call('DELETE', `/v3/campaigns/opt-outs/${digits(110)}`)).status).toBe(404);
+    const again = await create({ audience: { numbers: [phone(110)] } });
+    expect(again.status).toBe(201);
+    expect(again.body.progress.queued + again.body.progress.sending + again.body.progress.sent).toBe(1);
+  });
+});
+
 describe('campaign events', () => {
   test('started, progress and completed reach the webhook, signed like connection webhooks', async () => {
     const secret = 'campaign-secret-0123456789';
