@@ -217,6 +217,18 @@ describe('pause, resume and the schedule', () => {
     expect((await call('DELETE', `/v3/campaigns/${later.body.id}`)).status).toBe(200);
   }, 60_000);
 
+  test('a campaign on a connection that is not connected waits, paused by the service, and goes on once it connects', async () => {
+    const line = await call('POST', '/v3/connections', { name: 'Not yet paired' });
+    const created = await create({ connectionId: line.body.id, audience: { numbers: [phone(120)] } });
+    expect(created.status).toBe(201);
+    await finished(created.body.id, 'PAUSED').then((c) => expect(c.statusReason).toBe('connection_not_connected'));
+    expect((await call('POST', `/v3/connections/${line.body.id}/connect`)).body.status).toBe('CONNECTED');
+    const done = await finished(created.body.id);
+    expect(done.progress.sent).toBe(1);
+    expect(done.statusReason).toBeNull();
+    await call('DELETE', `/v3/connections/${line.body.id}`);
+  }, 60_000);
+
   test('deleting the connection fails its active campaigns and gives every reserved credit back', async () => {
     const doomedLine = await connectedConnection(service, owner.token, 'Doomed line');
     const before = await credits();
