@@ -131,4 +131,31 @@ describe('a paced campaign of 1,000 recipients on a model clock', () => {
     const again = await call('POST', `/v3/campaigns/${created.body.id}/resume`);
     expect(again.status).toBe(409);
   }, 180_000);
+
+  test('quiet hours: nothing is sent while it is quiet in the campaign\'s time zone, sending starts when they end', async () => {
+    // The model clock reads some time after 10:00 UTC; quiet from now (Paris time) for ten minutes.
+    const paris = (ms: number) => new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(ms));
+    const now = clock.now().getTime();
+    const created = await call('POST', '/v3/campaigns', {
+      name: 'Quiet',
+      connectionId,
+      message: { text: 'Not during quiet hours' },
+      audience: { numbers: numbers(9000, 3) },
+      pace: { messagesPerMinute: 60, jitterSeconds: 0, quietHours: { from: paris(now - 60_000), to: paris(now + 10 * 60_000), timezone: 'Europe/Paris' } },
+    });
+    expect(created.status).toBe(201);
+    for (let minute = 0; minute < 8; minute += 2) {
+      clock.advance(2 * 60_000);
+      await Bun.sleep(1_500);
+      expect((await campaign(created.body.id)).progress.queued).toBe(3);
+    }
+    clock.advance(3 * 60_000);
+    const done = await eventually(async () => {
+      const c = await campaign(created.body.id);
+      return c.status === 'COMPLETED' ? c : undefined;
+    }, 'the campaign to send after the quiet hours');
+    const recipients = await allRecipients(created.body.id);
+    for (const r of recipients) expect(Date.parse(r.dispatchedAt)).toBeGreaterThanOrEqual(now + 9 * 60_000);
+    expect(done.progress.sent).toBe(3);
+  }, 120_000);
 });
