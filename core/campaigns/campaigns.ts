@@ -16,7 +16,7 @@ import type { Clock, IdGen } from '../shared/ports.ts';
 import { buildAudience, normalizePhone, placeholdersOf, recipientsFromCsv, type RawRecipient } from './audience.ts';
 import type { Campaign, CampaignNotifier, CampaignProgress, CampaignStore, OptOutStore, PacerSchedule, RecipientStore, RecipientView, ReportedRecipientStatus } from './campaign.ts';
 import { ACTIVE_STATUSES, nextCampaignStatus, type CampaignStatus } from './campaign-status.ts';
-import { minutesOf, OFFICIAL_MESSAGES_PER_MINUTE, type Pace } from './pacing.ts';
+import { minutesOf, OFFICIAL_MESSAGES_PER_MINUTE, sendingHours, type Pace } from './pacing.ts';
 import { parseStartTime } from './start-time.ts';
 
 export interface CampaignStores {
@@ -314,6 +314,7 @@ function campaignPace(driver: NetworkDriver, input: CampaignInput['pace'], sched
     const { from, to } = input.quietHours;
     const timezone = input.quietHours.timezone ?? scheduleZone ?? 'UTC';
     if (Number.isNaN(minutesOf(from)) || Number.isNaN(minutesOf(to))) problems.push('body.pace.quietHours.from and .to must be times of day as HH:MM');
+    else if (sendingHours({ from, to, timezone: 'UTC' }).week[0]!.length === 0) problems.push('body.pace.quietHours cannot cover the whole day: nothing would ever be sent');
     if (!validZone(zones, timezone)) problems.push(`body.pace.quietHours.timezone "${timezone}" is not an IANA time zone`);
     quietHours = { from, to, timezone };
   }

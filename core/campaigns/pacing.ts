@@ -42,7 +42,7 @@ export interface PacerDecision {
   count: number;
   /** The next slot after these sends. */
   nextSlotAt: number;
-  /** When the pacer should wake next if recipients remain. */
+  /** When the pacer should wake next if recipients remain; at or before `now`: at once (a batch cut short by `MAX_BATCH`). */
   wakeAt: number;
 }
 

@@ -57,7 +57,9 @@ export async function runCampaign(uow: UnitOfWork<CampaignStores>, deps: Campaig
     const batch = decision.count > 0 ? await stores.recipients.nextQueued(campaign.id, decision.count) : [];
     const dispatched = await dispatch(stores, deps, campaign, connection, batch, now);
 
-    const next: Campaign = { ...campaign, nextSlotAt: dispatched > 0 || decision.count === 0 ? new Date(decision.nextSlotAt) : campaign.nextSlotAt, tick: campaign.tick + 1, updatedAt: now };
+    // Slots are fractional milliseconds; stored rounded up, so a gap is never shorter than the pace.
+    const nextSlotAt = new Date(Math.ceil(decision.nextSlotAt));
+    const next: Campaign = { ...campaign, nextSlotAt: dispatched > 0 || decision.count === 0 ? nextSlotAt : campaign.nextSlotAt, tick: campaign.tick + 1, updatedAt: now };
     // Fewer due recipients than the pace allowed means none are left; otherwise count.
     const queueEmpty = batch.length < decision.count || (await stores.recipients.countQueued(campaign.id)) === 0;
     if (queueEmpty && (await stores.recipients.countInFlight(campaign.id)) === 0) {
@@ -66,7 +68,7 @@ export async function runCampaign(uow: UnitOfWork<CampaignStores>, deps: Campaig
       await stores.notifier.notify(finished, 'campaign.completed', await stores.recipients.progress(campaign.id));
       return;
     }
-    const wakeAt = queueEmpty ? new Date(now.getTime() + FINISH_CHECK_MS) : new Date(decision.wakeAt);
+    const wakeAt = queueEmpty ? new Date(now.getTime() + FINISH_CHECK_MS) : new Date(Math.ceil(decision.wakeAt));
     const progressDue = dispatched > 0 && (campaign.lastProgressAt === null || now.getTime() - campaign.lastProgressAt.getTime() >= PROGRESS_EVERY_MS);
     const saved: Campaign = progressDue ? { ...next, lastProgressAt: now } : next;
     await stores.campaigns.update(saved);

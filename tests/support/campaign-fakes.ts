@@ -233,6 +233,18 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
         const list = s.optOuts.get(workspaceId);
         return new Set(phones.filter((p) => list?.has(p)));
       },
+      async list(workspaceId, request) {
+        const digits = request.search?.replace(/[^\d]/g, '') ?? '';
+        const all = [...(s.optOuts.get(workspaceId) ?? new Map()).entries()]
+          .filter(([phone]) => !request.search || phone.includes(digits))
+          .map(([phone, o]) => ({ phone, reason: o.reason, createdAt: o.at }))
+          .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.phone < b.phone ? -1 : a.phone > b.phone ? 1 : 0));
+        const from = (request.page - 1) * request.perPage;
+        return page(all.slice(from, from + request.perPage), all.length, request);
+      },
+      async remove(workspaceId, phone) {
+        return s.optOuts.get(workspaceId)?.delete(phone) ?? false;
+      },
     },
 
     connections: {
