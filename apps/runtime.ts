@@ -67,6 +67,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       realtime,
       deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),
       audienceSources: new Map(plugins.flatMap((p) => Object.entries(p.audienceSources ?? {}))),
+      templateComponents: new Map(plugins.flatMap((p) => Object.entries(p.templateComponents ?? {}))),
     };
     const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...pluginEventJobs(ctx, plugins), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);

@@ -7,6 +7,7 @@ import type { McpToolDefinition } from '../adapters/mcp/tool.ts';
 import type { RealtimeServer } from '../adapters/realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../adapters/webhooks/endpoints.ts';
 import type { AudienceSource } from '../adapters/http/context.ts';
+import type { TemplateComponentRule } from '../core/templates/component-rules.ts';
 
 export type PluginContext = AppContext;
 
@@ -36,6 +37,8 @@ export interface Plugin {
   subscribers?: EventSubscriber[];
   /** The plugin's kinds of webhook, delivered by the base's delivery engine (retries, history). */
   deliveryTargets?: Record<string, DeliveryTargetFinder>;
+  /** Template component types the plugin teaches the base (`CAROUSEL`), by upper-case type. */
+  templateComponents?: Record<string, TemplateComponentRule>;
   /** Audiences the plugin offers to campaigns, by the field name of `audience` they answer. */
   audienceSources?: Record<string, AudienceSource>;
   /**

@@ -10,6 +10,7 @@ import type { RouteScopeTable } from './route-scopes.ts';
 import type { RealtimeHub } from '../realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../webhooks/endpoints.ts';
 import type { RawRecipient } from '../../core/campaigns/audience.ts';
+import type { TemplateComponentRules } from '../../core/templates/component-rules.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -50,6 +51,8 @@ export interface AppContext {
   realtime?: RealtimeHub;
   /** The enabled plugins' kinds of webhook, by delivery target (`helpdesk`): one delivery engine for all. */
   deliveryTargets?: ReadonlyMap<string, DeliveryTargetFinder>;
+  /** Template component types the enabled plugins teach (`CAROUSEL`), by upper-case type. */
+  templateComponents?: TemplateComponentRules;
   /** Audiences other plugins offer to campaigns (`helpdeskContacts`), by name. */
   audienceSources?: ReadonlyMap<string, AudienceSource>;
   /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */

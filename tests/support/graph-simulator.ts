@@ -30,6 +30,10 @@ export interface GraphSimulatorOptions {
   callbackUrl?: string;
 }
 
+export interface GraphExtension {
+  handle(request: Request, parts: string[], url: URL): Promise<Response | undefined>;
+}
+
 export interface SentMessage {
   id: string;
   waId: string;
@@ -97,6 +101,8 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
   const pending = new Set<Promise<unknown>>();
   let throttle = { remaining: 0, code: 130429, httpStatus: 429 };
   let baseUrl = '';
+  /** Graph features taught to the simulator by other modules (templates, Flows…), asked in order. */
+  const extensions: GraphExtension[] = [];
 
   const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => handle(request) });
   baseUrl = `http://127.0.0.1:${server.port}`;
@@ -118,6 +124,14 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     media,
     /** `METHOD /path` of every request, in order. */
     log,
+    /**
+     * Teaches the simulator more of the Graph API: `handle` sees every authorized versioned
+     * request (`parts` = path segments after the version) and answers it, or returns undefined.
+     */
+    extend(extension: GraphExtension) {
+      extensions.push(extension);
+    },
+    graphError: (status: number, code: number, message: string) => graphError(status, code, message),
     /** From now on, non-template sends to this contact are accepted, then fail with 131047. */
     closeWindowFor(waId: string) {
       closedWindows.add(digits(waId));
@@ -250,6 +264,10 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     if (!request.headers.get('authorization')) return graphError(400, 2500, 'An active access token must be used to query information about the current user.');
     if (!authorized) return invalidToken();
 
+    for (const extension of extensions) {
+      const answer = await extension.handle(request, parts.slice(1), url);
+      if (answer) return answer;
+    }
     const [, nodeId, edge] = parts;
     if (parts.length === 2 && request.method === 'GET') {
       if (nodeId === phoneNumberId) return phoneNumberNode(url.searchParams.get('fields'));
