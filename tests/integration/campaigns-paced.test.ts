@@ -58,7 +58,7 @@ async function step(id: string): Promise<any> {
     const handled = now.progress.total - now.progress.queued;
     const handledBefore = before.progress.total - before.progress.queued;
     return handled > handledBefore || now.progress.queued === 0 || now.status !== 'RUNNING' ? now : undefined;
-  }, 'the pacer to send the next step');
+  }, 'the pacer to send the next step', 60_000);
 }
 
 describe('a paced campaign of 1,000 recipients on a model clock', () => {
