@@ -2,6 +2,7 @@ import type { DriverEvents } from '../../core/connections/driver.ts';
 import { applySessionUpdate } from '../../core/connections/connections.ts';
 import { receiveMessage, receivePassthrough, receiveReceipt, ReplayedMessage } from '../../core/messaging/receive.ts';
 import type { AppContext } from '../http/context.ts';
+import { applyTemplateStatus } from './template-stores.ts';
 import { messagingDeps, messagingUnitOfWork } from './stores.ts';
 
 /**
@@ -32,6 +33,9 @@ export function driverEventsFor(ctx: AppContext, connectionId: string): DriverEv
     },
     async passthrough(event, remoteJid, data) {
       await withConnection((stores, connection) => receivePassthrough(stores, connection, event, remoteJid, data));
+    },
+    async templateStatus(update) {
+      await applyTemplateStatus(ctx, connectionId, update);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
 import type { AppContext } from '../http/context.ts';
 import type { Database } from '../postgres/schema.ts';
@@ -24,6 +24,21 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
     endpoints: deliveryEndpoints(db, ctx),
     deliveries: deliveryStore(db),
     batches: batchStore(db),
+    // The definition a degraded template send is rendered from: the workspace's template of that
+    // name and language on any connection, an APPROVED one first.
+    async templateDefinition(workspaceId: string, name: string, language: string) {
+      const row = await db
+        .selectFrom('templates')
+        .select('components')
+        .where('workspace_id', '=', workspaceId)
+        .where('name', '=', name)
+        .where('language', '=', language)
+        .orderBy(sql`status = 'APPROVED' desc`)
+        .orderBy('updated_at', 'desc')
+        .executeTakeFirst();
+      if (!row) return undefined;
+      return { components: (typeof row.components === 'string' ? JSON.parse(row.components) : row.components) as unknown[] };
+    },
     eventLog: eventLog(db),
     outbox,
   };
@@ -42,6 +57,7 @@ export function messagingDeps(ctx: AppContext) {
     ids: ctx.ids,
     plans: ctx.plans,
     drivers: ctx.drivers,
+    templateComponents: ctx.templateComponents,
     signingKey: ctx.keys.signing,
     // Read when used: the server learns its URL only once it has bound its port.
     get publicUrl() {

@@ -10,6 +10,7 @@ import { apiTokenRoutes } from './routes/api-tokens.ts';
 import { memberRoutes } from './routes/members.ts';
 import { connectionRoutes } from './routes/connections.ts';
 import { messageRoutes } from './routes/messages.ts';
+import { templateRoutes } from './routes/templates.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { providerCallbackRoutes } from './routes/provider-callbacks.ts';
@@ -96,6 +97,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(memberRoutes(ctx))
     .use(connectionRoutes(ctx))
     .use(messageRoutes(ctx))
+    .use(templateRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(sandboxRoutes(ctx))
     .use(webhookRoutes(ctx))

@@ -56,6 +56,16 @@ export const BASE_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/connections/:id/chats/messages', scopes: ['messages:send'] },
   { method: 'POST', path: '/v3/connections/:id/chats/messages/send-template', scopes: ['messages:send'] },
   { method: 'POST', path: '/v3/connections/:id/media', scopes: ['messages:send'] },
+
+  // Templates (spec 4.3): reading them is reading the connection's setup (connections:read,
+  // which connections:write also satisfies); creating, deleting and uploading their media is
+  // part of sending templates (spec 2.7: messages:send "Send … template").
+  { method: 'GET', path: '/v3/connections/:id/templates', scopes: ['connections:read'] },
+  { method: 'GET', path: '/v3/connections/:id/templates/:templateId', scopes: ['connections:read'] },
+  { method: 'POST', path: '/v3/connections/:id/templates', scopes: ['messages:send'] },
+  { method: 'DELETE', path: '/v3/connections/:id/templates/:templateId', scopes: ['messages:send'] },
+  { method: 'POST', path: '/v3/connections/:id/templates/header-media', scopes: ['messages:send'] },
+  { method: 'POST', path: '/v3/connections/:id/templates/send-media', scopes: ['messages:send'] },
   { method: 'POST', path: '/v3/connections/:id/media/tickets', scopes: ['messages:send'] },
 
   // The simulated contact's side of a sandbox connection: setting up the connection's network.

@@ -8,6 +8,7 @@ import * as webhooks from './migrations/base/0006_webhooks.ts';
 import * as oauth from './migrations/base/0007_oauth.ts';
 import * as deliveryTargets from './migrations/base/0008_delivery_targets.ts';
 import * as realtime from './migrations/base/0009_realtime.ts';
+import * as templates from './migrations/base/0010_templates.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -31,6 +32,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0007_oauth': oauth,
     '0008_delivery_targets': deliveryTargets,
     '0009_realtime': realtime,
+    '0010_templates': templates,
   },
 };
 

@@ -224,7 +224,26 @@ export interface Database {
   oauth_codes: OAuthCodesTable;
   oauth_tokens: OAuthTokensTable;
   web_sessions: WebSessionsTable;
+  templates: TemplatesTable;
   schema_migrations: SchemaMigrationsTable;
+}
+
+/** Message templates of official connections (migration 0010). */
+export interface TemplatesTable {
+  id: string;
+  workspace_id: string;
+  connection_id: string;
+  /** The platform's id of the template. */
+  external_id: string;
+  name: string;
+  language: string;
+  category: string;
+  components: unknown[];
+  /** PENDING, APPROVED, REJECTED, PAUSED, DISABLED, IN_APPEAL (core/templates/template-status.ts). */
+  status: string;
+  rejected_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 export interface OAuthClientsTable {

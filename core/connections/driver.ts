@@ -1,7 +1,9 @@
 import type { ConnectionEvent } from './connection-status.ts';
+import type { DriverConnection } from './driver-connection.ts';
 import type { DeliveryStatus } from '../messaging/delivery-status.ts';
 import type { ReceivedMessage } from '../messaging/incoming.ts';
 import type { OutgoingMessage } from '../messaging/outgoing.ts';
+import type { TemplatePlatform, TemplateStatusUpdate } from '../templates/platform.ts';
 
 /**
  * The port every chat network implements. A contributor adds a network with one folder under
@@ -34,14 +36,7 @@ export function capabilityFlags(capabilities: DriverCapabilities | undefined) {
   };
 }
 
-/** What a driver knows of a connection. Credentials are the driver's own (decrypted) settings. */
-export interface DriverConnection {
-  id: string;
-  workspaceId: string;
-  credentials: Record<string, string>;
-  /** The connection's own number, once known. */
-  phoneNumber: string | null;
-}
+export type { DriverConnection } from './driver-connection.ts';
 
 /** How a driver reports what happens on the network. The service stores, dedupes and publishes. */
 export interface DriverEvents {
@@ -50,6 +45,8 @@ export interface DriverEvents {
   receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw: unknown }): Promise<void>;
   /** `presence.update`, `messages.edited`, `messages.delete`: provider data passed through (spec 6.1). */
   passthrough(event: 'presence.update' | 'messages.edited' | 'messages.delete', remoteJid: string, data: unknown): Promise<void>;
+  /** A template's status changed on the platform (`message_template_status_update`). */
+  templateStatus?(update: TemplateStatusUpdate): Promise<void>;
 }
 
 /** Code of a retryable failure meaning "another worker holds this session": try again elsewhere. */
@@ -85,12 +82,30 @@ export interface NetworkDriver {
   send(connection: DriverConnection, message: OutgoingMessage, media?: OutgoingMedia): Promise<SendResult>;
   /** The bytes of a received media item, by the reference the driver gave in `ReceivedMessage.media`. */
   fetchMedia(connection: DriverConnection, ref: string): Promise<{ bytes: Uint8Array; mimetype: string }>;
+  /**
+   * Official networks: one call to the platform's own API with the connection's credentials
+   * (Flows, their encryption key, templates). `path` is relative to the versioned root
+   * (`<waba-id>/flows`); answers the parsed JSON body; failures are `DriverError`s.
+   */
+  platformRequest?(connection: DriverConnection, request: PlatformRequest): Promise<unknown>;
+  /** Pre-approved templates (spec 4.3), where `capabilities.templates`. */
+  templates?: TemplatePlatform;
   /** Shows or clears "typing…" to a contact, where `capabilities.typing`. */
   sendTyping?(connection: DriverConnection, to: string, typing: boolean): Promise<void>;
   /** Provider callbacks over HTTP (official networks): verification handshake and delivery. */
   callbacks?: ProviderCallbacks;
   /** Closes this process's sessions and gives them up to other workers (at shutdown). */
   shutdown?(): Promise<void>;
+}
+
+/** A raw platform call: a JSON body, or a multipart form (a file is a Blob with its file name). */
+export interface PlatformRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  json?: Record<string, unknown>;
+  form?: Record<string, string | { blob: Blob; fileName: string }>;
+  /** What the call does, for error messages ("Creating the Flow"). */
+  action: string;
 }
 
 /** Media to send, already resolved by the service (uploaded bytes or a public URL). */

@@ -18,7 +18,8 @@ export const OUTGOING_KINDS = [
   'reaction',
   'template',
 ] as const;
-export type OutgoingKind = (typeof OUTGOING_KINDS)[number];
+/** `flow` is sent only through `send-flow` (the flows plugin), never as a field of a plain send. */
+export type OutgoingKind = (typeof OUTGOING_KINDS)[number] | 'flow';
 
 /** Media by public URL or by the id of an upload (`POST /v3/connections/media/uploads/{ticket}`). */
 export interface MediaSource {
@@ -48,7 +49,24 @@ export type OutgoingContent =
     }
   | { kind: 'buttons'; buttons: { body: string; header?: string; footer?: string; buttons: Array<{ id: string; title: string }> } }
   | { kind: 'reaction'; reaction: { messageId: string; emoji: string } }
-  | { kind: 'template'; template: { name: string; language: string; components?: unknown[] } };
+  | { kind: 'template'; template: { name: string; language: string; components?: unknown[] } }
+  | { kind: 'flow'; flow: FlowContent };
+
+/** An interactive Flow message (spec 4.3 `send-flow`); official connections only. */
+export interface FlowContent {
+  flowId: string;
+  flowToken: string;
+  flowAction: 'navigate' | 'data_exchange';
+  body: string;
+  cta: string;
+  header?: string;
+  footer?: string;
+  /** The first screen (`navigate`), with its optional data. */
+  screen?: string;
+  data?: Record<string, unknown>;
+  /** `published` (default) or `draft`. */
+  mode?: 'published' | 'draft';
+}
 
 /** An outgoing message ready for a driver: recipient, content, optional quoted message. */
 export interface OutgoingMessage {

@@ -12,6 +12,8 @@ import { mediaOf, type MediaStore } from '../media/media.ts';
 import type { ChatMessage, ChatStore, MessageStore } from './message.ts';
 import { isMediaKind, normalizeRecipient, type OutgoingContent } from './outgoing.ts';
 import { assertMaySend } from './send-window.ts';
+import type { TemplateComponentRules } from '../templates/component-rules.ts';
+import { templateAsText } from '../templates/template-text.ts';
 
 /** Queue of accepted messages waiting for their driver send. */
 export const SEND_QUEUE = 'messages.send';
@@ -24,6 +26,8 @@ export interface SendStores {
   identity: IdentityStore;
   media: MediaStore;
   outbox: Outbox;
+  /** A template's stored definition by name and language, wherever the workspace keeps it (for the degraded text). */
+  templateDefinition?(workspaceId: string, name: string, language: string): Promise<{ components: unknown[] } | undefined>;
 }
 
 export interface SendDeps {
@@ -31,6 +35,8 @@ export interface SendDeps {
   ids: IdGen;
   plans: PlanCatalog;
   drivers: ReadonlyMap<string, NetworkDriver>;
+  /** Template components the enabled plugins teach (a carousel degrades to text through them). */
+  templateComponents?: TemplateComponentRules;
 }
 
 export interface SendRequest {
@@ -71,9 +77,14 @@ export async function acceptSend(
   if (connection.status !== 'CONNECTED') {
     throw new DomainError(422, `The connection is ${connection.status}; connect it before sending`);
   }
-  const { content } = request;
+  let { content } = request;
   if (content.kind === 'template' && !driver.capabilities.templates) {
-    throw new DomainError(422, 'Templates can only be sent on official connections');
+    // Spec 4.3: "on an unofficial connection a carousel degrades to plain text"; other templates are refused.
+    const { name, language } = content.template;
+    const definition = await stores.templateDefinition?.(actor.workspaceId, name, language);
+    const text = deps.templateComponents ? templateAsText(content.template, deps.templateComponents, definition) : null;
+    if (text === null) throw new DomainError(422, 'Templates can only be sent on official connections');
+    content = { kind: 'text', text };
   }
   if (driver.capabilities.sendWindow) {
     const chat = await stores.chats.get(connection.id, remoteJid);

@@ -9,10 +9,16 @@ export interface TemplateComponentRule {
   plugin: string;
   /** Every problem of a definition component at once, as `<path>: <message>` strings; [] when valid. */
   checkDefinition(component: unknown, path: string): string[];
-  /** Every problem of a send-time component at once; [] when valid. */
-  checkSend(component: unknown, path: string): string[];
-  /** The component as plain text for a network without templates, or null when it cannot degrade. */
-  asText?(component: unknown): string | null;
+  /**
+   * Every problem of a send-time component at once; [] when valid. `definition` is the stored
+   * template's component of the same type, when the template is known: the send is held against it.
+   */
+  checkSend(component: unknown, path: string, definition?: unknown): string[];
+  /**
+   * The component as plain text for a network without templates, or null when it cannot degrade;
+   * with the stored definition's component of the same type when known (labels, texts).
+   */
+  asText?(component: unknown, definition?: unknown): string | null;
 }
 
 /** The rules of the enabled plugins, by component type in upper case (`CAROUSEL`). */

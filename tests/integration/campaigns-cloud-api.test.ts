@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { officialConnection } from '../support/official-connection.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -20,20 +21,7 @@ beforeAll(async () => {
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-4478' });
   service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl, CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1' } });
   owner = await service.bootstrap({ plan: 'PRO' });
-  const created = await service.call('POST', '/v3/connections', {
-    apikey: owner.token,
-    body: {
-      name: 'official',
-      driver: 'cloud-api',
-      credentials: { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken },
-    },
-  });
-  expect(created.status).toBe(201);
-  connectionId = created.body.id;
-  callbackUrl = `${service.url}/v3/webhooks/whatsapp/${connectionId}`;
-  sim.callbackUrl = callbackUrl;
-  await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
-  await eventually(async () => ((await service.call('GET', `/v3/connections/${connectionId}`, { apikey: owner.token })).body.status === 'CONNECTED' ? true : undefined), 'the official connection to connect');
+  ({ connectionId, callbackUrl } = await officialConnection(service, sim, owner.token));
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {

@@ -83,6 +83,8 @@ export function toBaileysContent(message: OutgoingMessage, context: OutgoingCont
       };
     case 'template':
       throw new DriverError('templates are not supported on unofficial connections: send text or media instead', 'unsupported_template', false);
+    case 'flow':
+      throw new DriverError('Flows are not supported on unofficial connections', 'unsupported_flow', false);
   }
 }
 

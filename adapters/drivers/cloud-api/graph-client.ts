@@ -1,4 +1,4 @@
-import { DriverError } from '../../../core/connections/driver.ts';
+import { DriverError, type PlatformRequest } from '../../../core/connections/driver.ts';
 import type { CloudApiCredentials } from './credentials.ts';
 import { graphError, networkError } from './errors.ts';
 import type { GraphMediaInfo, GraphPhoneNumber, GraphSendResponse } from './graph-types.ts';
@@ -71,19 +71,24 @@ export class GraphClient {
     return { bytes: new Uint8Array(await response.arrayBuffer()), contentType: response.headers.get('content-type') };
   }
 
-  private async json<T>(method: 'GET' | 'POST', path: string, body: Record<string, unknown> | undefined, action: string): Promise<T> {
+  /** Any Graph call relative to the versioned root, JSON or multipart (see `NetworkDriver.platformRequest`). */
+  async call(request: PlatformRequest): Promise<unknown> {
+    if (!request.form) return this.json<unknown>(request.method, request.path, request.json, request.action);
+    const form = new FormData();
+    for (const [name, value] of Object.entries(request.form)) {
+      if (typeof value === 'string') form.append(name, value);
+      else form.append(name, value.blob, value.fileName);
+    }
+    return parsed(await this.request(`${this.root}/${request.path}`, { method: request.method, body: form }, request.action), request.action);
+  }
+
+  private async json<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body: Record<string, unknown> | undefined, action: string): Promise<T> {
     const init: RequestInit = { method };
     if (body !== undefined) {
       init.body = JSON.stringify(body);
       init.headers = { 'content-type': 'application/json' };
     }
-    const response = await this.request(`${this.root}/${path}`, init, action);
-    const text = await response.text();
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw badAnswer(action, 'the answer is not JSON');
-    }
+    return parsed<T>(await this.request(`${this.root}/${path}`, init, action), action);
   }
 
   private async request(url: string, init: RequestInit, action: string): Promise<Response> {
@@ -97,6 +102,15 @@ export class GraphClient {
     }
     if (!response.ok) throw await graphError(response, action);
     return response;
+  }
+}
+
+async function parsed<T>(response: Response, action: string): Promise<T> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw badAnswer(action, 'the answer is not JSON');
   }
 }
 

@@ -13,6 +13,7 @@ import { GraphClient, type FetchLike } from './graph-client.ts';
 import { ingestWebhook } from './ingest.ts';
 import { mediaSourceOf, toGraphBody, type MediaRef } from './outgoing.ts';
 import { isAuthentic, verifyHandshake } from './signature.ts';
+import { createCloudApiTemplates } from './templates.ts';
 
 /**
  * The `cloud-api` driver (official): the network's business Cloud API over HTTPS with the
@@ -59,6 +60,8 @@ export function createCloudApiDriver(options: CloudApiDriverOptions): NetworkDri
     capabilities: CLOUD_API_CAPABILITIES,
 
     prepareCredentials: prepareCloudApiCredentials,
+
+    templates: createCloudApiTemplates(clientOptions),
 
     /**
      * No QR for an official number: `GET /{phone-number-id}` proves the token and the id.
@@ -112,6 +115,9 @@ export function createCloudApiDriver(options: CloudApiDriverOptions): NetworkDri
       // sent / delivered / read / failed arrive later as `statuses[]` callbacks.
       return { externalId };
     },
+
+    /** A Graph call with the connection's token (Flows, the Flow encryption key, templates). */
+    platformRequest: (connection, request) => clientFor(connection).call(request),
 
     /** `ref` is the Cloud API media id of a received message: `GET /{media-id}`, then its URL with the token. */
     async fetchMedia(connection, ref) {

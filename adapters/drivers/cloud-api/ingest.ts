@@ -6,8 +6,8 @@ import { toReceivedMessage, userJid } from './incoming.ts';
 /**
  * Turns one verified webhook callback into driver events:
  * `entry[].changes[]` with `field: "messages"` carry `value.messages[]` (→ `events.message`)
- * and `value.statuses[]` (→ `events.receipt`). Other fields (template status, account
- * updates, …) pass nothing.
+ * and `value.statuses[]` (→ `events.receipt`); `field: "message_template_status_update"`
+ * (→ `events.templateStatus`). Other fields (account updates, …) pass nothing.
  *
  * Spec 5.6: "`metadata.phone_number_id` is cross-checked only when present". A change for
  * another phone number emits nothing; the call answers false when the payload held changes
@@ -26,6 +26,13 @@ export async function ingestWebhook(connection: DriverConnection, payload: unkno
     if (!isObject(entry) || !Array.isArray(entry.changes)) continue;
     for (const change of entry.changes) {
       if (!isObject(change) || !isObject(change.value)) continue;
+      if (change.field === 'message_template_status_update') {
+        // Templates belong to the business account (`entry.id`), not to a number.
+        const account = connection.credentials.businessAccountId;
+        if (entry.id !== undefined && account && String(entry.id) !== account) foreign += 1;
+        else if (await ingestTemplateStatus(change.value, events)) ours += 1;
+        continue;
+      }
       if (change.field !== undefined && change.field !== 'messages') continue;
       const value = change.value as WebhookValue;
       const numberId = value.metadata?.phone_number_id;
@@ -52,6 +59,20 @@ async function ingestValue(value: WebhookValue, events: DriverEvents): Promise<v
     const receipt = toReceipt(status);
     if (receipt) await events.receipt(receipt);
   }
+}
+
+/** `{ event, message_template_id, message_template_name, message_template_language, reason }`. */
+async function ingestTemplateStatus(value: Record<string, any>, events: DriverEvents): Promise<boolean> {
+  const id = value.message_template_id;
+  if ((typeof id !== 'number' && typeof id !== 'string') || typeof value.event !== 'string') return false;
+  await events.templateStatus?.({
+    externalId: String(id),
+    event: value.event,
+    reason: typeof value.reason === 'string' ? value.reason : null,
+    ...(typeof value.message_template_name === 'string' && { name: value.message_template_name }),
+    ...(typeof value.message_template_language === 'string' && { language: value.message_template_language }),
+  });
+  return true;
 }
 
 const STATUS_MAP: Record<string, DeliveryStatus> = {

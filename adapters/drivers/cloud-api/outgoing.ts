@@ -1,5 +1,5 @@
 import { DriverError, type OutgoingMedia } from '../../../core/connections/driver.ts';
-import type { MediaKind, MediaSource, OutgoingContent, OutgoingMessage } from '../../../core/messaging/outgoing.ts';
+import type { FlowContent, MediaKind, MediaSource, OutgoingContent, OutgoingMessage } from '../../../core/messaging/outgoing.ts';
 
 /**
  * Outgoing messages as Cloud API bodies for `POST /{phone-number-id}/messages`. Each body has
@@ -127,7 +127,32 @@ function contentObject(content: OutgoingContent, media: MediaRef | undefined, fi
         type: 'template',
         object: compact({ name: content.template.name, language: { code: content.template.language }, components: content.template.components }),
       };
+    case 'flow':
+      return { type: 'interactive', object: flowObject(content.flow) };
   }
+}
+
+/** An interactive `flow` message: `action.name: "flow"` with its parameters (message version 3). */
+function flowObject(flow: FlowContent): Record<string, unknown> {
+  const payload = flow.flowAction === 'navigate' && flow.screen ? compact({ screen: flow.screen, data: flow.data }) : undefined;
+  return compact({
+    type: 'flow',
+    header: flow.header ? { type: 'text', text: flow.header } : undefined,
+    body: { text: flow.body },
+    footer: flow.footer ? { text: flow.footer } : undefined,
+    action: {
+      name: 'flow',
+      parameters: compact({
+        flow_message_version: '3',
+        flow_token: flow.flowToken,
+        flow_id: flow.flowId,
+        flow_cta: flow.cta,
+        flow_action: flow.flowAction,
+        mode: flow.mode === 'draft' ? 'draft' : undefined,
+        flow_action_payload: payload,
+      }),
+    },
+  });
 }
 
 /** A contact card: `formatted_name` plus at least one other name part, as the API requires. */

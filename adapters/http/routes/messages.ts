@@ -7,6 +7,7 @@ import { pageRequest } from '../../../core/shared/pagination.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
+import { checkTemplateSendFor } from '../../connections/template-stores.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
 const Media = t.Object({
@@ -111,6 +112,7 @@ export function messageRoutes(ctx: AppContext) {
           '/messages/send-template',
           async ({ actor, params, body, headers, set }) => {
             const { to, ...template } = body;
+            await checkTemplateSendFor(ctx, actor, params.id, template);
             const { message, created } = await send(actor, params.id, { to, template }, headers['idempotency-key']);
             set.status = created ? 201 : 200;
             return presentMessage(message);
@@ -118,7 +120,7 @@ export function messageRoutes(ctx: AppContext) {
           {
             body: t.Object({ to: t.String(), name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) }),
             response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 422: StandardError },
-            detail: { summary: 'Send a pre-approved template (201 means the platform accepted the call, not delivery)' },
+            detail: { summary: 'Send a pre-approved template; a template known here must be APPROVED (422) and its variables fit it (400, every problem at once) (201 means the platform accepted the call, not delivery)' },
           },
         )
         .get(

@@ -1,0 +1,79 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Template, TemplateStore } from '../../../core/templates/templates.ts';
+import type { TemplateStatus } from '../../../core/templates/template-status.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { Database, TemplatesTable } from '../schema.ts';
+import { escapeLike } from './identity-store.ts';
+
+/** Templates of official connections (migration 0010); newest first; `s` searches the name. */
+export function templateStore(db: Kysely<Database>): TemplateStore {
+  const one = (row: Selectable<TemplatesTable> | undefined) => (row ? toTemplate(row) : undefined);
+  return {
+    async list(connectionId, request) {
+      let query = db.selectFrom('templates').where('connection_id', '=', connectionId);
+      if (request.search) query = query.where('name', 'ilike', `%${escapeLike(request.search)}%`);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toTemplate), Number(total), request);
+    },
+    async get(connectionId, id) {
+      return one(await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('id', '=', id).executeTakeFirst());
+    },
+    async findByExternalId(connectionId, externalId) {
+      return one(await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('external_id', '=', externalId).executeTakeFirst());
+    },
+    async findByName(connectionId, name, language) {
+      return one(
+        await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('name', '=', name).where('language', '=', language).executeTakeFirst(),
+      );
+    },
+    async insert(t) {
+      await db
+        .insertInto('templates')
+        .values({
+          id: t.id,
+          workspace_id: t.workspaceId,
+          connection_id: t.connectionId,
+          external_id: t.externalId,
+          name: t.name,
+          language: t.language,
+          category: t.category,
+          // An array bound as is would go out as a Postgres array, not JSON.
+          components: sql<unknown[]>`cast(${JSON.stringify(t.components)} as jsonb)`,
+          status: t.status,
+          rejected_reason: t.rejectedReason,
+          created_at: t.createdAt,
+          updated_at: t.updatedAt,
+        })
+        .execute();
+    },
+    async update(t) {
+      await db
+        .updateTable('templates')
+        .set({ status: t.status, rejected_reason: t.rejectedReason, category: t.category, updated_at: t.updatedAt })
+        .where('id', '=', t.id)
+        .execute();
+    },
+    async delete(id) {
+      await db.deleteFrom('templates').where('id', '=', id).execute();
+    },
+  };
+}
+
+function toTemplate(row: Selectable<TemplatesTable>): Template {
+  const components = typeof row.components === 'string' ? JSON.parse(row.components) : row.components;
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    connectionId: row.connection_id,
+    externalId: row.external_id,
+    name: row.name,
+    language: row.language,
+    category: row.category,
+    components: components as unknown[],
+    status: row.status as TemplateStatus,
+    rejectedReason: row.rejected_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,260 @@
+import type { ConnectionStore, Connection } from '../connections/connection.ts';
+import { connectionNotFound } from '../connections/connections.ts';
+import { DriverError, type DriverConnection, type NetworkDriver } from '../connections/driver.ts';
+import type { Actor } from '../identity/identity.ts';
+import { authorize } from '../identity/roles.ts';
+import { badRequest, conflict, DomainError, notFound, unprocessable } from '../shared/errors.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import type { Clock, IdGen } from '../shared/ports.ts';
+import type { TemplateComponentRules } from './component-rules.ts';
+import { checkDefinition, checkSend } from './components.ts';
+import type { PlatformTemplate, TemplatePlatform, TemplateStatusUpdate, UploadedFile } from './platform.ts';
+import { afterCallback, isSendable, reasonFor, templateEventEffect, type TemplateStatus } from './template-status.ts';
+
+/** A template of a connection (its business account), as this service keeps it. */
+export interface Template {
+  id: string;
+  workspaceId: string;
+  connectionId: string;
+  /** The platform's id of the template. */
+  externalId: string;
+  name: string;
+  language: string;
+  category: string;
+  components: unknown[];
+  status: TemplateStatus;
+  rejectedReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TemplateStore {
+  list(connectionId: string, request: PageRequest): Promise<Page<Template>>;
+  get(connectionId: string, id: string): Promise<Template | undefined>;
+  findByExternalId(connectionId: string, externalId: string): Promise<Template | undefined>;
+  findByName(connectionId: string, name: string, language: string): Promise<Template | undefined>;
+  insert(template: Template): Promise<void>;
+  update(template: Template): Promise<void>;
+  delete(id: string): Promise<void>;
+}
+
+export interface TemplateStores {
+  connections: ConnectionStore;
+  templates: TemplateStore;
+}
+
+export interface TemplateDeps {
+  clock: Clock;
+  ids: IdGen;
+  drivers: ReadonlyMap<string, NetworkDriver>;
+  /** Component types the enabled plugins teach (`CAROUSEL`). */
+  rules?: TemplateComponentRules;
+}
+
+/** A sending media id lives about 30 days on the platform (spec 4.3, 8). */
+export const SEND_MEDIA_DAYS = 30;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The connection and its driver's template capability; 422 where the network has no templates. */
+async function templateConnection(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string) {
+  const connection = await stores.connections.get(actor.workspaceId, connectionId);
+  if (!connection) throw connectionNotFound(connectionId);
+  const driver = deps.drivers.get(connection.driver);
+  if (!driver?.capabilities.templates || !driver.templates) {
+    throw unprocessable('Templates exist only on official connections: this connection’s network has no pre-approved templates');
+  }
+  return { connection, platform: driver.templates, view: driverView(connection) };
+}
+
+function driverView(connection: Connection): DriverConnection {
+  return { id: connection.id, workspaceId: connection.workspaceId, credentials: connection.credentials, phoneNumber: connection.phoneNumber };
+}
+
+/** A platform failure as the caller sees it: a refusal is 400 with the platform's words; trouble reaching it is 502. */
+export function platformFailure(error: unknown): unknown {
+  if (!(error instanceof DriverError)) return error;
+  return new DomainError(error.retryable ? 502 : 400, error.message);
+}
+
+async function onPlatform<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw platformFailure(error);
+  }
+}
+
+async function findTemplate(stores: TemplateStores, connectionId: string, templateId: string): Promise<Template> {
+  // Our id (a UUID) or the platform's id: both are accepted.
+  const found = UUID.test(templateId) ? await stores.templates.get(connectionId, templateId) : await stores.templates.findByExternalId(connectionId, templateId);
+  if (!found) throw notFound(`No template ${templateId} on this connection`);
+  return found;
+}
+
+export async function listTemplates(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string, request: PageRequest): Promise<Page<Template>> {
+  authorize(actor.roles, 'connections', 'read');
+  const { connection } = await templateConnection(stores, deps, actor, connectionId);
+  return stores.templates.list(connection.id, request);
+}
+
+/**
+ * One template, refreshed from the platform (polling: spec 3.5 "polling `GET
+ * /templates/{templateId}` reaches `APPROVED`"). The platform's status is the truth. When the
+ * platform cannot be reached the last known status is answered.
+ */
+export async function getTemplate(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string, templateId: string): Promise<Template> {
+  authorize(actor.roles, 'connections', 'read');
+  const { connection, platform, view } = await templateConnection(stores, deps, actor, connectionId);
+  const template = await findTemplate(stores, connection.id, templateId);
+  let current: PlatformTemplate | undefined;
+  try {
+    current = await platform.get(view, template.externalId);
+  } catch (error) {
+    if (error instanceof DriverError) return template;
+    throw error;
+  }
+  if (!current) {
+    await stores.templates.delete(template.id);
+    throw notFound(`Template ${templateId} no longer exists on the platform`);
+  }
+  return refreshFromPlatform(stores, deps, template, current);
+}
+
+/** Takes the platform's view as is (polling). */
+export async function refreshFromPlatform(stores: TemplateStores, deps: Pick<TemplateDeps, 'clock'>, template: Template, current: PlatformTemplate): Promise<Template> {
+  const rejectedReason = reasonFor(current.status, current.rejectedReason);
+  const category = current.category ?? template.category;
+  if (current.status === template.status && rejectedReason === template.rejectedReason && category === template.category) return template;
+  const updated: Template = { ...template, status: current.status, rejectedReason, category, updatedAt: deps.clock.now() };
+  await stores.templates.update(updated);
+  return updated;
+}
+
+export interface CreateTemplateInput {
+  name: unknown;
+  language: unknown;
+  category: unknown;
+  components: unknown;
+}
+
+/** Validates the definition (every problem at once), submits it, keeps it as the platform answers (PENDING). */
+export async function createTemplate(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string, input: CreateTemplateInput): Promise<Template> {
+  authorize(actor.roles, 'connections', 'write');
+  const { connection, platform, view } = await templateConnection(stores, deps, actor, connectionId);
+  const problems = checkDefinition(input, deps.rules);
+  if (problems.length > 0) throw badRequest(problems);
+  const definition = { name: input.name as string, language: input.language as string, category: input.category as string, components: input.components as unknown[] };
+  if (await stores.templates.findByName(connection.id, definition.name, definition.language)) {
+    throw conflict(`A template ${definition.name} in ${definition.language} already exists on this connection`);
+  }
+  const created = await onPlatform(() => platform.create(view, definition));
+  const now = deps.clock.now();
+  const template: Template = {
+    id: deps.ids.next(),
+    workspaceId: connection.workspaceId,
+    connectionId: connection.id,
+    externalId: created.externalId,
+    ...definition,
+    category: created.category ?? definition.category,
+    status: created.status,
+    rejectedReason: reasonFor(created.status, null),
+    createdAt: now,
+    updatedAt: now,
+  };
+  await stores.templates.insert(template);
+  return template;
+}
+
+export async function deleteTemplate(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string, templateId: string): Promise<void> {
+  authorize(actor.roles, 'connections', 'write');
+  const { connection, platform, view } = await templateConnection(stores, deps, actor, connectionId);
+  const template = await findTemplate(stores, connection.id, templateId);
+  await onPlatform(() => platform.delete(view, { name: template.name, externalId: template.externalId }));
+  await stores.templates.delete(template.id);
+}
+
+/** Header example media for a definition: a permanent handle for `example.header_handle`. */
+export async function uploadHeaderMedia(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string, file: UploadedFile): Promise<{ handle: string }> {
+  authorize(actor.roles, 'connections', 'write');
+  const { platform, view } = await templateConnection(stores, deps, actor, connectionId);
+  checkUpload(file, HEADER_MEDIA_LIMITS, 'header-media');
+  return onPlatform(() => platform.uploadHeaderMedia(view, file));
+}
+
+/** Media to send in a template: a media id bound to the number, valid about 30 days. */
+export async function uploadSendMedia(
+  stores: TemplateStores,
+  deps: TemplateDeps,
+  actor: Actor,
+  connectionId: string,
+  file: UploadedFile,
+): Promise<{ mediaId: string; expiresAt: Date }> {
+  authorize(actor.roles, 'messages.send', 'write');
+  const { platform, view } = await templateConnection(stores, deps, actor, connectionId);
+  checkUpload(file, SEND_MEDIA_LIMITS, 'send-media');
+  const { mediaId } = await onPlatform(() => platform.uploadSendMedia(view, file));
+  return { mediaId, expiresAt: new Date(deps.clock.now().getTime() + SEND_MEDIA_DAYS * 86_400_000) };
+}
+
+const MB = 1024 * 1024;
+/** The platform's limits for header examples (resumable upload) and for sending media. */
+const HEADER_MEDIA_LIMITS: Record<string, number> = { 'image/jpeg': 5 * MB, 'image/png': 5 * MB, 'video/mp4': 16 * MB, 'application/pdf': 100 * MB };
+const SEND_MEDIA_LIMITS: Record<string, number> = { 'image/jpeg': 5 * MB, 'image/png': 5 * MB, 'video/mp4': 16 * MB, 'video/3gpp': 16 * MB, 'application/pdf': 100 * MB };
+
+function checkUpload(file: UploadedFile, limits: Record<string, number>, what: string): void {
+  const limit = limits[file.mimetype];
+  if (limit === undefined) throw badRequest([`file: ${what} takes ${Object.keys(limits).join(', ')}; ${file.mimetype || 'no type'} given`]);
+  if (file.bytes.length === 0) throw badRequest(['file: is empty']);
+  if (file.bytes.length > limit) throw badRequest([`file: ${file.mimetype} is limited to ${limit / MB} MB`]);
+}
+
+/**
+ * A status callback (`message_template_status_update`): moves the template along the
+ * transition table; an event the table does not allow from the current status is ignored
+ * (late or out of order). Templates this service does not know are ignored too.
+ */
+export async function applyTemplateCallback(
+  stores: Pick<TemplateStores, 'templates'>,
+  deps: Pick<TemplateDeps, 'clock'>,
+  connectionId: string,
+  update: TemplateStatusUpdate,
+): Promise<Template | undefined> {
+  const template = await stores.templates.findByExternalId(connectionId, update.externalId);
+  if (!template) return undefined;
+  const effect = templateEventEffect(update.event);
+  if (effect.kind === 'deleted') {
+    await stores.templates.delete(template.id);
+    return undefined;
+  }
+  if (effect.kind === 'none') return template;
+  const { status, moved } = afterCallback(template.status, effect.status);
+  if (!moved) return template;
+  const updated: Template = { ...template, status, rejectedReason: reasonFor(status, update.reason), updatedAt: deps.clock.now() };
+  await stores.templates.update(updated);
+  return updated;
+}
+
+/**
+ * Before a template send goes out: when the template is known here, it must be APPROVED (422)
+ * and the send's components must fit it (400, every problem at once). A template this service
+ * does not know (made elsewhere) goes through; the platform refuses unknown ones (132001).
+ */
+export async function checkTemplateSend(
+  stores: TemplateStores,
+  deps: Pick<TemplateDeps, 'rules'>,
+  actor: Actor,
+  connectionId: string,
+  send: { name: unknown; language: unknown; components?: unknown },
+): Promise<void> {
+  if (typeof send.name !== 'string' || typeof send.language !== 'string') return;
+  const connection = await stores.connections.get(actor.workspaceId, connectionId);
+  if (!connection) return;
+  const template = await stores.templates.findByName(connection.id, send.name, send.language);
+  if (!template) return;
+  if (!isSendable(template.status)) {
+    throw unprocessable(`Template ${template.name} (${template.language}) is ${template.status}; only an APPROVED template can be sent`);
+  }
+  const problems = checkSend(template.components, send.components, deps.rules);
+  if (problems.length > 0) throw badRequest(problems);
+}

@@ -1,0 +1,227 @@
+import { Elysia, t } from 'elysia';
+import { authentication } from '../../adapters/http/auth.ts';
+import type { AppContext } from '../../adapters/http/context.ts';
+import { authErrors, iso, StandardError, Timestamp } from '../../adapters/http/schemas.ts';
+import { MessageView, presentMessage } from '../../adapters/http/routes/messages.ts';
+import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
+import { DriverError, type NetworkDriver, type PlatformRequest } from '../../core/connections/driver.ts';
+import { connectionNotFound } from '../../core/connections/connections.ts';
+import type { Connection } from '../../core/connections/connection.ts';
+import { driverView } from '../../core/messaging/deliver.ts';
+import type { Actor } from '../../core/identity/identity.ts';
+import { authorize } from '../../core/identity/roles.ts';
+import { DomainError } from '../../core/shared/errors.ts';
+import { checkFlowJson, parseFlowJson } from '../../core/flows/flow-json.ts';
+import { sendFlow } from '../../core/flows/send-flow.ts';
+import { generateFlowKeyPair } from '../../adapters/crypto/flow-encryption.ts';
+import { flowKeyStore, type FlowKey } from './store.ts';
+import { answerDataExchange, DATA_EXCHANGE_PREFIX } from './data-exchange.ts';
+
+const Id = t.Object({ id: t.String() });
+const NotFound = { 404: StandardError };
+const Refused = { 422: StandardError, 502: StandardError };
+
+const EncryptionView = t.Object({
+  phoneNumberId: t.String({ description: 'The business phone number the key belongs to' }),
+  registered: t.Boolean({ description: 'A key pair exists and its public half was registered with the platform' }),
+  dataExchangeUrl: t.Nullable(t.String({ description: 'The endpoint to set as a data_exchange Flow’s endpointUri; null before the key is provisioned' })),
+  publicKey: t.Nullable(t.String({ description: 'The registered public key (PEM)' })),
+  registeredAt: t.Nullable(Timestamp),
+});
+
+const ValidationError = t.Object({ error: t.Optional(t.String()), error_type: t.Optional(t.String()), message: t.Optional(t.String()) }, { additionalProperties: true });
+
+/**
+ * Flows on official connections (spec 4.3 rows `flows`, `send-flow`, `flows-encryption`;
+ * "Flow kinds"), and the platform's encrypted data-exchange endpoint (no apikey; 4.5, 6.2).
+ */
+export function flowRoutes(ctx: AppContext) {
+  const keys = () => flowKeyStore(ctx.db, ctx.box);
+  const dataExchangeUrl = (key: FlowKey | undefined) => (key ? `${ctx.config.publicUrl}${DATA_EXCHANGE_PREFIX}/${key.endpointId}` : null);
+
+  /** The connection, its driver and phone number id; refused where the network has no Flows. */
+  const officialConnection = async (actor: Actor, id: string) => {
+    const connection = await messagingStores(ctx.db, ctx).connections.get(actor.workspaceId, id);
+    if (!connection) throw connectionNotFound(id);
+    const driver = ctx.drivers.get(connection.driver);
+    if (!driver?.capabilities.flows || !driver.platformRequest) throw new DomainError(422, 'Flows exist only on official connections');
+    const phoneNumberId = connection.credentials.phoneNumberId;
+    if (!phoneNumberId) throw new DomainError(422, 'The connection has no phoneNumberId');
+    return { connection, driver, phoneNumberId };
+  };
+  const platform = async <T>(driver: NetworkDriver, connection: Connection, request: PlatformRequest): Promise<T> => {
+    try {
+      return (await driver.platformRequest!(driverView(connection), request)) as T;
+    } catch (error) {
+      if (error instanceof DriverError) throw new DomainError(error.retryable ? 502 : 422, `The platform refused: ${error.message}`);
+      throw error;
+    }
+  };
+  const encryptionView = (phoneNumberId: string, key: FlowKey | undefined) => ({
+    phoneNumberId,
+    registered: Boolean(key?.registeredAt),
+    dataExchangeUrl: dataExchangeUrl(key),
+    publicKey: key?.publicKeyPem ?? null,
+    registeredAt: key ? iso(key.registeredAt) : null,
+  });
+
+  const authenticated = new Elysia({ name: 'plugins.flows', prefix: '/v3/connections/:id', detail: { tags: ['Flows'] } })
+    .use(authentication(ctx))
+    .guard({ auth: true }, (app) =>
+      app
+        .post(
+          '/flows',
+          async ({ actor, params, body, set }) => {
+            authorize(actor.roles, 'connections', 'write');
+            const { connection, driver, phoneNumberId } = await officialConnection(actor, params.id);
+            const flowJson = parseFlowJson(body.flowJson);
+            const key = await keys().byPhoneNumber(phoneNumberId);
+            const checked = checkFlowJson(flowJson, { endpointUri: body.endpointUri, dataExchangeUrl: key?.registeredAt ? dataExchangeUrl(key) : null });
+            const waba = connection.credentials.businessAccountId;
+            if (!waba) throw new DomainError(422, 'The connection has no businessAccountId');
+            const name = body.name ?? `flow_${ctx.ids.next()}`;
+            const created = await platform<{ id?: string }>(driver, connection, {
+              method: 'POST',
+              path: `${encodeURIComponent(waba)}/flows`,
+              json: { name, categories: body.categories ?? ['OTHER'], ...(checked.endpointUri ? { endpoint_uri: checked.endpointUri } : {}) },
+              action: 'Creating the Flow',
+            });
+            if (!created.id) throw new DomainError(502, 'The platform created no Flow id');
+            const file = new Blob([JSON.stringify(checked.flowJson)], { type: 'application/json' });
+            const asset = await platform<{ validation_errors?: unknown[] }>(driver, connection, {
+              method: 'POST',
+              path: `${encodeURIComponent(created.id)}/assets`,
+              form: { name: 'flow.json', asset_type: 'FLOW_JSON', file: { blob: file, fileName: 'flow.json' } },
+              action: 'Uploading the Flow JSON',
+            });
+            const validationErrors = asset.validation_errors ?? [];
+            let published = false;
+            if (body.publish && validationErrors.length === 0) {
+              await platform(driver, connection, { method: 'POST', path: `${encodeURIComponent(created.id)}/publish`, action: 'Publishing the Flow' });
+              published = true;
+            }
+            set.status = 201;
+            return {
+              id: created.id,
+              name,
+              kind: checked.kind,
+              status: published ? ('PUBLISHED' as const) : ('DRAFT' as const),
+              endpointUri: checked.endpointUri ?? null,
+              validation_errors: validationErrors as Array<Record<string, unknown>>,
+            };
+          },
+          {
+            params: Id,
+            body: t.Object({
+              flowJson: t.Union([t.Record(t.String(), t.Any()), t.String()], { description: 'The Flow JSON, as an object or a string holding one' }),
+              publish: t.Optional(t.Boolean({ description: 'Publish at once when the platform finds no validation errors' })),
+              name: t.Optional(t.String({ description: 'Unique on the business account; generated when left out' })),
+              categories: t.Optional(t.Array(t.String(), { description: 'Default ["OTHER"]' })),
+              endpointUri: t.Optional(t.String({ description: 'data_exchange only: must be the dataExchangeUrl (set when left out)' })),
+            }),
+            response: {
+              ...authErrors,
+              ...NotFound,
+              ...Refused,
+              201: t.Object({
+                id: t.String({ description: 'The platform’s Flow id (use as flowId in send-flow)' }),
+                name: t.String(),
+                kind: t.UnionEnum(['navigate', 'data_exchange']),
+                status: t.UnionEnum(['DRAFT', 'PUBLISHED']),
+                endpointUri: t.Nullable(t.String()),
+                validation_errors: t.Array(ValidationError, { description: 'The platform’s findings; not empty means not published' }),
+              }),
+            },
+            detail: {
+              summary: 'Create a Flow on the platform (and publish it), answering the platform’s validation_errors (official connections)',
+              description:
+                'Kinds (spec 4.3): `navigate` (screens fixed in the Flow JSON; only the format is checked) and `data_exchange` (`data_api_version: "3.0"` and a `routing_model`; ' +
+                'its endpoint is the connection’s `dataExchangeUrl`, so the Flow encryption key must be provisioned first). A Flow with validation errors is created as a draft and not published.',
+            },
+          },
+        )
+        .post(
+          '/chats/messages/send-flow',
+          async ({ actor, params, body, headers, set }) => {
+            const sent = await ctx.db
+              .transaction()
+              .execute((trx) => sendFlow(messagingStores(trx, ctx), messagingDeps(ctx), actor, params.id, body, { idempotencyKey: headers['idempotency-key'] }));
+            set.status = sent.created ? 201 : 200;
+            return { ...presentMessage(sent.message), flowToken: sent.flowToken };
+          },
+          {
+            params: Id,
+            body: t.Object({
+              to: t.String(),
+              header: t.Optional(t.String({ description: 'Up to 60 characters' })),
+              body: t.String({ description: 'Up to 1024 characters' }),
+              footer: t.Optional(t.String({ description: 'Up to 60 characters' })),
+              cta: t.String({ description: 'The button that opens the Flow, up to 30 characters' }),
+              flowId: t.String({ description: 'The platform’s Flow id' }),
+              flowAction: t.Optional(t.UnionEnum(['navigate', 'data_exchange'], { description: 'Default navigate' })),
+              screen: t.Optional(t.String({ description: 'navigate: the first screen' })),
+              data: t.Optional(t.Record(t.String(), t.Any(), { description: 'navigate: the first screen’s data' })),
+              flowToken: t.Optional(t.String({ description: 'Your correlation id; generated as flow_<uuid> when left out' })),
+              mode: t.Optional(t.UnionEnum(['published', 'draft'], { description: 'Default published' })),
+            }),
+            response: { ...authErrors, ...NotFound, 200: t.Composite([MessageView, t.Object({ flowToken: t.String() })]), 201: t.Composite([MessageView, t.Object({ flowToken: t.String() })]), 422: StandardError },
+            detail: {
+              summary: 'Send a Flow (official connections; inside the 24-hour window); answers the flowToken that threads the submission back',
+              description: 'The submission arrives as `messages.upsert` with `messageType: interactiveResponseMessage`; `nativeFlowResponseMessage.paramsJson` holds the `flow_token`.',
+            },
+          },
+        )
+        .put(
+          '/flows-encryption',
+          async ({ actor, params, body }) => {
+            authorize(actor.roles, 'connections', 'write');
+            const { connection, driver, phoneNumberId } = await officialConnection(actor, params.id);
+            const appSecret = connection.credentials.appSecret;
+            if (!appSecret) throw new DomainError(422, 'Flow encryption needs the connection’s platform app secret (credentials.appSecret)');
+            const store = keys();
+            const existing = await store.byPhoneNumber(phoneNumberId);
+            const pair = existing && !body?.rotate ? { publicKeyPem: existing.publicKeyPem, privateKeyPem: existing.privateKeyPem } : generateFlowKeyPair();
+            await platform(driver, connection, {
+              method: 'POST',
+              path: `${encodeURIComponent(phoneNumberId)}/whatsapp_business_encryption`,
+              form: { business_public_key: pair.publicKeyPem },
+              action: 'Registering the Flow public key',
+            });
+            const now = ctx.clock.now();
+            const key: FlowKey = {
+              phoneNumberId,
+              endpointId: existing?.endpointId ?? ctx.ids.next(),
+              workspaceId: actor.workspaceId,
+              connectionId: connection.id,
+              ...pair,
+              appSecret,
+              registeredAt: now,
+              createdAt: existing?.createdAt ?? now,
+              updatedAt: now,
+            };
+            await store.save(key);
+            return encryptionView(phoneNumberId, key);
+          },
+          {
+            params: Id,
+            body: t.Optional(t.Object({ rotate: t.Optional(t.Boolean({ description: 'A new key pair even if the number has one' })) }, { additionalProperties: true })),
+            response: { ...authErrors, ...NotFound, ...Refused, 200: EncryptionView },
+            detail: {
+              summary: 'Provision the phone number’s Flow key pair (RSA-2048) and register its public half with the platform (needs the app secret)',
+              description: 'The key belongs to the phone number and survives deleting the connection; calling again re-registers it (with `rotate: true`, a new pair).',
+            },
+          },
+        )
+        .get(
+          '/flows-encryption',
+          async ({ actor, params }) => {
+            authorize(actor.roles, 'connections', 'read');
+            const { phoneNumberId } = await officialConnection(actor, params.id);
+            return encryptionView(phoneNumberId, await keys().byPhoneNumber(phoneNumberId));
+          },
+          { params: Id, response: { ...authErrors, ...NotFound, 422: StandardError, 200: EncryptionView }, detail: { summary: 'The phone number’s Flow key: registered, and the dataExchangeUrl' } },
+        ),
+    );
+
+  return new Elysia({ name: 'plugins.flows.all' }).use(authenticated).use(answerDataExchange(ctx));
+}

@@ -1,0 +1,82 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../adapters/postgres/schema.ts';
+import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
+
+/** The flows plugin's table (migrations/0001_flows.ts); the base schema stays untouched. */
+export interface FlowEncryptionKeysTable {
+  phone_number_id: string;
+  endpoint_id: string;
+  workspace_id: string;
+  connection_id: string;
+  public_key: string;
+  /** Sealed. */
+  private_key: string;
+  /** Sealed. */
+  app_secret: string;
+  registered_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface FlowsDatabase extends Database {
+  flow_encryption_keys: FlowEncryptionKeysTable;
+}
+
+/** A phone number's Flow key, opened. */
+export interface FlowKey {
+  phoneNumberId: string;
+  endpointId: string;
+  workspaceId: string;
+  connectionId: string;
+  publicKeyPem: string;
+  privateKeyPem: string;
+  appSecret: string;
+  registeredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export function flowKeyStore(db: Kysely<Database>, box: SecretBox) {
+  const flows = db as unknown as Kysely<FlowsDatabase>;
+  const open = (row: FlowEncryptionKeysTable): FlowKey => ({
+    phoneNumberId: row.phone_number_id,
+    endpointId: row.endpoint_id,
+    workspaceId: row.workspace_id,
+    connectionId: row.connection_id,
+    publicKeyPem: row.public_key,
+    privateKeyPem: box.open(row.private_key),
+    appSecret: box.open(row.app_secret),
+    registeredAt: row.registered_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  });
+  return {
+    async byPhoneNumber(phoneNumberId: string): Promise<FlowKey | undefined> {
+      const row = await flows.selectFrom('flow_encryption_keys').selectAll().where('phone_number_id', '=', phoneNumberId).executeTakeFirst();
+      return row && open(row);
+    },
+    async byEndpoint(endpointId: string): Promise<FlowKey | undefined> {
+      if (!/^[0-9a-f-]{36}$/i.test(endpointId)) return undefined;
+      const row = await flows.selectFrom('flow_encryption_keys').selectAll().where('endpoint_id', '=', endpointId).executeTakeFirst();
+      return row && open(row);
+    },
+    async save(key: FlowKey): Promise<void> {
+      const row: FlowEncryptionKeysTable = {
+        phone_number_id: key.phoneNumberId,
+        endpoint_id: key.endpointId,
+        workspace_id: key.workspaceId,
+        connection_id: key.connectionId,
+        public_key: key.publicKeyPem,
+        private_key: box.seal(key.privateKeyPem),
+        app_secret: box.seal(key.appSecret),
+        registered_at: key.registeredAt,
+        created_at: key.createdAt,
+        updated_at: key.updatedAt,
+      };
+      const { phone_number_id: _, endpoint_id: __, created_at: ___, ...changes } = row;
+      await flows.insertInto('flow_encryption_keys').values(row).onConflict((oc) => oc.column('phone_number_id').doUpdateSet(changes)).execute();
+    },
+  };
+}
+
+export type FlowKeyStore = ReturnType<typeof flowKeyStore>;

@@ -1,0 +1,286 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { officialConnection } from '../support/official-connection.ts';
+import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
+
+/**
+ * Templates on an official connection end to end against the Graph simulator (issue 9 item 1;
+ * spec 3.5: "Creation returns `PENDING`; polling `GET /templates/{templateId}` reaches
+ * `APPROVED`; a `rejected_reason` field explains a rejection"; spec 4.3 rows header-media,
+ * send-media, send-template).
+ */
+
+let sim: GraphSimulator;
+let platform: TemplateSimulator;
+let service: TestService;
+let owner: { userId: string; workspaceId: string; token: string };
+let connectionId: string;
+let sandboxId: string;
+
+beforeAll(async () => {
+  sim = await startGraphSimulator();
+  platform = teachTemplates(sim);
+  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
+  owner = await service.bootstrap({ plan: 'PRO' });
+  ({ connectionId } = await officialConnection(service, sim, owner.token));
+  sandboxId = (await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'sandbox' } })).body.id;
+}, HOOK_TIMEOUT);
+
+afterAll(async () => {
+  await service?.stop();
+  await sim?.stop();
+}, HOOK_TIMEOUT);
+
+const base = () => `/v3/connections/${connectionId}/templates`;
+const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: owner.token, body });
+
+let counter = 0;
+const uniqueName = (prefix: string) => `${prefix}_${Date.now() % 100_000}_${++counter}`;
+
+const orderTemplate = (name: string) => ({
+  name,
+  language: 'en_US',
+  category: 'UTILITY',
+  components: [
+    { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}' },
+    { type: 'BODY', text: 'Hi {{1}}, your order {{2}} ships today.', example: { body_text: [['Dana', '42']] } },
+    { type: 'FOOTER', text: 'Switchboard' },
+    {
+      type: 'BUTTONS',
+      buttons: [
+        { type: 'URL', text: 'Track', url: 'https://example.com/track/{{1}}' },
+        { type: 'QUICK_REPLY', text: 'Stop' },
+      ],
+    },
+  ],
+});
+
+async function createPending(name = uniqueName('order')) {
+  const res = await call('POST', base(), orderTemplate(name));
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+async function upload(path: string, bytes: Uint8Array, type: string, fileName = 'file.jpg') {
+  const form = new FormData();
+  form.append('file', new File([bytes as Uint8Array<ArrayBuffer>], fileName, { type }));
+  const response = await fetch(`${service.url}${path}`, { method: 'POST', headers: { apikey: owner.token }, body: form });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = await read();
+    if (done(value)) return value;
+    await Bun.sleep(50);
+  }
+  return read();
+}
+
+const stored = (id: string) => service.runtime.ctx.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+describe('create, list, approval', () => {
+  test('create answers the template PENDING, with the platform id; the list shows it', async () => {
+    const template = await createPending();
+    expect(template.id).toMatch(UUID);
+    expect(template).toMatchObject({ connectionId, status: 'PENDING', rejected_reason: null, category: 'UTILITY', language: 'en_US' });
+    expect(platform.templates.get(template.externalId)?.status).toBe('PENDING');
+    expect(sim.log).toContain(`POST /v23.0/${sim.businessAccountId}/message_templates`);
+
+    const list = await call('GET', `${base()}?per_page=100`);
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ currentPage: 1, perPage: 100 });
+    expect(list.body.data.map((t: any) => t.id)).toContain(template.id);
+    const searched = await call('GET', `${base()}?s=${template.name}`);
+    expect(searched.body.data.map((t: any) => t.id)).toEqual([template.id]);
+  });
+
+  test('the signed status callback moves it to APPROVED', async () => {
+    const template = await createPending();
+    const answer = await platform.approve(template.externalId);
+    expect(answer.status).toBe(200);
+    expect((await stored(template.id)).status).toBe('APPROVED');
+  });
+
+  test('polling GET reads the platform: APPROVED without any callback', async () => {
+    const template = await createPending();
+    platform.setStatus(template.externalId, 'APPROVED');
+    expect((await stored(template.id)).status).toBe('PENDING');
+    const got = await call('GET', `${base()}/${template.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.status).toBe('APPROVED');
+    expect((await stored(template.id)).status).toBe('APPROVED');
+    // The platform's id is accepted as {templateId} too.
+    expect((await call('GET', `${base()}/${template.externalId}`)).body.id).toBe(template.id);
+  });
+
+  test('a rejection shows rejected_reason, by callback and by polling', async () => {
+    const byCallback = await createPending();
+    await platform.reject(byCallback.externalId, 'INVALID_FORMAT');
+    expect(await stored(byCallback.id)).toMatchObject({ status: 'REJECTED', rejected_reason: 'INVALID_FORMAT' });
+
+    const byPolling = await createPending();
+    platform.setStatus(byPolling.externalId, 'REJECTED', 'PROMOTIONAL');
+    const got = await call('GET', `${base()}/${byPolling.id}`);
+    expect(got.body).toMatchObject({ status: 'REJECTED', rejected_reason: 'PROMOTIONAL' });
+  });
+
+  test('a late callback the transition table does not allow is ignored (PAUSED stays PAUSED on a stale PENDING)', async () => {
+    const template = await createPending();
+    await platform.approve(template.externalId);
+    await platform.pause(template.externalId);
+    expect((await stored(template.id)).status).toBe('PAUSED');
+    await platform.replay(template.externalId, 'PENDING');
+    expect((await stored(template.id)).status).toBe('PAUSED');
+  });
+
+  test('delete removes it on the platform and here', async () => {
+    const template = await createPending();
+    const res = await call('DELETE', `${base()}/${template.id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: template.id, deleted: true });
+    expect(platform.templates.has(template.externalId)).toBe(false);
+    expect((await call('GET', `${base()}/${template.id}`)).status).toBe(404);
+  });
+});
+
+describe('definition errors', () => {
+  test('every problem of a definition at once, in the standard shape; nothing reaches the platform', async () => {
+    const before = sim.log.length;
+    const res = await call('POST', base(), {
+      name: 'Bad Name',
+      language: 'english',
+      category: 'PROMO',
+      components: [
+        { type: 'header', format: 'TEXT', text: 'x' },
+        { type: 'BODY', text: 'Hi {{1}} and {{3}}' },
+        { type: 'HEADER', format: 'IMAGE' },
+        { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Go', url: 'ftp://x' }] },
+        { type: 'POLL' },
+      ],
+    });
+    expectStandardError(res, 400, 'Bad Request');
+    const messages: string[] = res.body.message;
+    for (const fragment of ['body.name', 'body.language', 'body.category', 'components[0].type: definition casing is upper case', 'without gaps', 'example.header_handle', 'buttons[0].url', 'unknown component type POLL']) {
+      expect({ fragment, found: messages.some((m) => m.includes(fragment)) }).toEqual({ fragment, found: true });
+    }
+    expect(sim.log.slice(before).some((line) => line.includes('message_templates'))).toBe(false);
+  });
+
+  test('the same name and language twice is 409', async () => {
+    const template = await createPending();
+    expectStandardError(await call('POST', base(), orderTemplate(template.name)), 409, 'Conflict');
+  });
+
+  test('templates on a connection whose network has none are 422', async () => {
+    expectStandardError(await call('GET', `/v3/connections/${sandboxId}/templates`), 422, 'Unprocessable Entity');
+    expectStandardError(await call('POST', `/v3/connections/${sandboxId}/templates`, orderTemplate('x_sandbox')), 422, 'Unprocessable Entity');
+  });
+});
+
+describe('media', () => {
+  const jpeg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, ...Array.from({ length: 64 }, (_, i) => i)]);
+
+  test('header-media: the resumable upload answers a permanent handle, usable as example.header_handle', async () => {
+    const res = await upload(`${base()}/header-media`, jpeg, 'image/jpeg');
+    expect(res.status).toBe(201);
+    expect(res.body.handle).toMatch(/^4::/);
+    expect(platform.handles.get(res.body.handle)?.bytes).toEqual(jpeg);
+    expect(sim.log).toContain('GET /v23.0/app');
+    expect(sim.log).toContain(`POST /v23.0/${platform.appId}/uploads`);
+
+    const created = await call('POST', base(), {
+      name: uniqueName('with_image'),
+      language: 'en',
+      category: 'MARKETING',
+      components: [
+        { type: 'HEADER', format: 'IMAGE', example: { header_handle: [res.body.handle] } },
+        { type: 'BODY', text: 'Look at this' },
+      ],
+    });
+    expect(created.status).toBe(201);
+  });
+
+  test('send-media answers a media id of the number, valid about 30 days', async () => {
+    const before = Date.now();
+    const res = await upload(`${base()}/send-media`, jpeg, 'image/jpeg');
+    expect(res.status).toBe(201);
+    expect(sim.media.get(res.body.mediaId)?.bytes).toEqual(jpeg);
+    const days = (Date.parse(res.body.expiresAt) - before) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThan(30.1);
+  });
+
+  test('an upload of the wrong type, or without a file, is 400', async () => {
+    expectStandardError(await upload(`${base()}/header-media`, new Uint8Array([1, 2, 3]), 'text/plain', 'a.txt'), 400, 'Bad Request');
+    expectStandardError(await call('POST', `${base()}/send-media`, { file: 'x' }), 400, 'Bad Request');
+  });
+});
+
+describe('send-template', () => {
+  const sendTemplate = (body: Record<string, unknown>) => call('POST', `/v3/connections/${connectionId}/chats/messages/send-template`, body);
+  const to = '447700900123';
+
+  const goodComponents = [
+    { type: 'header', parameters: [{ type: 'text', text: '42' }] },
+    { type: 'body', parameters: [{ type: 'text', text: 'Dana' }, { type: 'text', text: '42' }] },
+    { type: 'button', sub_type: 'url', index: 0, parameters: [{ type: 'text', text: 'abc' }] },
+  ];
+
+  test('an APPROVED template with fitting variables: 201, and the platform accepted the call', async () => {
+    const template = await createPending();
+    await platform.approve(template.externalId);
+    const res = await sendTemplate({ to, name: template.name, language: 'en_US', components: goodComponents });
+    expect(res.status).toBe(201);
+    const message = await waitFor(
+      () => call('GET', `/v3/connections/${connectionId}/chats/messages/${res.body.id}`),
+      (r) => r.body.status !== 'PENDING',
+    );
+    expect(message.body.status).toBe('SENT');
+    expect(sim.sent.find((m) => m.id === message.body.externalId)?.body.template.name).toBe(template.name);
+  });
+
+  test('variables that do not fit the template: 400 with every problem at once, nothing sent', async () => {
+    const template = await createPending();
+    await platform.approve(template.externalId);
+    const sentBefore = sim.sent.length;
+    const res = await sendTemplate({
+      to,
+      name: template.name,
+      language: 'en_US',
+      components: [
+        { type: 'header', parameters: [{ type: 'image', image: { id: '1' } }] },
+        { type: 'body', parameters: [{ type: 'text', text: 'only one' }] },
+        { type: 'button', sub_type: 'quick_reply', index: 5, parameters: [{ type: 'payload', payload: 'x' }] },
+      ],
+    });
+    expectStandardError(res, 400, 'Bad Request');
+    const messages: string[] = res.body.message;
+    expect(messages.some((m) => m.includes('components[1].parameters') && m.includes('2 variable(s), 1 parameter(s) given'))).toBe(true);
+    expect(messages.some((m) => m.includes('components[0].parameters'))).toBe(true);
+    expect(messages.some((m) => m.includes('components[2].index'))).toBe(true);
+    expect(messages.some((m) => m.includes('URL button 0 needs a button component'))).toBe(true);
+    expect(sim.sent.length).toBe(sentBefore);
+  });
+
+  test('a template not APPROVED is refused with 422', async () => {
+    const pending = await createPending();
+    expectStandardError(await sendTemplate({ to, name: pending.name, language: 'en_US', components: goodComponents }), 422, 'Unprocessable Entity');
+    const rejected = await createPending();
+    await platform.reject(rejected.externalId, 'SCAM');
+    expectStandardError(await sendTemplate({ to, name: rejected.name, language: 'en_US', components: goodComponents }), 422, 'Unprocessable Entity');
+  });
+
+  test('a template unknown here goes to the platform, which refuses it with 132001: the message FAILS', async () => {
+    const res = await sendTemplate({ to, name: 'never_created', language: 'en_US' });
+    expect(res.status).toBe(201);
+    const message = await waitFor(
+      () => call('GET', `/v3/connections/${connectionId}/chats/messages/${res.body.id}`),
+      (r) => r.body.status !== 'PENDING',
+    );
+    expect(message.body.status).toBe('FAILED');
+    expect(message.body.error.code).toBe(132001);
+  });
+});
