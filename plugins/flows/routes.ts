@@ -75,7 +75,7 @@ export function flowRoutes(ctx: AppContext) {
             authorize(actor.roles, 'connections', 'write');
             const { connection, driver, phoneNumberId } = await officialConnection(actor, params.id);
             const flowJson = parseFlowJson(body.flowJson);
-            const key = await keys().byPhoneNumber(phoneNumberId);
+            const key = ownKey(await keys().byPhoneNumber(phoneNumberId), actor);
             const checked = checkFlowJson(flowJson, { endpointUri: body.endpointUri, dataExchangeUrl: key?.registeredAt ? dataExchangeUrl(key) : null });
             const waba = connection.credentials.businessAccountId;
             if (!waba) throw new DomainError(422, 'The connection has no businessAccountId');
@@ -179,7 +179,7 @@ export function flowRoutes(ctx: AppContext) {
             const appSecret = connection.credentials.appSecret;
             if (!appSecret) throw new DomainError(422, 'Flow encryption needs the connection’s platform app secret (credentials.appSecret)');
             const store = keys();
-            const existing = await store.byPhoneNumber(phoneNumberId);
+            const existing = ownKey(await store.byPhoneNumber(phoneNumberId), actor);
             const pair = existing && !body?.rotate ? { publicKeyPem: existing.publicKeyPem, privateKeyPem: existing.privateKeyPem } : generateFlowKeyPair();
             await platform(driver, connection, {
               method: 'POST',
@@ -217,11 +217,20 @@ export function flowRoutes(ctx: AppContext) {
           async ({ actor, params }) => {
             authorize(actor.roles, 'connections', 'read');
             const { phoneNumberId } = await officialConnection(actor, params.id);
-            return encryptionView(phoneNumberId, await keys().byPhoneNumber(phoneNumberId));
+            return encryptionView(phoneNumberId, ownKey(await keys().byPhoneNumber(phoneNumberId), actor));
           },
           { params: Id, response: { ...authErrors, ...NotFound, 422: StandardError, 200: EncryptionView }, detail: { summary: 'The phone number’s Flow key: registered, and the dataExchangeUrl' } },
         ),
     );
 
   return new Elysia({ name: 'plugins.flows.all' }).use(authenticated).use(answerDataExchange(ctx));
+}
+
+/**
+ * A number's key as far as this workspace may see it. A number that moved to another workspace
+ * (its new owner proved control with their own credentials) gets a fresh pair and endpoint on
+ * its first PUT: another workspace's private key is never reused and its endpoint never shown.
+ */
+function ownKey(key: FlowKey | undefined, actor: Actor): FlowKey | undefined {
+  return key && key.workspaceId === actor.workspaceId ? key : undefined;
 }

@@ -73,7 +73,8 @@ export function flowKeyStore(db: Kysely<Database>, box: SecretBox) {
         created_at: key.createdAt,
         updated_at: key.updatedAt,
       };
-      const { phone_number_id: _, endpoint_id: __, created_at: ___, ...changes } = row;
+      // The endpoint changes only when the number changes hands (a new pair for a new workspace).
+      const { phone_number_id: _, created_at: __, ...changes } = row;
       await flows.insertInto('flow_encryption_keys').values(row).onConflict((oc) => oc.column('phone_number_id').doUpdateSet(changes)).execute();
     },
   };

@@ -281,4 +281,31 @@ describe('the key belongs to the phone number (spec 4.3: "survives deletion of t
     // The platform still reaches the endpoint with the key it holds.
     expect((await platform.call(before.dataExchangeUrl, { version: '3.0', action: 'ping' })).answer).toEqual({ data: { status: 'active' } });
   });
+
+  test('another workspace taking the number never sees or reuses the first workspace’s key: its PUT makes a new pair and endpoint', async () => {
+    const listed = await service.call('GET', '/v3/connections', { apikey: owner.token });
+    const official = (listed.body.data ?? listed.body).find((c: any) => c.driver === 'cloud-api');
+    const mine = await service.call('GET', `/v3/connections/${official.id}/flows-encryption`, { apikey: owner.token });
+    expect(mine.body.registered).toBe(true);
+    // One connection per official number: the first workspace lets it go.
+    expect((await service.call('DELETE', `/v3/connections/${official.id}`, { apikey: owner.token })).status).toBeLessThan(300);
+    const other = await service.bootstrap({ email: 'other-owner@example.com', workspace: 'Other', plan: 'PRO' });
+    const created = await service.call('POST', '/v3/connections', {
+      apikey: other.token,
+      body: {
+        name: 'same number',
+        driver: 'cloud-api',
+        credentials: { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken },
+      },
+    });
+    expect(created.status).toBe(201);
+    const theirs = (path: string, method = 'GET') => service.call(method, `/v3/connections/${created.body.id}${path}`, { apikey: other.token });
+    expect((await theirs('/flows-encryption')).body).toMatchObject({ registered: false, dataExchangeUrl: null, publicKey: null });
+    const provisioned = await theirs('/flows-encryption', 'PUT');
+    expect(provisioned.status).toBe(200);
+    expect(provisioned.body.publicKey).not.toBe(mine.body.publicKey);
+    expect(provisioned.body.dataExchangeUrl).not.toBe(mine.body.dataExchangeUrl);
+    // The old endpoint is gone with the old key: the platform now holds the new public key.
+    expect((await platform.call(provisioned.body.dataExchangeUrl, { version: '3.0', action: 'ping' })).answer).toEqual({ data: { status: 'active' } });
+  });
 });
