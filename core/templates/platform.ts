@@ -8,6 +8,8 @@ import type { TemplateStatus } from './template-status.ts';
 export interface TemplatePlatform {
   /** Submits a definition for review; the platform answers its id and (usually PENDING) status. */
   create(connection: DriverConnection, definition: TemplateDefinition): Promise<{ externalId: string; status: TemplateStatus; category: string | null }>;
+  /** Every template of the connection's business account, as the platform has them now (deleted ones left out). */
+  list(connection: DriverConnection): Promise<PlatformTemplate[]>;
   /** The platform's current view of one template, or undefined when it no longer exists. */
   get(connection: DriverConnection, externalId: string): Promise<PlatformTemplate | undefined>;
   /** Deletes one template (by name and id: only that language). */
@@ -30,7 +32,8 @@ export interface PlatformTemplate {
   name: string;
   language: string;
   category: string | null;
-  status: TemplateStatus;
+  /** Null for a status this service does not keep (`ARCHIVED`, `LIMIT_EXCEEDED`, a new one): the last known stays. */
+  status: TemplateStatus | null;
   rejectedReason: string | null;
   components: unknown[] | null;
 }

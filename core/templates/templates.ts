@@ -30,6 +30,10 @@ export interface Template {
 
 export interface TemplateStore {
   list(connectionId: string, request: PageRequest): Promise<Page<Template>>;
+  /** Every template of the connection (for reconciling with the platform). */
+  all(connectionId: string): Promise<Template[]>;
+  /** Inserts, or replaces the row of the same connection, name and language (a concurrent sync never collides). */
+  upsert(template: Template): Promise<void>;
   get(connectionId: string, id: string): Promise<Template | undefined>;
   findByExternalId(connectionId: string, externalId: string): Promise<Template | undefined>;
   findByName(connectionId: string, name: string, language: string): Promise<Template | undefined>;
@@ -57,7 +61,7 @@ export const SEND_MEDIA_DAYS = 30;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The connection and its driver's template capability; 422 where the network has no templates. */
-async function templateConnection(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string) {
+export async function templateConnection(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string) {
   const connection = await stores.connections.get(actor.workspaceId, connectionId);
   if (!connection) throw connectionNotFound(connectionId);
   const driver = deps.drivers.get(connection.driver);
@@ -77,7 +81,7 @@ export function platformFailure(error: unknown): unknown {
   return new DomainError(error.retryable ? 502 : 400, error.message);
 }
 
-async function onPlatform<T>(work: () => Promise<T>): Promise<T> {
+export async function onPlatform<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -90,12 +94,6 @@ async function findTemplate(stores: TemplateStores, connectionId: string, templa
   const found = UUID.test(templateId) ? await stores.templates.get(connectionId, templateId) : await stores.templates.findByExternalId(connectionId, templateId);
   if (!found) throw notFound(`No template ${templateId} on this connection`);
   return found;
-}
-
-export async function listTemplates(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string, request: PageRequest): Promise<Page<Template>> {
-  authorize(actor.roles, 'connections', 'read');
-  const { connection } = await templateConnection(stores, deps, actor, connectionId);
-  return stores.templates.list(connection.id, request);
 }
 
 /**
@@ -123,10 +121,11 @@ export async function getTemplate(stores: TemplateStores, deps: TemplateDeps, ac
 
 /** Takes the platform's view as is (polling). */
 export async function refreshFromPlatform(stores: TemplateStores, deps: Pick<TemplateDeps, 'clock'>, template: Template, current: PlatformTemplate): Promise<Template> {
-  const rejectedReason = reasonFor(current.status, current.rejectedReason);
+  const status = current.status ?? template.status;
+  const rejectedReason = current.status ? reasonFor(status, current.rejectedReason) : template.rejectedReason;
   const category = current.category ?? template.category;
-  if (current.status === template.status && rejectedReason === template.rejectedReason && category === template.category) return template;
-  const updated: Template = { ...template, status: current.status, rejectedReason, category, updatedAt: deps.clock.now() };
+  if (status === template.status && rejectedReason === template.rejectedReason && category === template.category) return template;
+  const updated: Template = { ...template, status, rejectedReason, category, updatedAt: deps.clock.now() };
   await stores.templates.update(updated);
   return updated;
 }

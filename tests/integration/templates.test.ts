@@ -284,3 +284,71 @@ describe('send-template', () => {
     expect(message.body.error.code).toBe(132001);
   });
 });
+
+describe('the list reads the platform (templates made elsewhere)', () => {
+  const listCalls = () => sim.log.filter((line) => line.startsWith(`GET /v23.0/${sim.businessAccountId}/message_templates`)).length;
+  const elsewhere = (name: string, status = 'APPROVED') =>
+    platform.addElsewhere({ name, language: 'en_US', category: 'MARKETING', status, components: [{ type: 'BODY', text: 'Hi {{1}}, your code is {{2}}', example: { body_text: [['Dana', '42']] } }] });
+  const listed = async (query = '?per_page=100') => (await call('GET', `${base()}${query}`)).body;
+  const sendTemplate = (body: Record<string, unknown>) => call('POST', `/v3/connections/${connectionId}/chats/messages/send-template`, body);
+  const to = '447700900123';
+
+  test('a template made in the platform’s own manager appears on the first page with its status, and send-template holds sends to it', async () => {
+    const made = elsewhere(uniqueName('promo'));
+    const page = await listed(`?s=${made.name}`);
+    expect(page.data).toHaveLength(1);
+    expect(page.data[0]).toMatchObject({ externalId: made.id, name: made.name, status: 'APPROVED', category: 'MARKETING' });
+    expect(page.data[0].id).toMatch(UUID);
+    // Known now: its variables are checked before the call goes out.
+    const misfit = await sendTemplate({ to, name: made.name, language: 'en_US', components: [{ type: 'body', parameters: [{ type: 'text', text: 'Dana' }] }] });
+    expect(misfit.status).toBe(400);
+  });
+
+  test('a status changed on the platform without any callback shows on the next list; a template deleted there leaves it', async () => {
+    const made = elsewhere(uniqueName('status'), 'PENDING');
+    const first = (await listed(`?s=${made.name}`)).data[0];
+    expect(first.status).toBe('PENDING');
+    platform.setStatus(made.id, 'REJECTED', 'INVALID_FORMAT');
+    expect((await listed(`?s=${made.name}`)).data[0]).toMatchObject({ id: first.id, status: 'REJECTED', rejected_reason: 'INVALID_FORMAT' });
+    platform.templates.delete(made.id);
+    expect((await listed(`?s=${made.name}`)).data).toEqual([]);
+    expect((await call('GET', `${base()}/${first.id}`)).status).toBe(404);
+  });
+
+  test('a status this service does not keep (ARCHIVED) leaves the last known one', async () => {
+    const made = elsewhere(uniqueName('archived'));
+    expect((await listed(`?s=${made.name}`)).data[0].status).toBe('APPROVED');
+    platform.setStatus(made.id, 'ARCHIVED');
+    expect((await listed(`?s=${made.name}`)).data[0].status).toBe('APPROVED');
+  });
+
+  test('the platform’s list is read page by page (cursor paging); later pages of ours do not call the platform', async () => {
+    const prefix = uniqueName('bulk');
+    for (let i = 0; i < 130; i++) elsewhere(`${prefix}_${i}`);
+    const before = listCalls();
+    const first = await listed(`?s=${prefix}&per_page=50`);
+    expect(first.total).toBe(130);
+    expect(listCalls() - before).toBeGreaterThanOrEqual(2);
+    const calls = listCalls();
+    const second = await listed(`?s=${prefix}&per_page=50&page=2`);
+    expect(second.data).toHaveLength(50);
+    expect(listCalls()).toBe(calls);
+    const ids = new Set([...first.data, ...second.data].map((t: any) => t.id));
+    expect(ids.size).toBe(100);
+  });
+
+  test('with the platform unreachable the list answers what is known, and removes nothing', async () => {
+    const known = elsewhere(uniqueName('known'));
+    expect((await listed(`?s=${known.name}`)).data).toHaveLength(1);
+    platform.setListOutage(true);
+    try {
+      platform.templates.delete(known.id);
+      const during = await call('GET', `${base()}?s=${known.name}`);
+      expect(during.status).toBe(200);
+      expect(during.body.data.map((t: any) => t.externalId)).toEqual([known.id]);
+    } finally {
+      platform.setListOutage(false);
+    }
+    expect((await listed(`?s=${known.name}`)).data).toEqual([]);
+  });
+});

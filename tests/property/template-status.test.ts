@@ -8,6 +8,7 @@ import { page } from '../../core/shared/pagination.ts';
 import type { PlatformTemplate, TemplatePlatform } from '../../core/templates/platform.ts';
 import { TEMPLATE_STATUSES, TEMPLATE_TRANSITIONS, type TemplateStatus } from '../../core/templates/template-status.ts';
 import { applyTemplateCallback, checkTemplateSend, createTemplate, getTemplate, type Template, type TemplateStore } from '../../core/templates/templates.ts';
+import { listTemplates } from '../../core/templates/template-list.ts';
 
 /**
  * The template approval machine (spec 3.5: "Creation returns `PENDING`; polling `GET
@@ -21,7 +22,9 @@ import { applyTemplateCallback, checkTemplateSend, createTemplate, getTemplate, 
  *   an approval; PAUSED only pauses an approved template; DISABLED hits an approved, paused or
  *   appealed one; IN_APPEAL appeals a rejection or a disabling; a callback never puts a template
  *   back under review (PENDING); FLAGGED, LOCKED, ARCHIVED … change nothing; DELETED removes it;
- * - polling takes the platform's status as it is;
+ * - polling, and reading the whole list, take the platform's status as it is; a status the
+ *   service does not keep (ARCHIVED, LIMIT_EXCEEDED, a new one) leaves the last known; a template
+ *   missing from the platform's list is gone;
  * - `rejected_reason` is set exactly while REJECTED; only APPROVED templates may be sent.
  */
 
@@ -63,28 +66,32 @@ const connection: Connection = {
 
 function system() {
   const rows = new Map<string, Template>();
-  const onPlatform: { status: TemplateStatus; reason: string | null } = { status: 'PENDING', reason: null };
+  const onPlatform: { status: TemplateStatus | null; reason: string | null; present: boolean } = { status: 'PENDING', reason: null, present: true };
   const templates: TemplateStore = {
     list: async (_c, request) => page([...rows.values()], rows.size, request),
     get: async (_c, id) => rows.get(id),
     findByExternalId: async (_c, externalId) => [...rows.values()].find((t) => t.externalId === externalId),
     findByName: async (_c, name, language) => [...rows.values()].find((t) => t.name === name && t.language === language),
+    all: async () => [...rows.values()].map((t) => structuredClone(t)),
     insert: async (t) => void rows.set(t.id, structuredClone(t)),
+    upsert: async (t) => void rows.set(t.id, structuredClone(t)),
     update: async (t) => void rows.set(t.id, structuredClone(t)),
     delete: async (id) => void rows.delete(id),
   };
   const connections = { get: async () => connection } as unknown as ConnectionStore;
+  const seen = (): PlatformTemplate => ({
+    externalId: '1001',
+    name: 'order',
+    language: 'en',
+    category: 'UTILITY',
+    status: onPlatform.status,
+    rejectedReason: onPlatform.reason,
+    components: null,
+  });
   const platform: TemplatePlatform = {
     create: async () => ({ externalId: '1001', status: 'PENDING', category: 'UTILITY' }),
-    get: async (): Promise<PlatformTemplate> => ({
-      externalId: '1001',
-      name: 'order',
-      language: 'en',
-      category: 'UTILITY',
-      status: onPlatform.status,
-      rejectedReason: onPlatform.reason,
-      components: null,
-    }),
+    list: async () => (onPlatform.present ? [seen()] : []),
+    get: async () => seen(),
     delete: async () => {},
     uploadHeaderMedia: async () => ({ handle: 'h' }),
     uploadSendMedia: async () => ({ mediaId: 'm' }),
@@ -121,9 +128,10 @@ class Callback implements fc.AsyncCommand<Model, System> {
   toString = () => `callback(${this.event}, ${this.reason})`;
 }
 
+/** `status` null: a status the service does not keep. */
 class Poll implements fc.AsyncCommand<Model, System> {
   constructor(
-    readonly status: TemplateStatus,
+    readonly status: TemplateStatus | null,
     readonly reason: string,
   ) {}
   check = (m: Readonly<Model>) => !m.deleted;
@@ -131,12 +139,36 @@ class Poll implements fc.AsyncCommand<Model, System> {
     real.onPlatform.status = this.status;
     real.onPlatform.reason = this.reason;
     const answered = await getTemplate(real.stores, real.deps, actor, connection.id, current(real)!.id);
-    m.status = this.status;
-    m.reason = modelReason(this.status, this.reason);
+    if (this.status) {
+      m.status = this.status;
+      m.reason = modelReason(this.status, this.reason);
+    }
     expect({ status: answered.status, reason: answered.rejectedReason }).toEqual({ status: m.status, reason: m.reason });
     checkAgainst(m, real);
   }
   toString = () => `poll(${this.status}, ${this.reason})`;
+}
+
+/** The first page of the list reads the platform's whole list; `present` false: deleted elsewhere. */
+class ReadList implements fc.AsyncCommand<Model, System> {
+  constructor(
+    readonly status: TemplateStatus | null,
+    readonly reason: string,
+    readonly present: boolean,
+  ) {}
+  check = (m: Readonly<Model>) => !m.deleted;
+  async run(m: Model, real: System) {
+    Object.assign(real.onPlatform, { status: this.status, reason: this.reason, present: this.present });
+    const listed = await listTemplates(real.stores, real.deps, actor, connection.id, { page: 1, perPage: 20, search: undefined });
+    if (!this.present) m.deleted = true;
+    else if (this.status) {
+      m.status = this.status;
+      m.reason = modelReason(this.status, this.reason);
+    }
+    expect(listed.data.map((t) => ({ status: t.status, reason: t.rejectedReason }))).toEqual(m.deleted ? [] : [{ status: m.status, reason: m.reason }]);
+    checkAgainst(m, real);
+  }
+  toString = () => `list(${this.status}, ${this.reason}, ${this.present ? 'present' : 'gone'})`;
 }
 
 class Send implements fc.AsyncCommand<Model, System> {
@@ -157,7 +189,8 @@ class Send implements fc.AsyncCommand<Model, System> {
 const events = fc.constantFrom(...Object.keys(MODEL_MOVES), ...INERT_EVENTS, 'DELETED');
 const commands = [
   fc.tuple(events, fc.constantFrom(...REASONS)).map(([e, r]) => new Callback(e, r)),
-  fc.tuple(fc.constantFrom(...TEMPLATE_STATUSES), fc.constantFrom(...REASONS)).map(([s, r]) => new Poll(s, r)),
+  fc.tuple(fc.constantFrom(...TEMPLATE_STATUSES, null), fc.constantFrom(...REASONS)).map(([s, r]) => new Poll(s, r)),
+  fc.tuple(fc.constantFrom(...TEMPLATE_STATUSES, null), fc.constantFrom(...REASONS), fc.boolean()).map(([s, r, p]) => new ReadList(s, r, p)),
   fc.constant(new Send()),
 ];
 
@@ -170,7 +203,7 @@ describe('template status machine', () => {
     }
   });
 
-  test('random callbacks, polls and sends follow the model', async () => {
+  test('random callbacks, polls, list reads and sends follow the model', async () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
         const real = system();

@@ -5,7 +5,7 @@ import type { GraphSimulator } from './graph-simulator.ts';
  * Teaches the Graph simulator message templates and the Resumable Upload API:
  *
  * - `POST   /{waba-id}/message_templates`                → `{ id, status: "PENDING", category }`
- * - `GET    /{waba-id}/message_templates?name=`          → `{ data: [...], paging }`
+ * - `GET    /{waba-id}/message_templates?name=&limit=&after=` → `{ data: [...], paging }` (cursor paging)
  * - `GET    /{template-id}`                              → `{ id, name, language, status, category, components, rejected_reason }`
  * - `DELETE /{waba-id}/message_templates?name=&hsm_id=`  → `{ success: true }`
  * - `GET    /app`                                        → `{ id, name }` (the token's app)
@@ -35,6 +35,7 @@ export function teachTemplates(sim: GraphSimulator) {
   const uploads = new Map<string, { length: number; type: string; received: Uint8Array }>();
   const handles = new Map<string, { bytes: Uint8Array; type: string }>();
   const id = graphId;
+  let listOutage = false;
   const invalid = (message: string) => sim.graphError(400, 100, `(#100) ${message}`);
 
   sim.extend({
@@ -43,9 +44,18 @@ export function teachTemplates(sim: GraphSimulator) {
       if (node === sim.businessAccountId && edge === 'message_templates' && parts.length === 2) {
         if (request.method === 'POST') return create((await request.json()) as Record<string, any>);
         if (request.method === 'GET') {
+          if (listOutage) return sim.graphError(503, 2, 'Service temporarily unavailable');
           const name = url.searchParams.get('name');
-          const data = [...templates.values()].filter((t) => !name || t.name === name);
-          return Response.json({ data, paging: { cursors: { before: 'MAZDZD', after: 'MjQZD' } } });
+          const all = [...templates.values()].filter((t) => !name || t.name === name);
+          // The platform's cursor paging: `limit` (default 25), `after`; `next` only while more remain.
+          const limit = Math.min(Number(url.searchParams.get('limit') ?? 25) || 25, 1000);
+          const after = url.searchParams.get('after');
+          const start = after ? Number(Buffer.from(after, 'base64url').toString()) : 0;
+          const data = all.slice(start, start + limit);
+          const cursor = (offset: number) => Buffer.from(String(offset)).toString('base64url');
+          const paging: Record<string, unknown> = { cursors: { before: cursor(start), after: cursor(start + data.length) } };
+          if (start + data.length < all.length) paging.next = `${url.origin}${url.pathname}?limit=${limit}&after=${cursor(start + data.length)}`;
+          return Response.json({ data, paging });
         }
         if (request.method === 'DELETE') {
           const name = url.searchParams.get('name');
@@ -157,6 +167,16 @@ export function teachTemplates(sim: GraphSimulator) {
     appId,
     templates,
     handles,
+    /** A template made elsewhere (the platform's own manager, another tool): no call went through the service. */
+    addElsewhere(template: Omit<SimTemplate, 'id' | 'rejected_reason'> & { rejected_reason?: string }): SimTemplate {
+      const made: SimTemplate = { id: id(), rejected_reason: 'NONE', ...template };
+      templates.set(made.id, made);
+      return made;
+    },
+    /** While on, listing the business account's templates fails (HTTP 503, code 2). */
+    setListOutage(on: boolean) {
+      listOutage = on;
+    },
     /** Changes the status without a callback (found by polling). */
     setStatus(templateId: string, status: string, reason = 'NONE') {
       Object.assign(must(templateId), { status, rejected_reason: reason });

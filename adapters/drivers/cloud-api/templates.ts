@@ -9,6 +9,7 @@ import type { GraphClientOptions } from './graph-client.ts';
  * Message templates on the Graph API (the business account's `message_templates` edge):
  *
  * - `POST   /{waba-id}/message_templates`                 `{ name, language, category, components }` → `{ id, status, category }`
+ * - `GET    /{waba-id}/message_templates?fields=…&limit=&after=`  every template, page by page (`paging.next`, `cursors.after`)
  * - `GET    /{template-id}?fields=…`                       the template with `status` and `rejected_reason`
  * - `DELETE /{waba-id}/message_templates?name=&hsm_id=`    → `{ success: true }`
  * - header examples by the Resumable Upload API: `GET /app` (the token's app id), then
@@ -58,14 +59,38 @@ export function createCloudApiTemplates(options: GraphClientOptions): TemplatePl
       return { externalId: String(answer.id), status: statusOf(answer.status, 'PENDING'), category: typeof answer.category === 'string' ? answer.category : null };
     },
 
+    async list(connection) {
+      const all: PlatformTemplate[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < MAX_LIST_PAGES; pages++) {
+        const query = `fields=${TEMPLATE_FIELDS}&limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`;
+        const answer = await call<{ data?: unknown; paging?: { next?: unknown; cursors?: { after?: unknown } } }>(
+          connection,
+          'GET',
+          `${waba(connection)}/message_templates?${query}`,
+          'Listing the templates',
+        );
+        for (const node of Array.isArray(answer.data) ? answer.data : []) {
+          if (typeof node !== 'object' || node === null || (typeof (node as any).id !== 'string' && typeof (node as any).id !== 'number')) continue;
+          if (GONE.has(String((node as any).status).toUpperCase())) continue;
+          all.push(toPlatformTemplate(node as Record<string, unknown>, String((node as any).id)));
+        }
+        const next = answer.paging?.cursors?.after;
+        if (!answer.paging?.next || typeof next !== 'string' || !next) return all;
+        after = next;
+      }
+      throw new DriverError(`Listing the templates failed: more than ${MAX_LIST_PAGES} pages`, 'TOO_MANY_TEMPLATES', false);
+    },
+
     async get(connection, externalId) {
       try {
         const node = await call<Record<string, unknown>>(
           connection,
           'GET',
-          `${encodeURIComponent(externalId)}?fields=id,name,language,category,status,rejected_reason,components`,
+          `${encodeURIComponent(externalId)}?fields=${TEMPLATE_FIELDS}`,
           'Reading the template',
         );
+        if (GONE.has(String(node.status).toUpperCase())) return undefined;
         return toPlatformTemplate(node, externalId);
       } catch (error) {
         // Code 100 with "does not exist" (GraphMethodException, subcode 33): the template is gone.
@@ -107,9 +132,19 @@ export function createCloudApiTemplates(options: GraphClientOptions): TemplatePl
   };
 }
 
+const TEMPLATE_FIELDS = 'id,name,language,category,status,rejected_reason,components';
+/** 100 templates a page: far above a business account's template limit. */
+const MAX_LIST_PAGES = 100;
+/** Statuses of a template on its way out: as good as deleted. */
+const GONE = new Set(['DELETED', 'PENDING_DELETION']);
+
 function statusOf(value: unknown, fallback: TemplateStatus): TemplateStatus {
+  return knownStatus(value) ?? fallback;
+}
+
+function knownStatus(value: unknown): TemplateStatus | null {
   const upper = typeof value === 'string' ? value.toUpperCase() : '';
-  return isTemplateStatus(upper) ? upper : fallback;
+  return isTemplateStatus(upper) ? upper : null;
 }
 
 function toPlatformTemplate(node: Record<string, unknown>, externalId: string): PlatformTemplate {
@@ -118,7 +153,7 @@ function toPlatformTemplate(node: Record<string, unknown>, externalId: string): 
     name: String(node.name ?? ''),
     language: String(node.language ?? ''),
     category: typeof node.category === 'string' ? node.category : null,
-    status: statusOf(node.status, 'PENDING'),
+    status: knownStatus(node.status),
     rejectedReason: typeof node.rejected_reason === 'string' ? node.rejected_reason : null,
     components: Array.isArray(node.components) ? node.components : null,
   };

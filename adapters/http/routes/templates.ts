@@ -8,11 +8,11 @@ import {
   createTemplate,
   deleteTemplate,
   getTemplate,
-  listTemplates,
   uploadHeaderMedia,
   uploadSendMedia,
   type Template,
 } from '../../../core/templates/templates.ts';
+import { listTemplates } from '../../../core/templates/template-list.ts';
 import { templateDeps, templateStores } from '../../connections/template-stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -74,7 +74,7 @@ export function templateRoutes(ctx: AppContext) {
             params: Params,
             query: PageQuery,
             response: { ...errors, 200: PageOf(TemplateView) },
-            detail: { summary: 'Templates of the connection, newest first; `s` searches the name. Statuses as last learned (GET one to refresh)' },
+            detail: { summary: 'Templates of the connection, newest first; `s` searches the name. The first page reads the platform first (templates made elsewhere appear, statuses are current; the last known list when the platform is unreachable); later pages read what it stored' },
           },
         )
         .post(

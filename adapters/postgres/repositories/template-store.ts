@@ -27,24 +27,18 @@ export function templateStore(db: Kysely<Database>): TemplateStore {
         await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('name', '=', name).where('language', '=', language).executeTakeFirst(),
       );
     },
+    async all(connectionId) {
+      return (await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).execute()).map(toTemplate);
+    },
     async insert(t) {
+      await db.insertInto('templates').values(toRow(t)).execute();
+    },
+    async upsert(t) {
+      const { id: _, workspace_id: __, connection_id: ___, name: ____, language: _____, created_at: ______, ...changes } = toRow(t);
       await db
         .insertInto('templates')
-        .values({
-          id: t.id,
-          workspace_id: t.workspaceId,
-          connection_id: t.connectionId,
-          external_id: t.externalId,
-          name: t.name,
-          language: t.language,
-          category: t.category,
-          // An array bound as is would go out as a Postgres array, not JSON.
-          components: sql<unknown[]>`cast(${JSON.stringify(t.components)} as jsonb)`,
-          status: t.status,
-          rejected_reason: t.rejectedReason,
-          created_at: t.createdAt,
-          updated_at: t.updatedAt,
-        })
+        .values(toRow(t))
+        .onConflict((oc) => oc.columns(['connection_id', 'name', 'language']).doUpdateSet(changes))
         .execute();
     },
     async update(t) {
@@ -75,5 +69,23 @@ function toTemplate(row: Selectable<TemplatesTable>): Template {
     rejectedReason: row.rejected_reason,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+  };
+}
+
+function toRow(t: Template) {
+  return {
+    id: t.id,
+    workspace_id: t.workspaceId,
+    connection_id: t.connectionId,
+    external_id: t.externalId,
+    name: t.name,
+    language: t.language,
+    category: t.category,
+    // An array bound as is would go out as a Postgres array, not JSON.
+    components: sql<unknown[]>`cast(${JSON.stringify(t.components)} as jsonb)`,
+    status: t.status,
+    rejected_reason: t.rejectedReason,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
   };
 }
