@@ -23,7 +23,8 @@ export async function listTemplates(stores: TemplateStores, deps: TemplateDeps, 
 /**
  * Makes the stored templates of a connection what the platform has: new ones added, changed
  * ones updated (the platform's status is the truth, as when polling), and those gone from the
- * platform removed — except any stored after the platform was read (a create racing the sync).
+ * platform removed — except any changed after the platform was read (a callback or a create
+ * racing the sync is newer than what was read).
  * Answers false when the platform could not be read (nothing changed).
  */
 export async function syncTemplates(
@@ -48,6 +49,8 @@ export async function syncTemplates(
   for (const found of current) {
     const known = byExternalId.get(found.externalId) ?? byName.get(nameKey(found));
     if (known) kept.add(known.id);
+    // Changed here after the platform was read (a callback, a create): newer than this read.
+    if (known && known.updatedAt >= readAt) continue;
     const next = fromPlatform(found, known, connection, deps.ids.next(), readAt);
     if (!known || changed(known, next)) await stores.templates.upsert(next);
   }

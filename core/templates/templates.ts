@@ -36,6 +36,8 @@ export interface TemplateStore {
   upsert(template: Template): Promise<void>;
   get(connectionId: string, id: string): Promise<Template | undefined>;
   findByExternalId(connectionId: string, externalId: string): Promise<Template | undefined>;
+  /** The same, locked until the transaction ends: concurrent callbacks of one template apply one after the other. */
+  lockByExternalId(connectionId: string, externalId: string): Promise<Template | undefined>;
   findByName(connectionId: string, name: string, language: string): Promise<Template | undefined>;
   insert(template: Template): Promise<void>;
   update(template: Template): Promise<void>;
@@ -219,7 +221,7 @@ export async function applyTemplateCallback(
   connectionId: string,
   update: TemplateStatusUpdate,
 ): Promise<Template | undefined> {
-  const template = await stores.templates.findByExternalId(connectionId, update.externalId);
+  const template = await stores.templates.lockByExternalId(connectionId, update.externalId);
   if (!template) return undefined;
   const effect = templateEventEffect(update.event);
   if (effect.kind === 'deleted') {

@@ -71,6 +71,7 @@ function system() {
     list: async (_c, request) => page([...rows.values()], rows.size, request),
     get: async (_c, id) => rows.get(id),
     findByExternalId: async (_c, externalId) => [...rows.values()].find((t) => t.externalId === externalId),
+    lockByExternalId: async (_c, externalId) => [...rows.values()].find((t) => t.externalId === externalId),
     findByName: async (_c, name, language) => [...rows.values()].find((t) => t.name === name && t.language === language),
     all: async () => [...rows.values()].map((t) => structuredClone(t)),
     insert: async (t) => void rows.set(t.id, structuredClone(t)),

@@ -22,6 +22,9 @@ export function templateStore(db: Kysely<Database>): TemplateStore {
     async findByExternalId(connectionId, externalId) {
       return one(await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('external_id', '=', externalId).executeTakeFirst());
     },
+    async lockByExternalId(connectionId, externalId) {
+      return one(await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('external_id', '=', externalId).forUpdate().executeTakeFirst());
+    },
     async findByName(connectionId, name, language) {
       return one(
         await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('name', '=', name).where('language', '=', language).executeTakeFirst(),
