@@ -14,6 +14,7 @@ import { isMediaKind, normalizeRecipient, type OutgoingContent } from './outgoin
 import { assertMaySend } from './send-window.ts';
 import type { TemplateComponentRules } from '../templates/component-rules.ts';
 import { templateAsText } from '../templates/template-text.ts';
+import { checkPluginComponents, checkSend } from '../templates/components.ts';
 
 /** Queue of accepted messages waiting for their driver send. */
 export const SEND_QUEUE = 'messages.send';
@@ -84,6 +85,11 @@ export async function acceptSend(
     const definition = await stores.templateDefinition?.(actor.workspaceId, name, language);
     const text = deps.templateComponents ? templateAsText(content.template, deps.templateComponents, definition) : null;
     if (text === null) throw new DomainError(422, 'Templates can only be sent on official connections');
+    // Held to the same rules as on an official connection: against the definition when known.
+    const problems = definition
+      ? checkSend(definition.components, content.template.components, deps.templateComponents)
+      : checkPluginComponents(content.template.components, deps.templateComponents);
+    if (problems.length > 0) throw badRequest(problems);
     content = { kind: 'text', text };
   }
   if (driver.capabilities.sendWindow) {

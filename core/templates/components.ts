@@ -208,6 +208,19 @@ export function checkSend(definition: unknown[], components: unknown, rules: Tem
   return problems;
 }
 
+/**
+ * For a template this service does not know: only what the enabled plugins can judge alone
+ * (a carousel's own shape), since the variables depend on a definition we do not have.
+ */
+export function checkPluginComponents(components: unknown, rules: TemplateComponentRules | undefined): string[] {
+  if (!Array.isArray(components)) return [];
+  return components.flatMap((component, i) => {
+    if (!isObject(component) || typeof component.type !== 'string') return [];
+    const rule = rules?.get(component.type.toUpperCase());
+    return rule ? rule.checkSend(component, `body.components[${i}]`) : [];
+  });
+}
+
 function checkTextParameters(parameters: unknown, expected: number, path: string, what: string, problems: string[]): void {
   const list = parameters === undefined ? [] : parameters;
   if (!Array.isArray(list)) {

@@ -7,7 +7,7 @@ import { badRequest, conflict, DomainError, notFound, unprocessable } from '../s
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
 import type { TemplateComponentRules } from './component-rules.ts';
-import { checkDefinition, checkSend } from './components.ts';
+import { checkDefinition, checkPluginComponents, checkSend } from './components.ts';
 import type { PlatformTemplate, TemplatePlatform, TemplateStatusUpdate, UploadedFile } from './platform.ts';
 import { afterCallback, isSendable, reasonFor, templateEventEffect, type TemplateStatus } from './template-status.ts';
 
@@ -239,7 +239,8 @@ export async function applyTemplateCallback(
 /**
  * Before a template send goes out: when the template is known here, it must be APPROVED (422)
  * and the send's components must fit it (400, every problem at once). A template this service
- * does not know (made elsewhere) goes through; the platform refuses unknown ones (132001).
+ * does not know (made elsewhere) goes through once the plugins' components in it are well
+ * formed; the platform refuses unknown ones (132001).
  */
 export async function checkTemplateSend(
   stores: TemplateStores,
@@ -252,7 +253,11 @@ export async function checkTemplateSend(
   const connection = await stores.connections.get(actor.workspaceId, connectionId);
   if (!connection) return;
   const template = await stores.templates.findByName(connection.id, send.name, send.language);
-  if (!template) return;
+  if (!template) {
+    const problems = checkPluginComponents(send.components, deps.rules);
+    if (problems.length > 0) throw badRequest(problems);
+    return;
+  }
   if (!isSendable(template.status)) {
     throw unprocessable(`Template ${template.name} (${template.language}) is ${template.status}; only an APPROVED template can be sent`);
   }

@@ -201,6 +201,17 @@ describe('a carousel template on an official connection', () => {
     expect(sim.sent.length).toBe(sentBefore);
   });
 
+  test('a carousel in a template not known here is still checked for its own shape before the call goes out', async () => {
+    const sentBefore = sim.sent.length;
+    const res = await call('POST', `/v3/connections/${connectionId}/chats/messages/send-template`, {
+      ...sendBody(contact, [], { cards: [{ card_index: 0, components: [{ type: 'button', sub_type: 'quick_reply', index: 0, parameters: [{ type: 'payload' }] }] }] }),
+      name: 'not_known_here',
+    });
+    expectStandardError(res, 400, 'Bad Request');
+    expect((res.body.message as string[]).some((m) => m.startsWith('body.components[1].cards[0].components[0].parameters[0].payload: '))).toBe(true);
+    expect(sim.sent.length).toBe(sentBefore);
+  });
+
   test('a send that does not fit the approved carousel is refused: a card left out, a quick-reply button without its payload', async () => {
     // Graph: "An approved template can only be used to send the same number of cards as defined
     // during its creation"; spec 4.3: "Each button carries its own `payload` string".
@@ -292,6 +303,23 @@ describe('on a connection whose network has no templates, a carousel degrades to
     expect(res.status).toBe(201);
     expect(res.body.kind).toBe('text');
     expect(res.body.content.text).toBe('Dana\n\n1. 10%\n\n2. 11%');
+  });
+
+  test('the degraded send is held to the same rules: against the known definition, or the carousel’s own shape when unknown (400, nothing sent)', async () => {
+    const faulty = [
+      { card_index: 0, components: [{ type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload' }] }] },
+      { card_index: 0, components: [] },
+    ];
+    for (const name of ['summer_carousel', 'made_elsewhere']) {
+      const res = await sendTemplate({ ...sendBody(newContact(), ['1', '2'], { cards: faulty }), name });
+      expectStandardError(res, 400, 'Bad Request');
+      const messages: string[] = res.body.message;
+      expect(messages.some((m) => m.startsWith('body.components[1].cards[0].components[0].index: '))).toBe(true);
+      expect(messages.some((m) => m.startsWith('body.components[1].cards[0].components[0].parameters[0].payload: '))).toBe(true);
+    }
+    // The known definition also wants its body variable.
+    const known = await sendTemplate({ ...sendBody(newContact(), ['1', '2']), components: sendBody('x', ['1', '2']).components.slice(1) });
+    expectStandardError(known, 400, 'Bad Request');
   });
 
   test('a template without a carousel is still refused (422)', async () => {
