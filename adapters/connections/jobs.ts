@@ -1,3 +1,4 @@
+import { notFound } from '../../core/shared/errors.ts';
 import { SESSION_QUEUE, type SessionCommand } from '../../core/connections/connections.ts';
 import { deliverMessage } from '../../core/messaging/deliver.ts';
 import { driverView } from '../../core/messaging/deliver.ts';
@@ -100,6 +101,28 @@ async function resumeSessions(ctx: AppContext, which: (driver: string) => boolea
 }
 
 /** Keeps a received media item's bytes, fetched from the network while the network still has them. */
+/**
+ * The bytes of a media item and what they are, for a download: held here, or fetched from the
+ * network once (received media not fetched yet). 404 when there is no such media or the network
+ * no longer has it.
+ */
+export async function mediaDownload(ctx: AppContext, mediaId: string): Promise<Response> {
+  const stores = messagingStores(ctx.db, ctx);
+  const item = await stores.media.get(mediaId);
+  if (!item) throw notFound('Media not found');
+  const bytes = (await stores.media.bytes(item.id)) ?? (await fetchReceivedMedia(ctx, item.id));
+  if (!bytes) throw notFound('The media is no longer available from the network');
+  const fresh = (await stores.media.get(item.id))!;
+  return new Response(bytes as Uint8Array<ArrayBuffer>, {
+    headers: {
+      'content-type': fresh.mimetype,
+      'content-length': String(bytes.length),
+      'cache-control': 'private, max-age=3600',
+      ...(fresh.fileName && { 'content-disposition': `attachment; filename="${fresh.fileName.replace(/["\\\r\n]/g, '_')}"` }),
+    },
+  });
+}
+
 export async function fetchReceivedMedia(ctx: AppContext, mediaId: string): Promise<Uint8Array | undefined> {
   const stores = messagingStores(ctx.db, ctx);
   const item = await stores.media.get(mediaId);

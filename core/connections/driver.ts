@@ -90,6 +90,11 @@ export interface NetworkDriver {
   platformRequest?(connection: DriverConnection, request: PlatformRequest): Promise<unknown>;
   /** Pre-approved templates (spec 4.3), where `capabilities.templates`. */
   templates?: TemplatePlatform;
+  /**
+   * Is this number on the network? Where the network can tell (unofficial accounts, the
+   * sandbox); the official network offers no lookup. `phone` is digits in international format.
+   */
+  lookupNumber?(connection: DriverConnection, phone: string): Promise<{ exists: boolean; jid: string | null }>;
   /** Shows or clears "typing…" to a contact, where `capabilities.typing`. */
   sendTyping?(connection: DriverConnection, to: string, typing: boolean): Promise<void>;
   /** Provider callbacks over HTTP (official networks): verification handshake and delivery. */

@@ -55,6 +55,7 @@ export interface BaileysSocket {
   user?: { id: string } | undefined;
   sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
   sendPresenceUpdate(type: WAPresence, toJid?: string): Promise<void>;
+  onWhatsApp?(...jids: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   logout(msg?: string): Promise<void>;
   end(error: Error | undefined): void | Promise<void>;
@@ -548,6 +549,17 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
         return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), mimetype: mapped.media.mimetype };
       } catch (error) {
         throw toDriverError(error, 'media download failed');
+      }
+    },
+
+    async lookupNumber(connection, phone) {
+      const socket = await liveSocket(connection);
+      if (!socket.onWhatsApp) throw new DriverError('this session cannot look numbers up', 'unsupported_lookup', false);
+      try {
+        const [found] = (await socket.onWhatsApp(toJid(phone))) ?? [];
+        return { exists: Boolean(found?.exists), jid: found?.exists ? found.jid : null };
+      } catch (error) {
+        throw toDriverError(error, 'number lookup failed');
       }
     },
 

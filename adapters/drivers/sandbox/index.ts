@@ -32,6 +32,12 @@ export function createSandboxDriver(): SandboxDriver {
 
     async disconnect() {},
 
+    // The same rule as sending: numbers starting with 999 are not on the sandbox network.
+    async lookupNumber(_connection, phone) {
+      const exists = !phone.startsWith('999');
+      return { exists, jid: exists ? `${phone}@s.whatsapp.net` : null };
+    },
+
     async send(_connection, message) {
       // Recipients starting with 999 simulate numbers that are not on the network.
       if (message.to.startsWith('999')) throw new DriverError(`${message.to} is not on the network`, 'not_on_network', false);

@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia';
 import { assertDownloadToken } from '../../../core/media/media.ts';
 import { prepareMediaUpload, uploadByTicket, uploadMedia } from '../../../core/media/uploads.ts';
-import { badRequest, notFound } from '../../../core/shared/errors.ts';
-import { fetchReceivedMedia } from '../../connections/jobs.ts';
+import { badRequest } from '../../../core/shared/errors.ts';
+import { mediaDownload } from '../../connections/jobs.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -87,20 +87,7 @@ export function mediaRoutes(ctx: AppContext) {
       '/v3/connections/media/:mediaId/download',
       async ({ params, query }) => {
         assertDownloadToken(deps, params.mediaId, query.token);
-        const stores = messagingStores(ctx.db, ctx);
-        const item = await stores.media.get(params.mediaId);
-        if (!item) throw notFound('Media not found');
-        const bytes = (await stores.media.bytes(item.id)) ?? (await fetchReceivedMedia(ctx, item.id));
-        if (!bytes) throw notFound('The media is no longer available from the network');
-        const fresh = (await stores.media.get(item.id))!;
-        return new Response(bytes as Uint8Array<ArrayBuffer>, {
-          headers: {
-            'content-type': fresh.mimetype,
-            'content-length': String(bytes.length),
-            'cache-control': 'private, max-age=3600',
-            ...(fresh.fileName && { 'content-disposition': `attachment; filename="${fresh.fileName.replace(/["\\\r\n]/g, '_')}"` }),
-          },
-        });
+        return mediaDownload(ctx, params.mediaId);
       },
       {
         params: t.Object({ mediaId: t.String() }),

@@ -1,13 +1,12 @@
 import { Elysia, t } from 'elysia';
-import { acceptSend } from '../../../core/messaging/send.ts';
 import { chatHistory, getMessage, listChats } from '../../../core/messaging/history.ts';
 import type { ChatMessage } from '../../../core/messaging/message.ts';
-import { parseOutgoingContent } from '../../../core/messaging/outgoing.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { checkTemplateSendFor } from '../../connections/template-stores.ts';
+import { sendFromRequest } from '../../connections/send-request.ts';
+import type { Actor } from '../../../core/identity/identity.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
 const Media = t.Object({
@@ -74,16 +73,7 @@ const NotFound = { 404: t.Union([CodedError, StandardError]) };
 
 /** Sending (spec 4.3) and message history of a connection. */
 export function messageRoutes(ctx: AppContext) {
-  const deps = messagingDeps(ctx);
-  const send = async (actor: Parameters<typeof acceptSend>[2], connectionId: string, body: Record<string, unknown>, idempotencyKey: string | undefined) =>
-    ctx.db.transaction().execute((trx) =>
-      acceptSend(messagingStores(trx, ctx), deps, actor, connectionId, {
-        to: body.to,
-        content: parseOutgoingContent(body),
-        replyTo: body.replyTo as string | undefined,
-        idempotencyKey,
-      }),
-    );
+  const send = (actor: Actor, connectionId: string, body: Record<string, unknown>, idempotencyKey: string | undefined) => sendFromRequest(ctx, actor, connectionId, body, idempotencyKey);
 
   return new Elysia({ name: 'routes.messages', prefix: '/v3/connections/:id/chats', detail: { tags: ['Messaging'] } })
     .use(authentication(ctx))
@@ -112,7 +102,6 @@ export function messageRoutes(ctx: AppContext) {
           '/messages/send-template',
           async ({ actor, params, body, headers, set }) => {
             const { to, ...template } = body;
-            await checkTemplateSendFor(ctx, actor, params.id, template);
             const { message, created } = await send(actor, params.id, { to, template }, headers['idempotency-key']);
             set.status = created ? 201 : 200;
             return presentMessage(message);
