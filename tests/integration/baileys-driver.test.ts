@@ -32,6 +32,12 @@ class FakeSocket implements BaileysSocket {
   async sendPresenceUpdate(type: string, jid?: string) {
     this.presences.push([type, jid]);
   }
+  /** As the network answers: a number starting 999 is not on it. */
+  readonly lookups: string[] = [];
+  async onWhatsApp(...jids: string[]) {
+    this.lookups.push(...jids);
+    return jids.map((jid) => ({ jid, exists: !jid.startsWith('999') }));
+  }
   async requestPairingCode(phone: string) {
     this.pairingRequests.push(phone);
     return 'K7QW2PLX';
@@ -420,6 +426,23 @@ describe('Baileys driver on a fake socket', () => {
     // What we sent is stored too (a later reply can quote it).
     expect((await h.driver.messages.get(connection.id, reply.externalId))?.key.fromMe).toBe(true);
     await expect(h.driver.send(connection, { to: '5511987654321', content: { kind: 'template', template: { name: 't', language: 'pt_BR' } } })).rejects.toMatchObject({ retryable: false });
+    await h.driver.shutdown();
+  });
+
+  test('lookupNumber asks the live session (onWhatsApp); elsewhere it is refused as retryable', async () => {
+    const clock = new FakeClock();
+    const h = harness('worker-lookup', clock);
+    const other = harness('worker-lookup-2', clock);
+    const connection = await newConnection();
+    await expect(h.driver.lookupNumber!(connection, '5511987654321')).rejects.toMatchObject({ code: 'not_connected', retryable: true });
+    const events = new RecordedEvents();
+    await h.driver.connect(connection, events);
+    h.socket().open();
+    await eventually(() => expect(events.statuses.some((s) => s.event === 'opened')).toBe(true));
+    expect(await h.driver.lookupNumber!(connection, '5511987654321')).toEqual({ exists: true, jid: '5511987654321@s.whatsapp.net' });
+    expect(await h.driver.lookupNumber!(connection, '9990001112')).toEqual({ exists: false, jid: null });
+    expect(h.socket().lookups).toEqual(['5511987654321@s.whatsapp.net', '9990001112@s.whatsapp.net']);
+    await expect(other.driver.lookupNumber!(connection, '5511987654321')).rejects.toMatchObject({ code: 'session_elsewhere', retryable: true });
     await h.driver.shutdown();
   });
 
