@@ -5,6 +5,7 @@ import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../../
 import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
 import { mediaDownload } from '../../adapters/connections/jobs.ts';
 import { sendFromRequest } from '../../adapters/connections/send-request.ts';
+import { ButtonsContent, ListContent } from '../../adapters/http/routes/messages.ts';
 import { getConnection, listConnections } from '../../core/connections/connections.ts';
 import { chatHistory, getMessage, listChats } from '../../core/messaging/history.ts';
 import { normalizeRecipient } from '../../core/messaging/outgoing.ts';
@@ -45,16 +46,8 @@ const V2SendBody = t.Object(
       t.Object({ url: t.Optional(t.String()), mediaId: t.Optional(t.String()), mimetype: t.Optional(t.String()), fileName: t.Optional(t.String()), caption: t.Optional(t.String()) }, { additionalProperties: false }),
     ),
     sticker: t.Optional(Media),
-    list: t.Optional(
-      t.Object({
-        body: t.String(),
-        buttonText: t.String(),
-        header: t.Optional(t.String()),
-        footer: t.Optional(t.String()),
-        sections: t.Array(t.Object({ title: t.String(), rows: t.Array(t.Object({ id: t.String(), title: t.String(), description: t.Optional(t.String()) })) })),
-      }),
-    ),
-    buttons: t.Optional(t.Object({ body: t.String(), header: t.Optional(t.String()), footer: t.Optional(t.String()), buttons: t.Array(t.Object({ id: t.String(), title: t.String() })) })),
+    list: t.Optional(ListContent),
+    buttons: t.Optional(ButtonsContent),
     template: t.Optional(t.Object({ name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) })),
     // Named so that a caller mixing the versions hears it (unknown fields are dropped, not refused).
     ...Object.fromEntries(

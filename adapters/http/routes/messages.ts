@@ -15,6 +15,23 @@ const Media = t.Object({
   mimetype: t.Optional(t.String()),
 });
 
+/** A list message: a button opening sections of rows (sent as numbered text on unofficial accounts). */
+export const ListContent = t.Object({
+  body: t.String(),
+  buttonText: t.String(),
+  header: t.Optional(t.String()),
+  footer: t.Optional(t.String()),
+  sections: t.Array(t.Object({ title: t.String(), rows: t.Array(t.Object({ id: t.String(), title: t.String(), description: t.Optional(t.String()) })) })),
+});
+
+/** Reply buttons. */
+export const ButtonsContent = t.Object({
+  body: t.String(),
+  header: t.Optional(t.String()),
+  footer: t.Optional(t.String()),
+  buttons: t.Array(t.Object({ id: t.String(), title: t.String() })),
+});
+
 /** The send request: `to` and exactly one content field, whose name is the message kind. */
 const SendBody = t.Object({
   to: t.String({ description: 'Phone number in international format (E.164), or a chat id such as a group' }),
@@ -29,23 +46,8 @@ const SendBody = t.Object({
   contacts: t.Optional(
     t.Array(t.Object({ name: t.String(), phones: t.Array(t.String()), emails: t.Optional(t.Array(t.String())), organization: t.Optional(t.String()) })),
   ),
-  list: t.Optional(
-    t.Object({
-      body: t.String(),
-      buttonText: t.String(),
-      header: t.Optional(t.String()),
-      footer: t.Optional(t.String()),
-      sections: t.Array(t.Object({ title: t.String(), rows: t.Array(t.Object({ id: t.String(), title: t.String(), description: t.Optional(t.String()) })) })),
-    }),
-  ),
-  buttons: t.Optional(
-    t.Object({
-      body: t.String(),
-      header: t.Optional(t.String()),
-      footer: t.Optional(t.String()),
-      buttons: t.Array(t.Object({ id: t.String(), title: t.String() })),
-    }),
-  ),
+  list: t.Optional(ListContent),
+  buttons: t.Optional(ButtonsContent),
   reaction: t.Optional(t.Object({ messageId: t.String(), emoji: t.String({ description: 'Empty string removes the reaction' }) })),
   template: t.Optional(t.Object({ name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) })),
 });
