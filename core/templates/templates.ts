@@ -1,6 +1,7 @@
-import type { ConnectionStore, Connection } from '../connections/connection.ts';
+import type { ConnectionStore } from '../connections/connection.ts';
 import { connectionNotFound } from '../connections/connections.ts';
-import { DriverError, type DriverConnection, type NetworkDriver } from '../connections/driver.ts';
+import { DriverError, type NetworkDriver } from '../connections/driver.ts';
+import { driverView } from '../messaging/deliver.ts';
 import type { Actor } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
 import { badRequest, conflict, DomainError, notFound, unprocessable } from '../shared/errors.ts';
@@ -8,7 +9,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
 import type { TemplateComponentRules } from './component-rules.ts';
 import { checkDefinition, checkPluginComponents, checkSend } from './components.ts';
-import type { PlatformTemplate, TemplatePlatform, TemplateStatusUpdate, UploadedFile } from './platform.ts';
+import type { PlatformTemplate, TemplateStatusUpdate, UploadedFile } from './platform.ts';
 import { afterCallback, isSendable, reasonFor, templateEventEffect, type TemplateStatus } from './template-status.ts';
 
 /** A template of a connection (its business account), as this service keeps it. */
@@ -71,10 +72,6 @@ export async function templateConnection(stores: TemplateStores, deps: TemplateD
     throw unprocessable('Templates exist only on official connections: this connection’s network has no pre-approved templates');
   }
   return { connection, platform: driver.templates, view: driverView(connection) };
-}
-
-function driverView(connection: Connection): DriverConnection {
-  return { id: connection.id, workspaceId: connection.workspaceId, credentials: connection.credentials, phoneNumber: connection.phoneNumber };
 }
 
 /** A platform failure as the caller sees it: a refusal is 400 with the platform's words; trouble reaching it is 502. */

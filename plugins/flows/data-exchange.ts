@@ -15,7 +15,8 @@ import {
   readCustomerReply,
   type ReadReply,
 } from '../../core/flows/data-exchange.ts';
-import { flowKeyStore, type FlowKey } from './store.ts';
+import type { FlowKey } from '../../core/flows/flows.ts';
+import { flowKeyStore } from './store.ts';
 
 export const DATA_EXCHANGE_PREFIX = '/v3/flows/data-exchange';
 

@@ -4,17 +4,10 @@ import type { AppContext } from '../../adapters/http/context.ts';
 import { authErrors, iso, StandardError, Timestamp } from '../../adapters/http/schemas.ts';
 import { MessageView, presentMessage } from '../../adapters/http/routes/messages.ts';
 import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
-import { DriverError, type NetworkDriver, type PlatformRequest } from '../../core/connections/driver.ts';
-import { connectionNotFound } from '../../core/connections/connections.ts';
-import type { Connection } from '../../core/connections/connection.ts';
-import { driverView } from '../../core/messaging/deliver.ts';
-import type { Actor } from '../../core/identity/identity.ts';
-import { authorize } from '../../core/identity/roles.ts';
-import { DomainError } from '../../core/shared/errors.ts';
-import { checkFlowJson, parseFlowJson } from '../../core/flows/flow-json.ts';
+import { createFlow, flowEncryption, provisionFlowKey, type FlowDeps, type FlowEncryption } from '../../core/flows/flows.ts';
 import { sendFlow } from '../../core/flows/send-flow.ts';
 import { generateFlowKeyPair } from '../../adapters/crypto/flow-encryption.ts';
-import { flowKeyStore, type FlowKey } from './store.ts';
+import { flowKeyStore } from './store.ts';
 import { answerDataExchange, DATA_EXCHANGE_PREFIX } from './data-exchange.ts';
 
 const Id = t.Object({ id: t.String() });
@@ -36,31 +29,18 @@ const ValidationError = t.Object({ error: t.Optional(t.String()), error_type: t.
  * "Flow kinds"), and the platform's encrypted data-exchange endpoint (no apikey; 4.5, 6.2).
  */
 export function flowRoutes(ctx: AppContext) {
-  const keys = () => flowKeyStore(ctx.db, ctx.box);
-  const dataExchangeUrl = (key: FlowKey | undefined) => (key ? `${ctx.config.publicUrl}${DATA_EXCHANGE_PREFIX}/${key.endpointId}` : null);
-
-  /** The connection, its driver and phone number id; refused where the network has no Flows. */
-  const officialConnection = async (actor: Actor, id: string) => {
-    const connection = await messagingStores(ctx.db, ctx).connections.get(actor.workspaceId, id);
-    if (!connection) throw connectionNotFound(id);
-    const driver = ctx.drivers.get(connection.driver);
-    if (!driver?.capabilities.flows || !driver.platformRequest) throw new DomainError(422, 'Flows exist only on official connections');
-    const phoneNumberId = connection.credentials.phoneNumberId;
-    if (!phoneNumberId) throw new DomainError(422, 'The connection has no phoneNumberId');
-    return { connection, driver, phoneNumberId };
+  const stores = () => ({ connections: messagingStores(ctx.db, ctx).connections, flowKeys: flowKeyStore(ctx.db, ctx.box) });
+  const deps: FlowDeps = {
+    clock: ctx.clock,
+    ids: ctx.ids,
+    drivers: ctx.drivers,
+    generateKeyPair: generateFlowKeyPair,
+    dataExchangeUrl: (endpointId) => `${ctx.config.publicUrl}${DATA_EXCHANGE_PREFIX}/${endpointId}`,
   };
-  const platform = async <T>(driver: NetworkDriver, connection: Connection, request: PlatformRequest): Promise<T> => {
-    try {
-      return (await driver.platformRequest!(driverView(connection), request)) as T;
-    } catch (error) {
-      if (error instanceof DriverError) throw new DomainError(error.retryable ? 502 : 422, `The platform refused: ${error.message}`);
-      throw error;
-    }
-  };
-  const encryptionView = (phoneNumberId: string, key: FlowKey | undefined) => ({
+  const encryptionView = ({ phoneNumberId, key, dataExchangeUrl }: FlowEncryption) => ({
     phoneNumberId,
     registered: Boolean(key?.registeredAt),
-    dataExchangeUrl: dataExchangeUrl(key),
+    dataExchangeUrl,
     publicKey: key?.publicKeyPem ?? null,
     registeredAt: key ? iso(key.registeredAt) : null,
   });
@@ -72,43 +52,9 @@ export function flowRoutes(ctx: AppContext) {
         .post(
           '/flows',
           async ({ actor, params, body, set }) => {
-            authorize(actor.roles, 'connections', 'write');
-            const { connection, driver, phoneNumberId } = await officialConnection(actor, params.id);
-            const flowJson = parseFlowJson(body.flowJson);
-            const key = ownKey(await keys().byPhoneNumber(phoneNumberId), actor);
-            const checked = checkFlowJson(flowJson, { endpointUri: body.endpointUri, dataExchangeUrl: key?.registeredAt ? dataExchangeUrl(key) : null });
-            const waba = connection.credentials.businessAccountId;
-            if (!waba) throw new DomainError(422, 'The connection has no businessAccountId');
-            const name = body.name ?? `flow_${ctx.ids.next()}`;
-            const created = await platform<{ id?: string }>(driver, connection, {
-              method: 'POST',
-              path: `${encodeURIComponent(waba)}/flows`,
-              json: { name, categories: body.categories ?? ['OTHER'], ...(checked.endpointUri ? { endpoint_uri: checked.endpointUri } : {}) },
-              action: 'Creating the Flow',
-            });
-            if (!created.id) throw new DomainError(502, 'The platform created no Flow id');
-            const file = new Blob([JSON.stringify(checked.flowJson)], { type: 'application/json' });
-            const asset = await platform<{ validation_errors?: unknown[] }>(driver, connection, {
-              method: 'POST',
-              path: `${encodeURIComponent(created.id)}/assets`,
-              form: { name: 'flow.json', asset_type: 'FLOW_JSON', file: { blob: file, fileName: 'flow.json' } },
-              action: 'Uploading the Flow JSON',
-            });
-            const validationErrors = asset.validation_errors ?? [];
-            let published = false;
-            if (body.publish && validationErrors.length === 0) {
-              await platform(driver, connection, { method: 'POST', path: `${encodeURIComponent(created.id)}/publish`, action: 'Publishing the Flow' });
-              published = true;
-            }
+            const { validationErrors, ...created } = await createFlow(stores(), deps, actor, params.id, body);
             set.status = 201;
-            return {
-              id: created.id,
-              name,
-              kind: checked.kind,
-              status: published ? ('PUBLISHED' as const) : ('DRAFT' as const),
-              endpointUri: checked.endpointUri ?? null,
-              validation_errors: validationErrors as Array<Record<string, unknown>>,
-            };
+            return { ...created, validation_errors: validationErrors };
           },
           {
             params: Id,
@@ -173,35 +119,7 @@ export function flowRoutes(ctx: AppContext) {
         )
         .put(
           '/flows-encryption',
-          async ({ actor, params, body }) => {
-            authorize(actor.roles, 'connections', 'write');
-            const { connection, driver, phoneNumberId } = await officialConnection(actor, params.id);
-            const appSecret = connection.credentials.appSecret;
-            if (!appSecret) throw new DomainError(422, 'Flow encryption needs the connection’s platform app secret (credentials.appSecret)');
-            const store = keys();
-            const existing = ownKey(await store.byPhoneNumber(phoneNumberId), actor);
-            const pair = existing && !body?.rotate ? { publicKeyPem: existing.publicKeyPem, privateKeyPem: existing.privateKeyPem } : generateFlowKeyPair();
-            await platform(driver, connection, {
-              method: 'POST',
-              path: `${encodeURIComponent(phoneNumberId)}/whatsapp_business_encryption`,
-              form: { business_public_key: pair.publicKeyPem },
-              action: 'Registering the Flow public key',
-            });
-            const now = ctx.clock.now();
-            const key: FlowKey = {
-              phoneNumberId,
-              endpointId: existing?.endpointId ?? ctx.ids.next(),
-              workspaceId: actor.workspaceId,
-              connectionId: connection.id,
-              ...pair,
-              appSecret,
-              registeredAt: now,
-              createdAt: existing?.createdAt ?? now,
-              updatedAt: now,
-            };
-            await store.save(key);
-            return encryptionView(phoneNumberId, key);
-          },
+          async ({ actor, params, body }) => encryptionView(await provisionFlowKey(stores(), deps, actor, params.id, { rotate: body?.rotate })),
           {
             params: Id,
             body: t.Optional(t.Object({ rotate: t.Optional(t.Boolean({ description: 'A new key pair even if the number has one' })) }, { additionalProperties: true })),
@@ -214,11 +132,7 @@ export function flowRoutes(ctx: AppContext) {
         )
         .get(
           '/flows-encryption',
-          async ({ actor, params }) => {
-            authorize(actor.roles, 'connections', 'read');
-            const { phoneNumberId } = await officialConnection(actor, params.id);
-            return encryptionView(phoneNumberId, ownKey(await keys().byPhoneNumber(phoneNumberId), actor));
-          },
+          async ({ actor, params }) => encryptionView(await flowEncryption(stores(), deps, actor, params.id)),
           { params: Id, response: { ...authErrors, ...NotFound, 422: StandardError, 200: EncryptionView }, detail: { summary: 'The phone number’s Flow key: registered, and the dataExchangeUrl' } },
         ),
     );
@@ -226,11 +140,3 @@ export function flowRoutes(ctx: AppContext) {
   return new Elysia({ name: 'plugins.flows.all' }).use(authenticated).use(answerDataExchange(ctx));
 }
 
-/**
- * A number's key as far as this workspace may see it. A number that moved to another workspace
- * (its new owner proved control with their own credentials) gets a fresh pair and endpoint on
- * its first PUT: another workspace's private key is never reused and its endpoint never shown.
- */
-function ownKey(key: FlowKey | undefined, actor: Actor): FlowKey | undefined {
-  return key && key.workspaceId === actor.workspaceId ? key : undefined;
-}

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
+import type { FlowKey, FlowKeyStore } from '../../core/flows/flows.ts';
 
 /** The flows plugin's table (migrations/0001_flows.ts); the base schema stays untouched. */
 export interface FlowEncryptionKeysTable {
@@ -22,21 +23,7 @@ interface FlowsDatabase extends Database {
   flow_encryption_keys: FlowEncryptionKeysTable;
 }
 
-/** A phone number's Flow key, opened. */
-export interface FlowKey {
-  phoneNumberId: string;
-  endpointId: string;
-  workspaceId: string;
-  connectionId: string;
-  publicKeyPem: string;
-  privateKeyPem: string;
-  appSecret: string;
-  registeredAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export function flowKeyStore(db: Kysely<Database>, box: SecretBox) {
+export function flowKeyStore(db: Kysely<Database>, box: SecretBox): FlowKeyStore {
   const flows = db as unknown as Kysely<FlowsDatabase>;
   const open = (row: FlowEncryptionKeysTable): FlowKey => ({
     phoneNumberId: row.phone_number_id,
@@ -80,4 +67,3 @@ export function flowKeyStore(db: Kysely<Database>, box: SecretBox) {
   };
 }
 
-export type FlowKeyStore = ReturnType<typeof flowKeyStore>;
