@@ -1,4 +1,20 @@
+import type { Actor } from '../identity/identity.ts';
+import { getMessage, type HistoryStores } from '../messaging/history.ts';
 import type { ChatMessage } from '../messaging/message.ts';
+import { notFound } from '../shared/errors.ts';
+
+/**
+ * The id of the media held for a message of a chat, for a download with the API key (reading
+ * messages: the roles matrix's "read messages on a connection"). 404 for a message of another
+ * chat, or without media held here.
+ */
+export async function mediaOfChatMessage(stores: HistoryStores, actor: Actor, connectionId: string, remoteJid: string, messageId: string): Promise<string> {
+  const message = await getMessage(stores, actor, connectionId, messageId);
+  if (message.remoteJid !== remoteJid) throw notFound(`Message ${messageId} not found in this chat`);
+  const mediaId = mediaIdOf(message);
+  if (!mediaId) throw notFound('This message carries no media held here (none, or sent by public URL)');
+  return mediaId;
+}
 
 /**
  * The id of the media a message carries, where the service holds its bytes: a received

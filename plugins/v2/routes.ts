@@ -7,11 +7,11 @@ import { mediaDownload } from '../../adapters/connections/jobs.ts';
 import { sendFromRequest } from '../../adapters/connections/send-request.ts';
 import { ButtonsContent, ListContent } from '../../adapters/http/routes/messages.ts';
 import { getConnection, listConnections } from '../../core/connections/connections.ts';
-import { chatHistory, getMessage, listChats } from '../../core/messaging/history.ts';
+import { chatHistory, listChats } from '../../core/messaging/history.ts';
 import { normalizeRecipient } from '../../core/messaging/outgoing.ts';
 import { signalPresence, PRESENCES } from '../../core/messaging/presence.ts';
-import { mediaIdOf } from '../../core/media/message-media.ts';
-import { badRequest, notFound } from '../../core/shared/errors.ts';
+import { mediaOfChatMessage } from '../../core/media/message-media.ts';
+import { badRequest } from '../../core/shared/errors.ts';
 import { pageRequest } from '../../core/shared/pagination.ts';
 import { presentChat, presentConnection, presentMessage, V2Chat, V2Connection, V2Message } from './views.ts';
 
@@ -140,13 +140,7 @@ export function v2Routes(ctx: AppContext) {
         )
         .get(
           '/:id/chats/:remoteJid/messages/:messageId/media',
-          async ({ actor, params }) => {
-            const message = await getMessage(stores(), actor, params.id, params.messageId);
-            if (message.remoteJid !== jidOf(params.remoteJid)) throw notFound(`Message ${params.messageId} not found in this chat`);
-            const mediaId = mediaIdOf(message);
-            if (!mediaId) throw notFound('This message carries no media held here (none, or sent by public URL)');
-            return mediaDownload(ctx, mediaId);
-          },
+          async ({ actor, params }) => mediaDownload(ctx, await mediaOfChatMessage(stores(), actor, params.id, jidOf(params.remoteJid), params.messageId)),
           {
             params: t.Object({ id: t.String(), remoteJid: t.String(), messageId: t.String() }),
             response: { ...authErrors, ...NotFound, 200: t.Any({ description: 'The raw bytes, with their Content-Type' }) },
