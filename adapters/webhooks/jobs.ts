@@ -91,7 +91,13 @@ async function simulateTyping(ctx: AppContext, batch: Batch, on: boolean): Promi
   const connection = await messagingStores(ctx.db, ctx).connections.find(batch.connectionId);
   const driver = connection && ctx.drivers.get(connection.driver);
   if (!connection || !driver?.sendTyping || connection.status !== 'CONNECTED') return;
-  await driver.sendTyping(driverView(connection), batch.remoteJid.split('@')[0]!, on).catch((error: Error) =>
+  await driver.sendTyping(driverView(connection), batch.remoteJid.split('@')[0]!, on, lastMessageId(batch)).catch((error: Error) =>
     console.error(`[webhooks] typing for ${batch.remoteJid} failed: ${error.message}`),
   );
+}
+
+/** The network id of the newest message held in the batch (the 2.13 `key.id`). */
+function lastMessageId(batch: Batch): string | undefined {
+  const data = batch.events.at(-1)?.payload.data as { key?: { id?: unknown } } | undefined;
+  return typeof data?.key?.id === 'string' ? data.key.id : undefined;
 }

@@ -95,8 +95,12 @@ export interface NetworkDriver {
    * sandbox); the official network offers no lookup. `phone` is digits in international format.
    */
   lookupNumber?(connection: DriverConnection, phone: string): Promise<{ exists: boolean; jid: string | null }>;
-  /** Shows or clears "typing…" to a contact, where `capabilities.typing`. */
-  sendTyping?(connection: DriverConnection, to: string, typing: boolean): Promise<void>;
+  /**
+   * Shows or clears "typing…" to a contact, where `capabilities.typing`. `lastContactMessageId`
+   * is the network id of the contact's latest message in the chat, when known: a network that
+   * shows typing only in answer to a message (the official one) needs it.
+   */
+  sendTyping?(connection: DriverConnection, to: string, typing: boolean, lastContactMessageId?: string): Promise<void>;
   /** Provider callbacks over HTTP (official networks): verification handshake and delivery. */
   callbacks?: ProviderCallbacks;
   /** Closes this process's sessions and gives them up to other workers (at shutdown). */

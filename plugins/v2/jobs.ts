@@ -20,7 +20,7 @@ export function v2Jobs(ctx: AppContext): JobDefinition[] {
         const connection = await messagingStores(ctx.db, ctx).connections.find(signal.connectionId);
         const driver = connection && ctx.drivers.get(connection.driver);
         if (!connection || connection.status !== 'CONNECTED' || !driver?.sendTyping) return;
-        await driver.sendTyping(driverView(connection), signal.to, signal.typing);
+        await driver.sendTyping(driverView(connection), signal.to, signal.typing, signal.lastContactMessageId);
       },
     },
   ];

@@ -460,9 +460,9 @@ describe('fetchMedia and typing', () => {
   test('typing marks the last received message read with typing_indicator, only when its id is given', async () => {
     const before = sim.marks.length;
     await driver.sendTyping!(connection, CONTACT, true);
-    await driver.sendTyping!(connection, `${CONTACT}#wamid.LAST`, false);
+    await driver.sendTyping!(connection, CONTACT, false, 'wamid.LAST');
     expect(sim.marks.length).toBe(before);
-    await driver.sendTyping!(connection, `${CONTACT}#wamid.LAST`, true);
+    await driver.sendTyping!(connection, CONTACT, true, 'wamid.LAST');
     expect(sim.marks.at(-1)).toEqual({ messaging_product: 'whatsapp', status: 'read', message_id: 'wamid.LAST', typing_indicator: { type: 'text' } });
   });
 });

@@ -260,6 +260,7 @@ describe('a message sent through v2 and one through v3 are indistinguishable (is
 describe('v2 on cloud-api against the Graph simulator', () => {
   let officialId: string;
   let callbackUrl: string;
+  let lastIncoming = '';
   beforeAll(async () => {
     ({ connectionId: officialId, callbackUrl } = await officialConnection(service, sim, owner.token, 'v2 official'));
   }, HOOK_TIMEOUT);
@@ -271,7 +272,9 @@ describe('v2 on cloud-api against the Graph simulator', () => {
   test('a contact writes; v2 sends free text inside the 24-hour window, the platform takes it, history and media work', async () => {
     const from = '447700900501';
     const imageId = sim.addMedia(PNG, 'image/png');
-    expect((await sim.deliverIncoming(callbackUrl, { from, type: 'image', image: { id: imageId, mime_type: 'image/png' } })).status).toBe(200);
+    const delivered = await sim.deliverIncoming(callbackUrl, { from, type: 'image', image: { id: imageId, mime_type: 'image/png' } });
+    expect(delivered.status).toBe(200);
+    lastIncoming = delivered.messageId;
     const [received] = await eventually(async () => {
       const found = (await call('GET', v2Messages(officialId, from))).body;
       return found.length > 0 ? found : undefined;
@@ -314,8 +317,12 @@ describe('v2 on cloud-api against the Graph simulator', () => {
     expect((await settled(officialId, sent.body.id)).status).toBe('SENT');
   });
 
-  test('verification through an official connection is 422 (the network offers no lookup); presence is accepted', async () => {
+  test('verification through an official connection is 422 (the network offers no lookup)', async () => {
     expectStandardError(await call('POST', `/v2/connections/${officialId}/verifications`, { phone: '447700900501' }), 422, 'Unprocessable Entity');
+  });
+
+  test('presence on the official network: “typing…” answers the contact’s latest message (marked read with typing_indicator)', async () => {
     expect((await call('POST', `/v2/connections/${officialId}/chats/447700900501/presence`, { presence: 'composing' })).status).toBe(202);
+    await eventually(async () => sim.marks.find((m: any) => m.message_id === lastIncoming && m.typing_indicator?.type === 'text'), 'typing indicator on the last message');
   });
 });

@@ -132,12 +132,11 @@ export function createCloudApiDriver(options: CloudApiDriverOptions): NetworkDri
      * The Cloud API shows "typing…" only by marking a received message as read with
      * `typing_indicator: { type: "text" }`; it needs that message's id, it also marks the
      * message read, and it clears by itself when the business answers or after 25 seconds.
-     * So `to` must be `<msisdn>#<id of the contact's last message>`: without an id, or with
-     * `typing: false` (there is no call to clear it), nothing is sent.
+     * So without `lastContactMessageId`, or with `typing: false` (there is no call to clear it),
+     * nothing is sent.
      */
-    async sendTyping(connection, to, typing) {
-      const hash = to.indexOf('#');
-      const messageId = hash === -1 ? '' : to.slice(hash + 1).trim();
+    async sendTyping(connection, _to, typing, lastContactMessageId) {
+      const messageId = lastContactMessageId?.trim();
       if (!typing || !messageId) return;
       await clientFor(connection).markRead({
         messaging_product: 'whatsapp',
