@@ -184,3 +184,21 @@ test('the OpenAPI document lists exactly the v2 endpoints of spec 9, all under t
     ].sort(),
   );
 });
+
+describe('PLUGINS without v2', () => {
+  let bare: TestService;
+  beforeAll(async () => {
+    bare = await startTestService({ env: { PLUGINS: 'campaigns' } });
+  }, HOOK_TIMEOUT);
+  afterAll(async () => {
+    await bare?.stop();
+  }, HOOK_TIMEOUT);
+
+  test('the v2 routes answer 404 and leave the OpenAPI document; v3 is untouched', async () => {
+    const someone = await bare.bootstrap({ plan: 'PRO' });
+    expect((await bare.call('GET', '/v2/connections', { apikey: someone.token })).status).toBe(404);
+    expect((await bare.call('GET', '/v3/connections', { apikey: someone.token })).status).toBe(200);
+    const paths = Object.keys((await bare.call('GET', '/docs/json')).body.paths);
+    expect(paths.filter((p) => p.startsWith('/v2/'))).toEqual([]);
+  });
+});
