@@ -5,7 +5,8 @@ import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../c
 import type { EventSubscriber, PluginContext } from '../plugin.ts';
 import { receiveIncoming } from '../../core/helpdesk/conversations.ts';
 import { followDeliveries } from '../../core/helpdesk/reply-status.ts';
-import { replyStatusStores } from './reply-status-store.ts';
+import { hasMovingReply, replyStatusStores } from './reply-status-store.ts';
+import type { EventConcern } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from './schema.ts';
 import { conversationStores } from './conversation-store.ts';
 import { inboxStore } from './store.ts';
@@ -120,8 +121,30 @@ export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): P
   await ctx.db.transaction().execute((trx) => followDeliveries(replyStatusStores(trx, ctx), scope));
 }
 
+/**
+ * A contact's message matters when its connection feeds an inbox (what `onIncomingMessage`
+ * looks for first).
+ */
+const feedsAnInbox: EventConcern = async (event, db) =>
+  event.connectionId !== null &&
+  (await helpdeskDb(db)
+    .selectFrom('helpdesk_inboxes')
+    .select('id')
+    .where('workspace_id', '=', event.workspaceId)
+    .where('connection_id', '=', event.connectionId)
+    .where('channel_type', '=', 'CONNECTION')
+    .limit(1)
+    .executeTakeFirst()) !== undefined;
+
+/**
+ * A delivery change matters when the connection has a reply still moving (what
+ * `followDeliveries` looks for): a connection the helpdesk never replied on costs nothing.
+ */
+const hasMovingReplies: EventConcern = async (event, db) =>
+  event.connectionId !== null && (await hasMovingReply(db, event.connectionId));
+
 export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
-  { event: 'messages.upsert', handle: onIncomingMessage },
-  { event: 'messages.update', handle: onDeliveryChanged },
-  { event: 'send.message', handle: onDeliveryChanged },
+  { event: 'messages.upsert', handle: onIncomingMessage, concerns: feedsAnInbox },
+  { event: 'messages.update', handle: onDeliveryChanged, concerns: hasMovingReplies },
+  { event: 'send.message', handle: onDeliveryChanged, concerns: hasMovingReplies },
 ];
