@@ -26,7 +26,6 @@ import { labelRoutes } from './routes/labels.ts';
 import { attachmentRoutes } from './routes/attachments.ts';
 import * as helpdesk0008 from './migrations/0008_inbox_sync.ts';
 import * as helpdesk0009 from './migrations/0009_agent_bot_assignee.ts';
-import * as helpdesk0016 from './migrations/0016_moving_replies.ts';
 import { AUTOMATION_FEATURES } from './automation.ts';
 import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
@@ -110,7 +109,6 @@ export const helpdeskPlugin: Plugin = {
     '0007_labels_attachments': helpdesk0007,
     '0008_inbox_sync': helpdesk0008,
     '0009_agent_bot_assignee': helpdesk0009,
-    '0016_moving_replies': helpdesk0016,
     ...Object.assign({}, ...AUTOMATION_FEATURES.map((f) => f.migrations ?? {})),
   },
   routes: (ctx) =>

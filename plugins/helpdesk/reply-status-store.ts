@@ -52,15 +52,3 @@ export function replyStatusStores(base: Kysely<Database>, ctx: AppContext): Repl
   };
 }
 
-/** Has the connection a helpdesk reply whose status can still move (PENDING, SENT, DELIVERED)? */
-export async function hasMovingReply(base: Kysely<Database>, connectionId: string): Promise<boolean> {
-  const row = await helpdeskDb(base)
-    .selectFrom('helpdesk_messages as hm')
-    .innerJoin('messages as m', 'm.id', 'hm.chat_message_id')
-    .select('hm.id')
-    .where('m.connection_id', '=', connectionId)
-    .where('hm.status', 'in', MOVING)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}

@@ -5,7 +5,7 @@ import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../c
 import type { EventSubscriber, PluginContext } from '../plugin.ts';
 import { receiveIncoming } from '../../core/helpdesk/conversations.ts';
 import { followDeliveries } from '../../core/helpdesk/reply-status.ts';
-import { hasMovingReply, replyStatusStores } from './reply-status-store.ts';
+import { replyStatusStores } from './reply-status-store.ts';
 import type { EventConcern } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from './schema.ts';
 import { conversationStores } from './conversation-store.ts';
@@ -122,8 +122,11 @@ export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): P
 }
 
 /**
- * A contact's message matters when its connection feeds an inbox (what `onIncomingMessage`
- * looks for first).
+ * A connection's event matters only when the connection feeds an inbox: a contact's message
+ * opens or continues a conversation there (what `onIncomingMessage` looks for first), and only
+ * such a connection carries replies whose delivery to follow (an inbox keeps its connection for
+ * life; deleting it takes its conversations along). One lookup in a small table, so a workspace
+ * sending without the helpdesk costs the worker nothing per message.
  */
 const feedsAnInbox: EventConcern = async (event, db) =>
   event.connectionId !== null &&
@@ -136,15 +139,8 @@ const feedsAnInbox: EventConcern = async (event, db) =>
     .limit(1)
     .executeTakeFirst()) !== undefined;
 
-/**
- * A delivery change matters when the connection has a reply still moving (what
- * `followDeliveries` looks for): a connection the helpdesk never replied on costs nothing.
- */
-const hasMovingReplies: EventConcern = async (event, db) =>
-  event.connectionId !== null && (await hasMovingReply(db, event.connectionId));
-
 export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
   { event: 'messages.upsert', handle: onIncomingMessage, concerns: feedsAnInbox },
-  { event: 'messages.update', handle: onDeliveryChanged, concerns: hasMovingReplies },
-  { event: 'send.message', handle: onDeliveryChanged, concerns: hasMovingReplies },
+  { event: 'messages.update', handle: onDeliveryChanged, concerns: feedsAnInbox },
+  { event: 'send.message', handle: onDeliveryChanged, concerns: feedsAnInbox },
 ];

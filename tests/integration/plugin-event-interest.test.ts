@@ -8,9 +8,9 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 /**
  * A plugin's subscriber says which events can matter to it (`EventSubscriber.concerns`, asked
  * when the event is published): an event no enabled plugin wants queues no `plugins.events` job.
- * The helpdesk wants a contact's message only on a connection that feeds an inbox, and delivery
- * changes only on a connection with a reply still moving; a workspace sending without the
- * helpdesk costs the worker nothing more per message.
+ * The helpdesk wants a connection's messages and delivery changes only when the connection
+ * feeds an inbox; a workspace sending without the helpdesk costs the worker nothing more per
+ * message.
  */
 
 let service: TestService;
@@ -52,7 +52,7 @@ async function sentAndRead(connectionId: string, to: string) {
 }
 
 describe('plugins.events jobs only for events a plugin wants', () => {
-  test('a connection with no inbox and no helpdesk reply: its sends, receipts and contact messages queue no plugin job (the campaigns plugin still hears contact messages)', async () => {
+  test('a connection feeding no inbox: its sends, receipts and contact messages queue no plugin job (the campaigns plugin still hears contact messages)', async () => {
     const connectionId = await connectedConnection(service, owner.token, 'no helpdesk');
     await sentAndRead(connectionId, '5511944440001');
     const [sent] = await eventsOf(connectionId, 'send.message', 1);
