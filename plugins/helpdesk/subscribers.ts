@@ -69,16 +69,9 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
   const match = /^(\d{6,15})@s\.whatsapp\.net$/.exec(jid);
   if (!match) return;
   await ctx.db.transaction().execute(async (trx) => {
-    const db = helpdeskDb(trx);
-    const inboxRow = await db
-      .selectFrom('helpdesk_inboxes')
-      .select('id')
-      .where('workspace_id', '=', event.workspaceId)
-      .where('connection_id', '=', event.connectionId)
-      .where('channel_type', '=', 'CONNECTION')
-      .executeTakeFirst();
-    if (!inboxRow) return;
-    const inbox = await inboxStore(trx, ctx.box).get(event.workspaceId, inboxRow.id);
+    const inboxId = await inboxFedBy(trx, event.workspaceId, event.connectionId!);
+    if (!inboxId) return;
+    const inbox = await inboxStore(trx, ctx.box).get(event.workspaceId, inboxId);
     const chat = await trx.selectFrom('messages').select(['id', 'created_at']).where('connection_id', '=', event.connectionId).where('external_id', '=', externalId).executeTakeFirst();
     if (!inbox || !chat) return;
     // One contact's messages are handled one at a time (two first messages at once would both
@@ -128,16 +121,19 @@ export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): P
  * life; deleting it takes its conversations along). One lookup in a small table, so a workspace
  * sending without the helpdesk costs the worker nothing per message.
  */
-const feedsAnInbox: EventConcern = async (event, db) =>
-  event.connectionId !== null &&
-  (await helpdeskDb(db)
+const feedsAnInbox: EventConcern = async (event, db) => event.connectionId !== null && (await inboxFedBy(db, event.workspaceId, event.connectionId)) !== undefined;
+
+/** The id of the CONNECTION inbox the connection feeds, if any (unique per workspace and connection). */
+async function inboxFedBy(db: Kysely<Database>, workspaceId: string, connectionId: string): Promise<string | undefined> {
+  const row = await helpdeskDb(db)
     .selectFrom('helpdesk_inboxes')
     .select('id')
-    .where('workspace_id', '=', event.workspaceId)
-    .where('connection_id', '=', event.connectionId)
+    .where('workspace_id', '=', workspaceId)
+    .where('connection_id', '=', connectionId)
     .where('channel_type', '=', 'CONNECTION')
-    .limit(1)
-    .executeTakeFirst()) !== undefined;
+    .executeTakeFirst();
+  return row?.id;
+}
 
 export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
   { event: 'messages.upsert', handle: onIncomingMessage, concerns: feedsAnInbox },
