@@ -1,5 +1,5 @@
 import type { AppContext } from '../adapters/http/context.ts';
-import { PLUGIN_EVENTS_QUEUE, type EventConcern, type PluginEventInterest } from '../adapters/postgres/repositories/event-store.ts';
+import { PLUGIN_EVENTS_QUEUE } from '../adapters/postgres/repositories/event-store.ts';
 import type { JobDefinition } from '../adapters/queue/queue.ts';
 import type { Plugin } from '../plugins/plugin.ts';
 
@@ -14,13 +14,9 @@ export interface PluginEventPayload {
   data: unknown;
 }
 
-/** The events the enabled plugins subscribe to and their concerns (the event store queues a job only when one wants it). */
-export function pluginEvents(plugins: Plugin[]): PluginEventInterest {
-  const interest = new Map<string, Array<EventConcern | null>>();
-  for (const subscriber of plugins.flatMap((p) => p.subscribers ?? [])) {
-    interest.set(subscriber.event, [...(interest.get(subscriber.event) ?? []), subscriber.concerns ?? null]);
-  }
-  return interest;
+/** The events the enabled plugins subscribe to (the event store queues a job only for these). */
+export function pluginEvents(plugins: Plugin[]): ReadonlySet<string> {
+  return new Set(plugins.flatMap((p) => (p.subscribers ?? []).map((s) => s.event)));
 }
 
 /**

@@ -7,7 +7,6 @@ import type { McpToolDefinition } from '../adapters/mcp/tool.ts';
 import type { RealtimeServer } from '../adapters/realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../adapters/webhooks/endpoints.ts';
 import type { AudienceSource } from '../adapters/http/context.ts';
-import type { EventConcern } from '../adapters/postgres/repositories/event-store.ts';
 import type { TemplateComponentRule } from '../core/templates/component-rules.ts';
 
 export type PluginContext = AppContext;
@@ -16,12 +15,6 @@ export type PluginContext = AppContext;
 export interface EventSubscriber {
   event: string;
   handle(payload: unknown, ctx: PluginContext): Promise<void>;
-  /**
-   * Whether an event can matter to `handle`, asked when the event is published (in its
-   * transaction, one cheap query at most); without it every event of the kind is handled. An
-   * event no subscriber wants queues no job, so the worker does no work for it.
-   */
-  concerns?: EventConcern;
 }
 
 /**

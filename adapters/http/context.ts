@@ -3,7 +3,6 @@ import type { Clock, IdGen, Random } from '../../core/shared/ports.ts';
 import type { PlanCatalog } from '../../core/plans/plans.ts';
 import type { Database } from '../postgres/schema.ts';
 import type { JobQueue } from '../queue/queue.ts';
-import type { PluginEventInterest } from '../postgres/repositories/event-store.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { ServiceKeys } from '../crypto/service-keys.ts';
@@ -56,6 +55,6 @@ export interface AppContext {
   templateComponents?: TemplateComponentRules;
   /** Audiences other plugins offer to campaigns (`helpdeskContacts`), by name. */
   audienceSources?: ReadonlyMap<string, AudienceSource>;
-  /** Events the enabled plugins subscribe to, and when they care: the event store queues a `plugins.events` job for these. */
-  pluginEvents?: PluginEventInterest;
+  /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */
+  pluginEvents?: ReadonlySet<string>;
 }

@@ -51,4 +51,3 @@ export function replyStatusStores(base: Kysely<Database>, ctx: AppContext): Repl
     events: helpdeskEventLog(base, ctx),
   };
 }
-

@@ -6,7 +6,6 @@ import type { EventSubscriber, PluginContext } from '../plugin.ts';
 import { receiveIncoming } from '../../core/helpdesk/conversations.ts';
 import { followDeliveries } from '../../core/helpdesk/reply-status.ts';
 import { replyStatusStores } from './reply-status-store.ts';
-import type { EventConcern } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from './schema.ts';
 import { conversationStores } from './conversation-store.ts';
 import { inboxStore } from './store.ts';
@@ -69,9 +68,16 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
   const match = /^(\d{6,15})@s\.whatsapp\.net$/.exec(jid);
   if (!match) return;
   await ctx.db.transaction().execute(async (trx) => {
-    const inboxId = await inboxFedBy(trx, event.workspaceId, event.connectionId!);
-    if (!inboxId) return;
-    const inbox = await inboxStore(trx, ctx.box).get(event.workspaceId, inboxId);
+    const db = helpdeskDb(trx);
+    const inboxRow = await db
+      .selectFrom('helpdesk_inboxes')
+      .select('id')
+      .where('workspace_id', '=', event.workspaceId)
+      .where('connection_id', '=', event.connectionId)
+      .where('channel_type', '=', 'CONNECTION')
+      .executeTakeFirst();
+    if (!inboxRow) return;
+    const inbox = await inboxStore(trx, ctx.box).get(event.workspaceId, inboxRow.id);
     const chat = await trx.selectFrom('messages').select(['id', 'created_at']).where('connection_id', '=', event.connectionId).where('external_id', '=', externalId).executeTakeFirst();
     if (!inbox || !chat) return;
     // One contact's messages are handled one at a time (two first messages at once would both
@@ -114,29 +120,8 @@ export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): P
   await ctx.db.transaction().execute((trx) => followDeliveries(replyStatusStores(trx, ctx), scope));
 }
 
-/**
- * A connection's event matters only when the connection feeds an inbox: a contact's message
- * opens or continues a conversation there (what `onIncomingMessage` looks for first), and only
- * such a connection carries replies whose delivery to follow (an inbox keeps its connection for
- * life; deleting it takes its conversations along). One lookup in a small table, so a workspace
- * sending without the helpdesk costs the worker nothing per message.
- */
-const feedsAnInbox: EventConcern = async (event, db) => event.connectionId !== null && (await inboxFedBy(db, event.workspaceId, event.connectionId)) !== undefined;
-
-/** The id of the CONNECTION inbox the connection feeds, if any (unique per workspace and connection). */
-async function inboxFedBy(db: Kysely<Database>, workspaceId: string, connectionId: string): Promise<string | undefined> {
-  const row = await helpdeskDb(db)
-    .selectFrom('helpdesk_inboxes')
-    .select('id')
-    .where('workspace_id', '=', workspaceId)
-    .where('connection_id', '=', connectionId)
-    .where('channel_type', '=', 'CONNECTION')
-    .executeTakeFirst();
-  return row?.id;
-}
-
 export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
-  { event: 'messages.upsert', handle: onIncomingMessage, concerns: feedsAnInbox },
-  { event: 'messages.update', handle: onDeliveryChanged, concerns: feedsAnInbox },
-  { event: 'send.message', handle: onDeliveryChanged, concerns: feedsAnInbox },
+  { event: 'messages.upsert', handle: onIncomingMessage },
+  { event: 'messages.update', handle: onDeliveryChanged },
+  { event: 'send.message', handle: onDeliveryChanged },
 ];

@@ -8,36 +8,11 @@ import { FANOUT_QUEUE } from '../../../core/webhooks/dispatch.ts';
 /** The worker runs the enabled plugins' subscribers of one event (apps/plugin-events.ts). */
 export const PLUGIN_EVENTS_QUEUE = 'plugins.events';
 
-/** An event as the publisher sees it, before it is stored. */
-export interface PublishedEvent {
-  event: string;
-  workspaceId: string;
-  connectionId: string | null;
-  remoteJid: string | null;
-}
-
-/**
- * Whether an event can matter to a subscriber, asked in the publishing transaction (one cheap
- * query at most): a `plugins.events` job is queued only when some subscriber's answer is yes.
- */
-export type EventConcern = (event: PublishedEvent, db: Kysely<Database>) => Promise<boolean>;
-
-/** By event name, its subscribers' concerns; null for a subscriber that wants every one. */
-export type PluginEventInterest = ReadonlyMap<string, ReadonlyArray<EventConcern | null>>;
-
-/** Some subscriber of the event wants it: one without a concern, or one whose concern says yes. */
-async function wanted(interest: ReadonlyArray<EventConcern | null> | undefined, event: PublishedEvent, db: Kysely<Database>): Promise<boolean> {
-  if (!interest || interest.length === 0) return false;
-  if (interest.includes(null)) return true;
-  for (const concern of interest) if (await concern!(event, db)) return true;
-  return false;
-}
-
 /**
  * The durable event log: written in the transaction of the change that caused the event, with
  * the job that fans it out to webhooks (the transactional outbox).
  */
-export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock; pluginEvents?: PluginEventInterest }, outbox: Outbox): EventPublisher {
+export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string> }, outbox: Outbox): EventPublisher {
   return {
     async publish(e) {
       const id = deps.ids.next();
@@ -55,10 +30,9 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
         .execute();
       // connection.update is never dispatched (spec 6.1); every other event may have subscribers.
       if (e.connectionId && e.event !== 'connection.update') await outbox.enqueue(FANOUT_QUEUE, { eventId: id }, { dedupeKey: id });
-      // Plugin subscribers: one job per event some enabled plugin wants, committed with the
+      // Plugin subscribers: one job per event some enabled plugin listens to, committed with the
       // event (a crash loses neither) and deduplicated by the event id (queued once).
-      const published = { event: e.event, workspaceId: e.workspaceId, connectionId: e.connectionId || null, remoteJid: e.remoteJid };
-      if (await wanted(deps.pluginEvents?.get(e.event), published, db)) await outbox.enqueue(PLUGIN_EVENTS_QUEUE, { eventId: id }, { dedupeKey: id });
+      if (deps.pluginEvents?.has(e.event)) await outbox.enqueue(PLUGIN_EVENTS_QUEUE, { eventId: id }, { dedupeKey: id });
     },
   };
 }
