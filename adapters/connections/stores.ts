@@ -7,7 +7,7 @@ import { connectionStore } from '../postgres/repositories/connection-store.ts';
 import { chatStore, messageStore } from '../postgres/repositories/message-store.ts';
 import { mediaStore } from '../postgres/repositories/media-store.ts';
 import { eventPublisher } from '../postgres/repositories/event-store.ts';
-import { batchStore, deliveryStore, eventLog, webhookStore } from '../postgres/repositories/webhook-store.ts';
+import { batchStore, deliveryStore, eventLog, pendingFanouts, webhookStore } from '../postgres/repositories/webhook-store.ts';
 import { deliveryEndpoints } from '../webhooks/endpoints.ts';
 
 /** Every store of connections and messaging bound to one connection or transaction, with its outbox. */
@@ -40,6 +40,7 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
       return { components: (typeof row.components === 'string' ? JSON.parse(row.components) : row.components) as unknown[] };
     },
     eventLog: eventLog(db),
+    fanouts: pendingFanouts(db),
     outbox,
   };
 }

@@ -9,6 +9,7 @@ import * as oauth from './migrations/base/0007_oauth.ts';
 import * as deliveryTargets from './migrations/base/0008_delivery_targets.ts';
 import * as realtime from './migrations/base/0009_realtime.ts';
 import * as templates from './migrations/base/0010_templates.ts';
+import * as deliveryQueue from './migrations/base/0011_delivery_queue.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -33,6 +34,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0008_delivery_targets': deliveryTargets,
     '0009_realtime': realtime,
     '0010_templates': templates,
+    '0011_delivery_queue': deliveryQueue,
   },
 };
 

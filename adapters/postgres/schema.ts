@@ -166,6 +166,16 @@ export interface WebhookDeliveriesTable {
   attempts: number;
   created_at: Date;
   updated_at: Date;
+  /** When it is due (null once settled); see migration 0011. */
+  next_attempt_at: Date | null;
+  claim_id: Generated<string | null>;
+  claimed_until: Generated<Date | null>;
+  attempts_made: Generated<number>;
+}
+
+/** Events waiting to be fanned out to webhooks (migration 0011). */
+export interface WebhookFanoutTable {
+  event_id: string;
 }
 
 export interface WebhookAttemptsTable {
@@ -218,6 +228,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_batches: WebhookBatchesTable;
+  webhook_fanout: WebhookFanoutTable;
   oauth_clients: OAuthClientsTable;
   oauth_pending_requests: OAuthPendingRequestsTable;
   oauth_consents: OAuthConsentsTable;

@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
-import { attemptDelivery, DELIVER_QUEUE, fanOut, FANOUT_QUEUE, flushBatch, FLUSH_QUEUE, type Batch, type DispatchDeps } from '../../core/webhooks/dispatch.ts';
+import { fanOut, FANOUT_QUEUE, flushBatch, FLUSH_QUEUE, type Batch, type DispatchDeps } from '../../core/webhooks/dispatch.ts';
 import { driverView } from '../../core/messaging/deliver.ts';
 import { messagingStores, messagingUnitOfWork } from '../connections/stores.ts';
 import type { AppContext } from '../http/context.ts';
 import type { JobDefinition } from '../queue/queue.ts';
-import { httpSender } from './http-sender.ts';
 
 /**
- * The delivery engine's jobs. Fan-out and flushes are quick database work; deliveries are
- * grouped per webhook so a slow or dead endpoint holds at most a few workers while every other
- * endpoint keeps its pace.
+ * The delivery engine's jobs: a batching window's flush, and the fan-out of one event (events
+ * a batch fan-out could not handle, and those queued before events waited in a table). The
+ * deliveries themselves are claimed in batches by the engine (delivery-engine.ts).
  */
 export function webhookJobs(ctx: AppContext): JobDefinition[] {
   const uow = messagingUnitOfWork(ctx);
@@ -21,8 +20,8 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
       retryDelay: 1,
       retryBackoff: true,
       expireInSeconds: 60,
-      concurrency: 2,
-      batchSize: 25,
+      concurrency: 1,
+      batchSize: 10,
       handle: async (data: { eventId: string }) => {
         const { typingStarted } = await uow.transaction((stores) => fanOut(stores, deps, data.eventId));
         for (const batch of typingStarted) await simulateTyping(ctx, batch, true);
@@ -44,34 +43,6 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
         if (flushed && webhook?.enableSimulateTyping) await simulateTyping(ctx, flushed, false);
       },
     },
-    {
-      queue: DELIVER_QUEUE,
-      // pg-boss retries only a crash (a worker died mid-request); answers and timeouts are
-      // counted by the delivery itself (3 attempts, 5 s then 10 s apart).
-      retryLimit: 3,
-      retryDelay: 5,
-      retryBackoff: false,
-      expireInSeconds: 30,
-      // A worker fetches the next batch only when every request of its batch has settled, so a
-      // hanging endpoint holds each worker that took one of its jobs (up to the 10 s timeout).
-      // Its group holds at most `groupConcurrency` jobs at once, hence at most that many workers:
-      // more workers than that keep every other endpoint moving.
-      concurrency: 16,
-      // No larger than `groupConcurrency`: a fetch capped by the group limit must still count as
-      // a full batch, or the worker never bursts and sleeps until the next poll after every few
-      // jobs (one webhook's backlog drained at ~35 deliveries/s with 25 here; ~175/s with 8).
-      batchSize: 8,
-      groupConcurrency: 8,
-      // Other endpoints' jobs that shared a batch with a hanging one are settled on their own;
-      // left `active` until the hanging request ends, they would use up their webhook's
-      // `groupConcurrency` and stall it too.
-      settleFinishedAfterMs: 250,
-      // Retries are scheduled 5 s and 10 s out; find them within a second of their time.
-      dueJobPollSeconds: 1,
-      handle: async (data: { deliveryId: string }) => {
-        await attemptDelivery(uow, deps, httpSender, data.deliveryId);
-      },
-    },
   ];
 }
 
@@ -87,7 +58,7 @@ export function dispatchDeps(ctx: AppContext): DispatchDeps {
 }
 
 /** "typing…" to the contact while their messages are held (enableSimulateTyping), best effort. */
-async function simulateTyping(ctx: AppContext, batch: Batch, on: boolean): Promise<void> {
+export async function simulateTyping(ctx: AppContext, batch: Batch, on: boolean): Promise<void> {
   const connection = await messagingStores(ctx.db, ctx).connections.find(batch.connectionId);
   const driver = connection && ctx.drivers.get(connection.driver);
   if (!connection || !driver?.sendTyping || connection.status !== 'CONNECTED') return;

@@ -4,6 +4,7 @@ import type { Clock } from '../../core/shared/ports.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import { superviseSessions } from '../../adapters/connections/jobs.ts';
+import { startDeliveryEngine } from '../../adapters/webhooks/delivery-engine.ts';
 import { openRealtimeTransport } from '../../adapters/realtime/transport.ts';
 
 export interface RunningService {
@@ -19,9 +20,12 @@ export interface RunningService {
 export async function startService(config: Config, options: { worker: boolean; plugins?: Plugin[]; clock?: Clock }): Promise<RunningService> {
   const runtime = await openRuntime(config, { available: options.plugins, clock: options.clock });
   let stopSupervision = () => {};
+  let stopDeliveries = async () => {};
   if (options.worker) {
     await runtime.ctx.queue.work(runtime.jobs);
     stopSupervision = await superviseSessions(runtime.ctx);
+    const deliveries = startDeliveryEngine(runtime.ctx);
+    stopDeliveries = () => deliveries.stop();
   }
   const realtime = openRealtimeTransport(runtime.ctx, runtime.plugins, { databaseUrl: config.databaseUrl });
   const detachRealtime = runtime.realtime.attach(realtime.io);
@@ -35,6 +39,7 @@ export async function startService(config: Config, options: { worker: boolean; p
     runtime,
     async stop() {
       stopSupervision();
+      await stopDeliveries();
       detachRealtime();
       await realtime.close();
       await app.stop(true);

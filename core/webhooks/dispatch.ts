@@ -4,16 +4,18 @@ import { authorize } from '../identity/roles.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
-import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import { openOrSlide, orderBatch, dueForFlush, type BatchWindow } from './batching.ts';
-import { afterAttempt, mayAttempt, redeliver, REQUEST_TIMEOUT_MS, type AttemptOutcome, type DeliveryState } from './delivery.ts';
+import { redeliver, type AttemptOutcome, type DeliveryState } from './delivery.ts';
 import { signDelivery, SIGNATURE_HEADER, TIMESTAMP_HEADER } from './signature.ts';
 import { subscribes, type Webhook } from './webhook.ts';
 import type { WebhookStore } from './webhooks.ts';
 
-/** Queues of the delivery engine: fan an event out, deliver one request, flush a batch. */
+/**
+ * Queues of the delivery engine: a batching window's flush, and the fan-out of one event (the
+ * fallback when a batch fan-out fails, and the jobs queued before events waited in a table).
+ * Deliveries themselves are claimed from their own table (delivery-engine.ts).
+ */
 export const FANOUT_QUEUE = 'webhooks.fanout';
-export const DELIVER_QUEUE = 'webhooks.deliver';
 export const FLUSH_QUEUE = 'webhooks.flush';
 
 /** An event of the log, in the envelope of spec 6.1. */
@@ -42,6 +44,8 @@ export interface Delivery {
   body: string;
   state: DeliveryState;
   attempts: number;
+  /** When the next attempt is due; null once settled (SUCCEEDED, FAILED). */
+  nextAttemptAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -59,10 +63,12 @@ export interface DeliveryAttempt {
 export interface DeliveryStore {
   /** Inserts unless a delivery with this id exists; true when inserted. */
   insert(delivery: Delivery): Promise<boolean>;
+  /** Inserts each unless a delivery with its id exists (a replayed fan-out). */
+  insertMany(deliveries: readonly Delivery[]): Promise<void>;
   get(id: string): Promise<Delivery | undefined>;
   lock(id: string): Promise<Delivery | undefined>;
+  /** Its state, attempts and due time. */
   update(delivery: Delivery): Promise<void>;
-  addAttempt(attempt: DeliveryAttempt): Promise<void>;
   list(webhookId: string, request: PageRequest): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>>;
 }
 
@@ -85,6 +91,11 @@ export interface EventLog {
   get(id: string): Promise<LoggedEvent | undefined>;
 }
 
+/** Events written since the last fan-out, taken in a batch (a rolled-back take leaves them waiting). */
+export interface PendingFanouts {
+  take(limit: number): Promise<LoggedEvent[]>;
+}
+
 /** Where a delivery goes now and how each attempt is signed (the webhook's current URL and secret). */
 export interface DeliveryEndpoint {
   url: string;
@@ -102,6 +113,7 @@ export interface DispatchStores {
   deliveries: DeliveryStore;
   batches: BatchStore;
   eventLog: EventLog;
+  fanouts: PendingFanouts;
   outbox: Outbox;
 }
 
@@ -123,26 +135,45 @@ export interface TypingSimulator {
 }
 
 /**
- * Fans one logged event out to the webhooks that want it: one delivery each, or, with a
- * batching window, into the contact's held batch (the window slides with every message).
- * Idempotent: running it twice for the same event changes nothing.
+ * Fans the events written since the last fan-out out to their webhooks, a batch at a time (the
+ * delivery engine's first step). Run in one transaction: a crash before it commits leaves the
+ * events waiting, and the deliveries it makes are due at once.
  */
+export async function fanOutPending(stores: DispatchStores, deps: DispatchDeps, limit: number): Promise<{ taken: number; deliveries: number; typingStarted: Batch[] }> {
+  const events = await stores.fanouts.take(limit);
+  return { taken: events.length, ...(await fanOutEvents(stores, deps, events)) };
+}
+
+/** Fans one logged event out (a fan-out job queued before events waited in a table of their own). */
 export async function fanOut(stores: DispatchStores, deps: DispatchDeps, eventId: string): Promise<{ typingStarted: Batch[] }> {
   const event = await stores.eventLog.get(eventId);
-  if (!event?.connectionId) return { typingStarted: [] };
-  const webhooks = (await stores.webhooks.subscribedTo(event.workspaceId, event.connectionId, event.event)).filter((w) =>
-    subscribes(w, event.event, event.connectionId!),
-  );
+  return fanOutEvents(stores, deps, event ? [event] : []);
+}
+
+/**
+ * Fans events out to the webhooks that want them: one delivery each, or, with a batching
+ * window, into the contact's held batch (the window slides with every message). Idempotent:
+ * fanning the same events out twice changes nothing.
+ */
+export async function fanOutEvents(stores: DispatchStores, deps: DispatchDeps, events: readonly LoggedEvent[]): Promise<{ deliveries: number; typingStarted: Batch[] }> {
+  const dispatched = events.filter((e): e is LoggedEvent & { connectionId: string } => e.connectionId !== null);
+  if (dispatched.length === 0) return { deliveries: 0, typingStarted: [] };
+  const webhooks = await stores.webhooks.boundTo(distinct(dispatched.map((e) => e.workspaceId)), distinct(dispatched.map((e) => e.connectionId)));
   const typingStarted: Batch[] = [];
-  for (const webhook of webhooks) {
-    if (webhook.messageGroupDelay && event.event === 'messages.upsert' && event.remoteJid) {
-      const batch = await hold(stores, deps, webhook, event);
-      if (batch && batch.window.version === 1 && webhook.enableSimulateTyping) typingStarted.push(batch);
-      continue;
+  const deliveries: Delivery[] = [];
+  for (const event of dispatched) {
+    for (const webhook of webhooks) {
+      if (webhook.workspaceId !== event.workspaceId || !subscribes(webhook, event.event, event.connectionId)) continue;
+      if (webhook.messageGroupDelay && event.event === 'messages.upsert' && event.remoteJid) {
+        const batch = await hold(stores, deps, webhook, event);
+        if (batch && batch.window.version === 1 && webhook.enableSimulateTyping) typingStarted.push(batch);
+        continue;
+      }
+      deliveries.push(newDelivery(deps, connectionDelivery(webhook, [event], JSON.stringify(event.payload))));
     }
-    await createDelivery(stores, deps, webhook, [event], JSON.stringify(event.payload));
   }
-  return { typingStarted };
+  await stores.deliveries.insertMany(deliveries);
+  return { deliveries: deliveries.length, typingStarted };
 }
 
 /** Delivers a batch whose window has closed; an older flush of a slid window does nothing. */
@@ -159,59 +190,8 @@ export async function flushBatch(
   const events = orderBatch(batch.events.map((e) => ({ e, messageTimestamp: timestampOf(e) }))).map(({ e }) => e);
   const first = events[0]!.payload;
   const body = JSON.stringify({ event: 'messages.upsert', connectionId: first.connectionId, remoteJid: first.remoteJid, sender: first.sender, data: events.map((e) => e.payload.data) });
-  await createDelivery(stores, deps, webhook, events, body);
+  await queueDelivery(stores, deps, connectionDelivery(webhook, events, body));
   return batch;
-}
-
-/**
- * One attempt of a delivery: the request outside any transaction, then its outcome recorded
- * and, on failure with attempts left, the next attempt scheduled (5 s, then 10 s).
- */
-export async function attemptDelivery(
-  uow: UnitOfWork<DispatchStores>,
-  deps: DispatchDeps,
-  sender: WebhookSender,
-  deliveryId: string,
-): Promise<DeliveryState | undefined> {
-  const prepared = await uow.transaction(async (stores) => {
-    const delivery = await stores.deliveries.get(deliveryId);
-    if (!delivery || !mayAttempt(delivery)) return undefined;
-    const endpoint = await stores.endpoints.find(delivery);
-    return endpoint && { delivery, endpoint };
-  });
-  if (!prepared) return undefined;
-  const { delivery, endpoint } = prepared;
-
-  const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
-  const at = deps.clock.now();
-  const outcome = await sender.post(endpoint.url, delivery.body, endpoint.headers(delivery.body, timestamp), REQUEST_TIMEOUT_MS);
-
-  return uow.transaction(async (stores) => {
-    const current = await stores.deliveries.lock(delivery.id);
-    // Another attempt of the same delivery settled it meanwhile (a redelivered crash): keep that.
-    if (!current || !mayAttempt(current) || current.attempts !== delivery.attempts) return current?.state;
-    const next = afterAttempt(current, outcome);
-    // Independent writes of one transaction, sent together (the client pipelines them).
-    await Promise.all([
-      stores.deliveries.addAttempt({
-        deliveryId: current.id,
-        attempt: next.progress.attempts, // numbered over the delivery's life by the store
-        at,
-        statusCode: 'status' in outcome ? outcome.status : null,
-        error: 'error' in outcome ? outcome.error : null,
-        durationMs: Math.round(outcome.durationMs),
-      }),
-      stores.deliveries.update({ ...current, ...next.progress, updatedAt: deps.clock.now() }),
-    ]);
-    if (next.retryInSeconds !== null) {
-      // No dedupe key: this enqueue commits with the guarded update above, so it happens once
-      // per attempt anyway, and a key built on the attempt number would repeat after a manual
-      // redelivery and hit the earlier round's job (pg-boss keeps finished jobs for days), so the
-      // retry would be silently dropped and the delivery left RETRYING forever.
-      await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId: current.id }, { startAfterSeconds: next.retryInSeconds, group: current.webhookId });
-    }
-    return next.progress.state;
-  });
 }
 
 async function hold(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook, event: LoggedEvent): Promise<Batch | undefined> {
@@ -231,24 +211,29 @@ async function hold(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook
   return batch;
 }
 
-async function createDelivery(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook, events: LoggedEvent[], body: string): Promise<void> {
-  await queueDelivery(stores, deps, { webhookId: webhook.id, workspaceId: webhook.workspaceId, target: CONNECTION_TARGET, event: events[0]!.event, eventIds: events.map((e) => e.id), body });
+type DeliveryInput = { webhookId: string; workspaceId: string; target: DeliveryTarget; event: string; eventIds: string[]; body: string };
+
+function connectionDelivery(webhook: Webhook, events: readonly LoggedEvent[], body: string): DeliveryInput {
+  return { webhookId: webhook.id, workspaceId: webhook.workspaceId, target: CONNECTION_TARGET, event: events[0]!.event, eventIds: events.map((e) => e.id), body };
 }
 
 /**
- * A delivery of any webhook kind, with its first attempt queued in the same transaction.
- * Idempotent: the id is derived from (webhook, events), so queueing the same events twice makes
- * one delivery. Attempts, retries, history and redelivery are then the same for every kind.
+ * A delivery of any webhook kind, due at once: the delivery engine claims it (deliveries are
+ * their own queue, core/webhooks/delivery-engine.ts). Idempotent: the id is derived from
+ * (webhook, events), so queueing the same events twice makes one delivery. Attempts, retries,
+ * history and redelivery are then the same for every kind.
  */
-export async function queueDelivery(
-  stores: Pick<DispatchStores, 'deliveries' | 'outbox'>,
-  deps: DispatchDeps,
-  input: { webhookId: string; workspaceId: string; target: DeliveryTarget; event: string; eventIds: string[]; body: string },
-): Promise<void> {
+export async function queueDelivery(stores: Pick<DispatchStores, 'deliveries'>, deps: DispatchDeps, input: DeliveryInput): Promise<void> {
+  await stores.deliveries.insert(newDelivery(deps, input));
+}
+
+function newDelivery(deps: DispatchDeps, input: DeliveryInput): Delivery {
   const now = deps.clock.now();
-  const id = deps.deliveryIdFor(input.webhookId, input.eventIds);
-  const inserted = await stores.deliveries.insert({ id, ...input, state: 'PENDING', attempts: 0, createdAt: now, updatedAt: now });
-  if (inserted) await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId: id }, { dedupeKey: `${id}:0`, group: input.webhookId });
+  return { id: deps.deliveryIdFor(input.webhookId, input.eventIds), ...input, state: 'PENDING', attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now };
+}
+
+function distinct(values: readonly string[]): string[] {
+  return [...new Set(values)];
 }
 
 /** The endpoint of a connection webhook: signed when `hmacEnabled` (spec 6.4). */
@@ -295,12 +280,12 @@ export async function redeliverDelivery(stores: DispatchStores, deps: DispatchDe
 }
 
 /** A failed delivery of a webhook the caller may manage (checked by the caller) goes out again. */
-export async function redeliverFailed(stores: Pick<DispatchStores, 'deliveries' | 'outbox'>, deps: DispatchDeps, webhookId: string, deliveryId: string): Promise<Delivery> {
+export async function redeliverFailed(stores: Pick<DispatchStores, 'deliveries'>, deps: DispatchDeps, webhookId: string, deliveryId: string): Promise<Delivery> {
   const delivery = await stores.deliveries.lock(deliveryId);
   if (!delivery || delivery.webhookId !== webhookId) throw notFound(`Delivery ${deliveryId} not found`);
   if (delivery.state !== 'FAILED') throw new DomainError(409, `Only a failed delivery can be redelivered; this one is ${delivery.state}`);
-  const fresh: Delivery = { ...delivery, ...redeliver(delivery), updatedAt: deps.clock.now() };
+  const now = deps.clock.now();
+  const fresh: Delivery = { ...delivery, ...redeliver(delivery), nextAttemptAt: now, updatedAt: now };
   await stores.deliveries.update(fresh);
-  await stores.outbox.enqueue(DELIVER_QUEUE, { deliveryId }, { dedupeKey: `${deliveryId}:redelivery:${deps.ids.next()}`, group: webhookId });
   return fresh;
 }

@@ -12,11 +12,14 @@ export interface WebhookStore {
   get(workspaceId: string, id: string): Promise<Webhook | undefined>;
   /** Any workspace: the delivery engine knows only the id. */
   find(id: string): Promise<Webhook | undefined>;
+  findMany(ids: readonly string[]): Promise<Webhook[]>;
   list(workspaceId: string, request: PageRequest): Promise<Page<Webhook>>;
   update(webhook: Webhook): Promise<void>;
   delete(id: string): Promise<void>;
   /** Webhooks of the workspace bound to the connection and subscribed to the event. */
   subscribedTo(workspaceId: string, connectionId: string, event: string): Promise<Webhook[]>;
+  /** Webhooks of these workspaces bound to any of these connections (a fan-out batch's candidates). */
+  boundTo(workspaceIds: readonly string[], connectionIds: readonly string[]): Promise<Webhook[]>;
 }
 
 export interface WebhookStores {

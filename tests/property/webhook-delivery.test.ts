@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { sql } from 'kysely';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { uuidV7 } from '../../adapters/system.ts';
 import { messagingUnitOfWork } from '../../adapters/connections/stores.ts';
@@ -22,7 +21,10 @@ import {
   type DeliveryProgress,
   type DeliveryState,
 } from '../../core/webhooks/delivery.ts';
-import { attemptDelivery, DELIVER_QUEUE, redeliverDelivery, type DispatchDeps, type WebhookSender } from '../../core/webhooks/dispatch.ts';
+import { redeliverDelivery, type DispatchDeps, type WebhookSender } from '../../core/webhooks/dispatch.ts';
+import { attemptClaimed, claimDue, LEASE_SECONDS, maySend, recordAttempts, type ClaimedDelivery, type EngineDeps } from '../../core/webhooks/delivery-engine.ts';
+import { deliveryClaims } from '../../adapters/postgres/repositories/delivery-claims.ts';
+import { deliveryEndpointsFor } from '../../adapters/webhooks/endpoints.ts';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyDelivery } from '../../core/webhooks/signature.ts';
 import { createWebhook } from '../../core/webhooks/webhooks.ts';
 import type { Webhook } from '../../core/webhooks/webhook.ts';
@@ -237,7 +239,8 @@ describe('webhook delivery: the pure state machine against the model', () => {
 });
 
 // ------------------------------------------------------------------------------------------
-// attemptDelivery on real stores, with a scripted sender standing in for the network
+// The delivery engine on real stores (claims, leases, batch recording), with a scripted sender
+// standing in for the network and model clocks for domain time and wall-clock time
 // ------------------------------------------------------------------------------------------
 
 let database: TestDatabase;
@@ -248,8 +251,17 @@ let actor: Actor;
 let signed: Webhook;
 let unsigned: Webhook;
 
+/** Domain time (when deliveries are due) and wall-clock time (leases), moved by the commands. */
+class ModelClock {
+  constructor(public ms: number) {}
+  now = () => new Date(this.ms);
+}
+const domain = new ModelClock(Date.UTC(2026, 10, 23, 12));
+const wall = new ModelClock(Date.UTC(2026, 10, 23, 12));
+const engine = (): EngineDeps => ({ clock: domain, wallClock: wall, ids: uuidV7 });
+
 beforeAll(async () => {
-  testContext = await openTestContext();
+  testContext = await openTestContext({ clock: domain });
   ({ ctx, database } = testContext);
   deps = dispatchDeps(ctx);
   const uow = messagingUnitOfWork(ctx);
@@ -272,7 +284,6 @@ class ScriptedSender implements WebhookSender {
   calls: { url: string; body: string; headers: Record<string, string>; timeoutMs: number }[] = [];
   async post(url: string, body: string, headers: Record<string, string>, timeoutMs: number) {
     this.calls.push({ url, body, headers, timeoutMs });
-    // An answer takes a moment, so concurrent attempts really overlap.
     await Bun.sleep(1);
     const outcome = this.script.shift() ?? { error: 'the script ran out' };
     return { ...outcome, durationMs: 3.7 };
@@ -289,34 +300,44 @@ interface DbReal {
 interface DbModel extends Model {
   /** Every outcome recorded, in order (the delivery's history). */
   recorded: AttemptOutcome[];
-  /** Jobs on the deliver queue for this delivery (retries and redeliveries). */
-  jobs: number;
+  /** When the next attempt is due (domain ms), or null once settled. */
+  dueAt: number | null;
+  /** A claim that was never recorded (its worker died or stalled) holds it until then (wall ms). */
+  heldUntil: number | null;
+}
+
+const claims = () => deliveryClaims(database.db);
+const isDue = (m: DbModel) => modelMayAttempt(m) && m.dueAt !== null && m.dueAt <= domain.ms && (m.heldUntil === null || m.heldUntil < wall.ms);
+
+/** A worker's claim: what the engine claims now (only this test's delivery is ever open). */
+async function claimNow(): Promise<ClaimedDelivery[]> {
+  return claimDue(claims(), engine(), 10);
+}
+
+/** A worker's attempt of a claimed delivery, to the endpoint the engine finds for it. */
+async function attempt(r: DbReal, delivery: ClaimedDelivery) {
+  const endpoint = (await deliveryEndpointsFor(database.db, ctx).findAll([delivery])).get(delivery.id);
+  expect(endpoint).toBeDefined();
+  expect(maySend(delivery, wall.now())).toBe(true);
+  return attemptClaimed(r.sender, engine(), delivery, endpoint!);
 }
 
 async function deliveryRow(id: string) {
-  return database.db.selectFrom('webhook_deliveries').select(['state', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow();
+  return database.db.selectFrom('webhook_deliveries').select(['state', 'attempts', 'next_attempt_at', 'claim_id']).where('id', '=', id).executeTakeFirstOrThrow();
 }
 
 async function attemptRows(id: string) {
-  return database.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', id).orderBy('at').orderBy('attempt').execute();
-}
-
-/** The delivery's jobs on the deliver queue, newest first, with the wait each was given. */
-async function deliverJobs(id: string) {
-  const { rows } = await sql<{ delay: number; created_on: Date }>`
-    select extract(epoch from start_after - created_on)::float8 as delay, created_on
-    from pgboss.job where name = ${DELIVER_QUEUE} and data->>'deliveryId' = ${id}
-    order by created_on desc`.execute(database.db);
-  return rows.map((r) => ({ delay: Number(r.delay), createdOn: new Date(r.created_on) }));
+  return database.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', id).orderBy('attempt').execute();
 }
 
 /** The database agrees with the model, and the invariants hold on what it stores. */
 async function verify(m: DbModel, r: DbReal): Promise<void> {
   const row = await deliveryRow(r.deliveryId);
   expect({ state: row.state, attempts: row.attempts }).toEqual({ state: m.state, attempts: m.attempts });
+  expect(row.next_attempt_at?.getTime() ?? null).toBe(m.dueAt);
   expect(row.attempts).toBeLessThanOrEqual(3);
   const attempts = await attemptRows(r.deliveryId);
-  expect(attempts.length).toBe(m.recorded.length);
+  expect(attempts.map((a) => a.attempt)).toEqual(attempts.map((_, i) => i + 1));
   expect(attempts.map((a) => (a.status_code !== null ? { status: a.status_code } : { error: a.error! }))).toEqual(m.recorded);
   // At most one attempt ever succeeded (an event is never delivered twice as success).
   expect(attempts.filter((a) => a.status_code !== null && a.status_code < 400).length).toBeLessThanOrEqual(1);
@@ -324,11 +345,10 @@ async function verify(m: DbModel, r: DbReal): Promise<void> {
     expect(a.duration_ms).toBe(4);
     expect(a.error === null).toBe(a.status_code !== null);
   }
-  expect((await deliverJobs(r.deliveryId)).length).toBe(m.jobs);
 }
 
 /** Checks the request one attempt made. */
-function checkRequest(r: DbReal, call: ScriptedSender['calls'][number], startedAt: number): void {
+function checkRequest(r: DbReal, call: ScriptedSender['calls'][number]): void {
   expect(call.url).toBe(r.webhook.url);
   expect(call.body).toBe(r.body);
   expect(call.timeoutMs).toBe(10_000);
@@ -337,7 +357,7 @@ function checkRequest(r: DbReal, call: ScriptedSender['calls'][number], startedA
   expect(call.headers['content-type']).toBe('application/json');
   if (r.webhook.hmacEnabled) {
     const timestamp = Number(call.headers[TIMESTAMP_HEADER]);
-    expect(Math.abs(timestamp - Math.floor(startedAt / 1000))).toBeLessThanOrEqual(1);
+    expect(timestamp).toBe(Math.floor(domain.ms / 1000));
     expect(call.headers[SIGNATURE_HEADER]).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(verifyDelivery(r.webhook.secret, call.body, { signature: call.headers[SIGNATURE_HEADER], timestamp: call.headers[TIMESTAMP_HEADER] }, timestamp)).toBe(true);
   } else {
@@ -346,81 +366,117 @@ function checkRequest(r: DbReal, call: ScriptedSender['calls'][number], startedA
   }
 }
 
-/** After a failure with attempts left, the next attempt is a job that waits 5 s, then 10 s. */
-async function checkRetryScheduled(r: DbReal, delay: number): Promise<void> {
-  const [newest] = await deliverJobs(r.deliveryId);
-  expect(newest).toBeDefined();
-  expect(Math.abs(newest!.delay - delay)).toBeLessThan(0.01);
+/** Applies a recorded attempt to the model: the next due time is now + 5 s, then 10 s. */
+function modelRecord(m: DbModel, outcome: AttemptOutcome, attemptedAt = domain.ms): void {
+  const delay = modelAttempt(m, outcome);
+  m.recorded.push(outcome);
+  m.dueAt = delay === null ? null : attemptedAt + delay * 1000;
+  m.heldUntil = null;
 }
 
-/** The scheduled job for this delivery runs: one attempt, the endpoint answering `outcome`. */
-class ScheduledAttempt implements fc.AsyncCommand<DbModel, DbReal> {
+/** A worker claims what is due, sends it, and records the outcome. */
+class ClaimAndAttempt implements fc.AsyncCommand<DbModel, DbReal> {
   constructor(readonly outcome: AttemptOutcome) {}
   check = () => true;
   async run(m: DbModel, r: DbReal) {
     r.sender.calls = [];
     r.sender.script = [this.outcome];
-    const startedAt = Date.now();
-    const result = await attemptDelivery(messagingUnitOfWork(ctx), deps, r.sender, r.deliveryId);
-    if (!modelMayAttempt(m)) {
-      // SUCCEEDED or FAILED: nothing is sent, nothing recorded.
-      expect(r.sender.calls).toEqual([]);
-      expect(result).toBeUndefined();
-    } else {
-      expect(r.sender.calls.length).toBe(1);
-      checkRequest(r, r.sender.calls[0]!, startedAt);
-      const delay = modelAttempt(m, this.outcome);
-      m.recorded.push(this.outcome);
-      expect(result).toBe(m.state);
-      if (delay !== null) {
-        m.jobs += 1;
-        await verify(m, r);
-        await checkRetryScheduled(r, delay);
-        return;
-      }
+    const claimed = await claimNow();
+    if (!isDue(m)) {
+      // Settled, not due yet (a retry waits 5 s, then 10 s), or held by another claim: nothing.
+      expect(claimed).toEqual([]);
+      await verify(m, r);
+      return;
     }
+    expect(claimed.map((d) => d.id)).toEqual([r.deliveryId]);
+    expect((await deliveryRow(r.deliveryId)).claim_id).toBe(claimed[0]!.claimId);
+    const record = await attempt(r, claimed[0]!);
+    expect(r.sender.calls.length).toBe(1);
+    checkRequest(r, r.sender.calls[0]!);
+    expect([...(await recordAttempts(claims(), engine(), [record]))]).toEqual([r.deliveryId]);
+    modelRecord(m, this.outcome);
+    expect(record.next.state).toBe(m.state);
     checkModelInvariants(m);
     await verify(m, r);
+    expect((await deliveryRow(r.deliveryId)).claim_id).toBeNull();
   }
-  toString = () => `scheduledAttempt(${describeOutcome(this.outcome)})`;
+  toString = () => `claimAndAttempt(${describeOutcome(this.outcome)})`;
 }
 
-/**
- * The same job runs twice at once (a worker died mid-request and pg-boss handed the job to
- * another while the first still ran), the endpoint answering both the same way. One attempt
- * is recorded per outcome that lands first; the other request is discarded, or, if it began
- * after the first was recorded, is the next attempt. Never more than 3, never two successes.
- */
-class DuplicateJob implements fc.AsyncCommand<DbModel, DbReal> {
+/** Two workers claim at the same moment: at most one of them gets the delivery. */
+class RacingClaims implements fc.AsyncCommand<DbModel, DbReal> {
   constructor(readonly outcome: AttemptOutcome) {}
   check = () => true;
   async run(m: DbModel, r: DbReal) {
     r.sender.calls = [];
-    r.sender.script = [this.outcome, this.outcome];
-    const before = m.attempts;
-    const wasOpen = modelMayAttempt(m);
-    await Promise.all([1, 2].map(() => attemptDelivery(messagingUnitOfWork(ctx), deps, r.sender, r.deliveryId)));
-    const row = await deliveryRow(r.deliveryId);
-    if (!wasOpen) {
-      expect(r.sender.calls).toEqual([]);
-    } else {
-      // One or two attempts were recorded; the model follows, one attempt at a time.
-      const recorded = row.attempts - before;
-      expect(recorded === 1 || recorded === 2).toBe(true);
-      expect(r.sender.calls.length).toBeGreaterThanOrEqual(recorded);
-      expect(r.sender.calls.length).toBeLessThanOrEqual(2);
-      for (let i = 0; i < recorded; i++) {
-        expect(modelMayAttempt(m)).toBe(true);
-        if (modelAttempt(m, this.outcome) !== null) m.jobs += 1;
-        m.recorded.push(this.outcome);
-      }
-      // A success ends it at once: the second request, if sent after, found it settled.
-      if (modelSucceeds(this.outcome)) expect(recorded).toBe(1);
+    r.sender.script = [this.outcome];
+    const [a, b] = await Promise.all([claimNow(), claimNow()]);
+    const winners = [...a, ...b];
+    expect(winners.length).toBe(isDue(m) ? 1 : 0);
+    if (winners.length === 1) {
+      await recordAttempts(claims(), engine(), [await attempt(r, winners[0]!)]);
+      modelRecord(m, this.outcome);
     }
     checkModelInvariants(m);
     await verify(m, r);
   }
-  toString = () => `duplicateJob(${describeOutcome(this.outcome)})`;
+  toString = () => `racingClaims(${describeOutcome(this.outcome)})`;
+}
+
+/**
+ * A worker claims and sends, then dies (or stalls) before recording. Nothing is recorded; no
+ * other claim gets the delivery until the lease (30 s, wall clock) has passed. If the stalled
+ * worker wakes up after another took the delivery over, its late outcome is not recorded.
+ */
+class WorkerDiesAfterSending implements fc.AsyncCommand<DbModel, DbReal> {
+  constructor(readonly outcome: AttemptOutcome) {}
+  check = () => true;
+  async run(m: DbModel, r: DbReal) {
+    r.sender.calls = [];
+    r.sender.script = [this.outcome];
+    const claimed = await claimNow();
+    expect(claimed.length).toBe(isDue(m) ? 1 : 0);
+    if (claimed.length === 1) {
+      stalled.set(r.deliveryId, { record: await attempt(r, claimed[0]!), at: domain.ms });
+      m.heldUntil = wall.ms + LEASE_SECONDS * 1000;
+    }
+    await verify(m, r);
+  }
+  toString = () => `workerDiesAfterSending(${describeOutcome(this.outcome)})`;
+}
+
+/** Attempts of workers that died or stalled before recording them, by delivery. */
+const stalled = new Map<string, { record: Awaited<ReturnType<typeof attempt>>; at: number }>();
+
+/** A stalled worker wakes and records its old attempt: only if no one took its claim over. */
+class StalledWorkerRecords implements fc.AsyncCommand<DbModel, DbReal> {
+  check = () => true;
+  async run(m: DbModel, r: DbReal) {
+    const late = stalled.get(r.deliveryId);
+    if (!late) return;
+    stalled.delete(r.deliveryId);
+    const recorded = await recordAttempts(claims(), engine(), [late.record]);
+    // Still its claim (no other worker claimed since, even if the lease lapsed): recorded, the
+    // retry counted from when the attempt was made.
+    const stillMine = m.heldUntil !== null;
+    expect(recorded.has(r.deliveryId)).toBe(stillMine);
+    if (stillMine) modelRecord(m, late.record.outcome, late.at);
+    checkModelInvariants(m);
+    await verify(m, r);
+  }
+  toString = () => 'stalledWorkerRecords';
+}
+
+/** Time passes: domain and wall clocks move on together. */
+class PassTime implements fc.AsyncCommand<DbModel, DbReal> {
+  constructor(readonly seconds: number) {}
+  check = () => true;
+  async run(m: DbModel, r: DbReal) {
+    domain.ms += this.seconds * 1000;
+    wall.ms += this.seconds * 1000;
+    await verify(m, r);
+  }
+  toString = () => `passTime(${this.seconds} s)`;
 }
 
 /** `POST /v3/webhooks/{id}/deliveries/{deliveryId}/redeliver`: only a FAILED delivery, a fresh round. */
@@ -438,10 +494,8 @@ class ManualRedelivery implements fc.AsyncCommand<DbModel, DbReal> {
       expect(error).toBeUndefined();
       m.state = 'PENDING';
       m.attempts = 0;
-      m.jobs += 1;
       // The redelivery is due at once.
-      const [newest] = await deliverJobs(r.deliveryId);
-      expect(newest!.delay).toBeLessThan(0.01);
+      m.dueAt = domain.ms;
     } else {
       expect(error).toBeInstanceOf(DomainError);
       expect((error as DomainError).status).toBe(409);
@@ -452,12 +506,18 @@ class ManualRedelivery implements fc.AsyncCommand<DbModel, DbReal> {
 }
 
 const dbCommands = [
-  outcomeArb.map((o) => new ScheduledAttempt(o)),
+  outcomeArb.map((o) => new ClaimAndAttempt(o)),
+  outcomeArb.map((o) => new RacingClaims(o)),
+  outcomeArb.map((o) => new WorkerDiesAfterSending(o)),
+  fc.constant(new StalledWorkerRecords()),
+  fc.constantFrom(1, 4, 5, 6, 10, 11, 29, 31).map((s) => new PassTime(s)),
   fc.constant(new ManualRedelivery()),
-  outcomeArb.map((o) => new DuplicateJob(o)),
 ];
 
 async function newDelivery(webhook: Webhook): Promise<DbReal> {
+  // Only this delivery is open: earlier runs' deliveries are settled so no claim takes them.
+  await database.db.updateTable('webhook_deliveries').set({ next_attempt_at: null }).execute();
+  stalled.clear();
   const id = uuidV7.next();
   const keyId = `3EB0${crypto.randomUUID().replace(/-/g, '').slice(0, 16).toUpperCase()}`;
   const body = JSON.stringify({
@@ -467,20 +527,22 @@ async function newDelivery(webhook: Webhook): Promise<DbReal> {
     sender: '15550100000',
     data: { key: { id: keyId, remoteJid: '5511988887777@s.whatsapp.net', fromMe: false }, pushName: 'Ana', status: 'DELIVERY_ACK', messageType: 'conversation', message: { conversation: 'olá' }, messageTimestamp: 1_763_900_000, source: 'android', isAiMessage: false },
   });
-  const now = new Date();
+  const now = domain.now();
   const inserted = await messagingUnitOfWork(ctx).transaction((stores) =>
-    stores.deliveries.insert({ id, webhookId: webhook.id, target: 'connection', workspaceId: webhook.workspaceId, event: 'messages.upsert', eventIds: [uuidV7.next()], body, state: 'PENDING', attempts: 0, createdAt: now, updatedAt: now }),
+    stores.deliveries.insert({ id, webhookId: webhook.id, target: 'connection', workspaceId: webhook.workspaceId, event: 'messages.upsert', eventIds: [uuidV7.next()], body, state: 'PENDING', attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now }),
   );
   expect(inserted).toBe(true);
   return { webhook, deliveryId: id, body, sender: new ScriptedSender() };
 }
 
-describe('webhook delivery: attemptDelivery on real stores with a scripted endpoint', () => {
-  test('random endpoint behaviours, duplicated jobs and manual redeliveries', async () => {
+const freshDbModel = (): DbModel => ({ ...freshModel(), recorded: [], dueAt: domain.ms, heldUntil: null });
+
+describe('webhook delivery engine on real stores: claims, leases and batched recording', () => {
+  test('random endpoint behaviours, racing workers, dying workers, time and manual redeliveries', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.boolean(), fc.commands(dbCommands, { maxCommands: 14 }), async (hmac, cmds) => {
+      fc.asyncProperty(fc.boolean(), fc.commands(dbCommands, { maxCommands: 16 }), async (hmac, cmds) => {
         const real = await newDelivery(hmac ? signed : unsigned);
-        const model: DbModel = { ...freshModel(), recorded: [], jobs: 0 };
+        const model = freshDbModel();
         await fc.asyncModelRun(() => ({ model, real }), cmds);
       }),
       { numRuns: 40 },
@@ -489,20 +551,60 @@ describe('webhook delivery: attemptDelivery on real stores with a scripted endpo
 
   test('a delivery that fails three times, is redelivered and then succeeds keeps its whole history', async () => {
     const r = await newDelivery(signed);
-    const m: DbModel = { ...freshModel(), recorded: [], jobs: 0 };
+    const m = freshDbModel();
     for (const o of [{ status: 500 }, { error: `timeout after ${REQUEST_TIMEOUT_MS} ms` }, { status: 404 }, { status: 503 }, { status: 204 }, { status: 200 }]) {
       if (m.state === 'FAILED') await new ManualRedelivery().run(m, r);
-      await new ScheduledAttempt(o).run(m, r);
+      if (m.dueAt !== null && m.dueAt > domain.ms) await new PassTime((m.dueAt - domain.ms) / 1000).run(m, r);
+      await new ClaimAndAttempt(o).run(m, r);
     }
     expect(m).toMatchObject({ state: 'SUCCEEDED', attempts: 2, lifetimeAttempts: 5, successes: 1 });
     // The attempt log numbers every attempt of the delivery's life in order.
     expect((await attemptRows(r.deliveryId)).map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5]);
   });
 
-  test('an attempt of a delivery that does not exist sends nothing', async () => {
-    const sender = new ScriptedSender();
-    expect(await attemptDelivery(messagingUnitOfWork(ctx), deps, sender, uuidV7.next())).toBeUndefined();
-    expect(await attemptDelivery(messagingUnitOfWork(ctx), deps, sender, 'not-a-uuid')).toBeUndefined();
-    expect(sender.calls).toEqual([]);
+  test('a batch of attempts is recorded together; a claim another worker took over records nothing', async () => {
+    await database.db.updateTable('webhook_deliveries').set({ next_attempt_at: null }).execute();
+    const reals = await Promise.all(Array.from({ length: 5 }, () => newDeliveryKeepingOthers(signed)));
+    const claimed = await claimNow();
+    expect(claimed.map((d) => d.id).sort()).toEqual(reals.map((r) => r.deliveryId).sort());
+    const records = await Promise.all(
+      claimed.map((d, i) => {
+        const r = reals.find((x) => x.deliveryId === d.id)!;
+        r.sender.script = [i % 2 === 0 ? { status: 200 } : { status: 500 }];
+        return attempt(r, d);
+      }),
+    );
+    // The worker stalls past its lease; another worker takes one delivery over before the batch is written.
+    wall.ms += (LEASE_SECONDS + 1) * 1000;
+    const takenOver = await claimDue(claims(), engine(), 1);
+    expect(takenOver.length).toBe(1);
+    const recorded = await recordAttempts(claims(), engine(), records);
+    // The others lapsed too, but no one took them: still this worker's claim, so recorded.
+    expect([...recorded].sort()).toEqual(claimed.map((d) => d.id).filter((id) => id !== takenOver[0]!.id).sort());
+    for (const r of reals) {
+      const rows = await attemptRows(r.deliveryId);
+      expect(rows.length).toBe(r.deliveryId === takenOver[0]!.id ? 0 : 1);
+    }
+    // The taken-over delivery is the other worker's to attempt; no one else gets it meanwhile.
+    expect(await claimNow()).toEqual([]);
+  });
+
+  test('a worker without the lease to cover a request does not send', async () => {
+    const r = await newDelivery(unsigned);
+    const [claimed] = await claimNow();
+    wall.ms += (LEASE_SECONDS - 10) * 1000;
+    expect(maySend(claimed!, wall.now())).toBe(false);
+    wall.ms += 11 * 1000;
+    expect((await claimNow()).map((d) => d.id)).toEqual([r.deliveryId]);
   });
 });
+
+async function newDeliveryKeepingOthers(webhook: Webhook): Promise<DbReal> {
+  const id = uuidV7.next();
+  const body = JSON.stringify({ event: 'messages.upsert', n: id });
+  const now = domain.now();
+  await messagingUnitOfWork(ctx).transaction((stores) =>
+    stores.deliveries.insert({ id, webhookId: webhook.id, target: 'connection', workspaceId: webhook.workspaceId, event: 'messages.upsert', eventIds: [uuidV7.next()], body, state: 'PENDING', attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now }),
+  );
+  return { webhook, deliveryId: id, body, sender: new ScriptedSender() };
+}

@@ -1,11 +1,11 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ConnectionEventName, Webhook } from '../../../core/webhooks/webhook.ts';
 import type { WebhookStore } from '../../../core/webhooks/webhooks.ts';
-import type { Batch, BatchStore, Delivery, DeliveryAttempt, DeliveryStore, EventLog, LoggedEvent } from '../../../core/webhooks/dispatch.ts';
+import type { Batch, BatchStore, Delivery, DeliveryAttempt, DeliveryStore, EventLog, LoggedEvent, PendingFanouts } from '../../../core/webhooks/dispatch.ts';
 import type { DeliveryState } from '../../../core/webhooks/delivery.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
-import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../schema.ts';
+import type { Database, EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../schema.ts';
 import { isUuid } from './connection-store.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
@@ -45,6 +45,11 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
       const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toWebhook(row);
     },
+    async findMany(ids) {
+      if (ids.length === 0) return [];
+      const rows = await db.selectFrom('webhooks').selectAll().where('id', 'in', [...ids]).execute();
+      return rows.map(toWebhook);
+    },
     async list(workspaceId, request) {
       let query = db.selectFrom('webhooks').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('url', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
@@ -70,6 +75,16 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
         .execute();
       return rows.map(toWebhook);
     },
+    async boundTo(workspaceIds, connectionIds) {
+      if (workspaceIds.length === 0 || connectionIds.length === 0) return [];
+      const rows = await db
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('workspace_id', 'in', workspaceIds)
+        .where('connections', '&&', sql<string[]>`${[...connectionIds]}::uuid[]`)
+        .execute();
+      return rows.map(toWebhook);
+    },
   };
 }
 
@@ -78,22 +93,18 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
     async insert(d) {
       const result = await db
         .insertInto('webhook_deliveries')
-        .values({
-          id: d.id,
-          webhook_id: d.webhookId,
-          target: d.target,
-          workspace_id: d.workspaceId,
-          event: d.event,
-          event_ids: d.eventIds,
-          body: d.body,
-          state: d.state,
-          attempts: d.attempts,
-          created_at: d.createdAt,
-          updated_at: d.updatedAt,
-        })
+        .values(deliveryRow(d))
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+    },
+    async insertMany(deliveries) {
+      if (deliveries.length === 0) return;
+      await db
+        .insertInto('webhook_deliveries')
+        .values(deliveries.map(deliveryRow))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
     },
     async get(id) {
       if (!isUuid(id)) return undefined;
@@ -106,31 +117,10 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
       return row && toDelivery(row);
     },
     async update(d) {
-      await db.updateTable('webhook_deliveries').set({ state: d.state, attempts: d.attempts, updated_at: d.updatedAt }).where('id', '=', d.id).execute();
-    },
-    async addAttempt(a) {
-      // A manual redelivery starts a fresh round (its attempts count from 1 again) but the
-      // history goes on: rows are numbered over the delivery's whole life (1, 2, 3, then 4…),
-      // so a redelivered attempt never collides with an earlier round's. The caller holds the
-      // delivery's row lock, so the numbering cannot race.
-      // One statement: the next number and the row together.
       await db
-        .insertInto('webhook_attempts')
-        .columns(['delivery_id', 'attempt', 'at', 'status_code', 'error', 'duration_ms'])
-        .expression(
-          db
-            .selectFrom('webhook_attempts')
-            // Parameters in a select list carry no column type: each is cast to its column's.
-            .select([
-              sql<string>`${a.deliveryId}::uuid`.as('delivery_id'),
-              sql<number>`coalesce(max(attempt), 0) + 1`.as('attempt'),
-              sql<Date>`${a.at}::timestamptz`.as('at'),
-              sql<number | null>`${a.statusCode}::integer`.as('status_code'),
-              sql<string | null>`${a.error}::text`.as('error'),
-              sql<number>`${a.durationMs}::integer`.as('duration_ms'),
-            ])
-            .where('delivery_id', '=', a.deliveryId),
-        )
+        .updateTable('webhook_deliveries')
+        .set({ state: d.state, attempts: d.attempts, next_attempt_at: d.nextAttemptAt, updated_at: d.updatedAt })
+        .where('id', '=', d.id)
         .execute();
     },
     async list(webhookId, request) {
@@ -180,18 +170,55 @@ export function batchStore(db: Kysely<Database>): BatchStore {
   };
 }
 
-export function eventLog(db: Kysely<Database>): EventLog {
+/** Events waiting for their fan-out (written with the event, event-store.ts), taken in batches. */
+export function pendingFanouts(db: Kysely<Database>): PendingFanouts {
   return {
-    async get(id) {
-      const row = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!row) return undefined;
-      const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as LoggedEvent['payload'];
-      return { id: row.id, workspaceId: row.workspace_id, connectionId: row.connection_id, event: row.event, remoteJid: row.remote_jid, payload };
+    async take(limit) {
+      // Rows another worker is taking are skipped; a rolled-back take puts them back.
+      const taken = await db
+        .deleteFrom('webhook_fanout')
+        .where('event_id', 'in', (eb) => eb.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked())
+        .returning('event_id')
+        .execute();
+      if (taken.length === 0) return [];
+      const rows = await db.selectFrom('events').selectAll().where('id', 'in', taken.map((t) => t.event_id)).orderBy('created_at').orderBy('id').execute();
+      return rows.map(toLoggedEvent);
     },
   };
 }
 
-function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
+export function eventLog(db: Kysely<Database>): EventLog {
+  return {
+    async get(id) {
+      const row = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toLoggedEvent(row);
+    },
+  };
+}
+
+function toLoggedEvent(row: Selectable<EventsTable>): LoggedEvent {
+  const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as LoggedEvent['payload'];
+  return { id: row.id, workspaceId: row.workspace_id, connectionId: row.connection_id, event: row.event, remoteJid: row.remote_jid, payload };
+}
+
+function deliveryRow(d: Delivery) {
+  return {
+    id: d.id,
+    webhook_id: d.webhookId,
+    target: d.target,
+    workspace_id: d.workspaceId,
+    event: d.event,
+    event_ids: d.eventIds,
+    body: d.body,
+    state: d.state,
+    attempts: d.attempts,
+    next_attempt_at: d.nextAttemptAt,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+export function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
   return {
     id: row.id,
     webhookId: row.webhook_id,
@@ -202,6 +229,7 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
     body: row.body,
     state: row.state as DeliveryState,
     attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

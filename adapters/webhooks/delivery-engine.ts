@@ -1,0 +1,203 @@
+import { fanOutPending, FANOUT_QUEUE, type DeliveryEndpoint } from '../../core/webhooks/dispatch.ts';
+import {
+  attemptClaimed,
+  claimDue,
+  LEASE_RENEWAL_SECONDS,
+  LEASE_SECONDS,
+  maySend,
+  recordAttempts,
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type EngineDeps,
+} from '../../core/webhooks/delivery-engine.ts';
+import { messagingUnitOfWork } from '../connections/stores.ts';
+import type { AppContext } from '../http/context.ts';
+import { deliveryClaims } from '../postgres/repositories/delivery-claims.ts';
+import { deliveryEndpointsFor } from './endpoints.ts';
+import { httpSender } from './http-sender.ts';
+import { dispatchDeps, simulateTyping } from './jobs.ts';
+import { PollingLoop, type StepResult } from './polling-loop.ts';
+
+/** Events fanned out per transaction. */
+const FANOUT_BATCH = 200;
+/** Deliveries claimed per statement. */
+const CLAIM_BATCH = 256;
+/** Requests in flight to one webhook from this worker: a hanging endpoint holds no more than these. */
+const IN_FLIGHT_PER_WEBHOOK = 32;
+/** Claims this worker holds for one webhook before it leaves that webhook's backlog to others. */
+const HELD_PER_WEBHOOK = 128;
+/** Claims this worker holds in all. */
+const MAX_HELD = 4096;
+
+export interface DeliveryEngine {
+  stop(): Promise<void>;
+}
+
+/**
+ * The worker's delivery engine: a fan-out loop turning waiting events into deliveries, a claim
+ * loop taking due deliveries in batches, requests sent side by side (at most
+ * IN_FLIGHT_PER_WEBHOOK per webhook, so one slow or dead endpoint never delays the others), and
+ * their attempts recorded in batches. Run it in every worker process; workers share the work
+ * through the database.
+ */
+export function startDeliveryEngine(ctx: AppContext, polling: { minMs?: number; maxMs?: number } = {}): DeliveryEngine {
+  const minMs = polling.minMs ?? 5;
+  const maxMs = polling.maxMs ?? 250;
+  const uow = messagingUnitOfWork(ctx);
+  const dispatch = dispatchDeps(ctx);
+  const deps: EngineDeps = { clock: ctx.clock, wallClock: { now: () => new Date() }, ids: ctx.ids };
+  const claims = deliveryClaims(ctx.db);
+  const endpoints = deliveryEndpointsFor(ctx.db, ctx);
+
+  const held = new Map<string, ClaimedDelivery>();
+  const heldPerWebhook = new Map<string, number>();
+  const waiting = new Map<string, { delivery: ClaimedDelivery; endpoint: DeliveryEndpoint }[]>();
+  const inFlight = new Map<string, number>();
+  const toRecord: AttemptRecord[] = [];
+  const toRelease: ClaimedDelivery[] = [];
+  let recording: Promise<void> | undefined;
+
+  const fanOutLoop = new PollingLoop('webhooks fan-out', fanOutStep, minMs, maxMs).start();
+  const claimLoop = new PollingLoop('webhooks delivery', claimStep, minMs, maxMs).start();
+  const renewal = setInterval(() => void renewLeases(), LEASE_RENEWAL_SECONDS * 1000);
+
+  async function fanOutStep(): Promise<StepResult> {
+    let result: Awaited<ReturnType<typeof fanOutPending>>;
+    try {
+      result = await uow.transaction((stores) => fanOutPending(stores, dispatch, FANOUT_BATCH));
+    } catch (error) {
+      // An event the batch cannot fan out must not hold the others back: each goes to a job of
+      // its own, retried on its own (the fan-out job queue).
+      console.error(`[webhooks] fan-out batch failed, queueing its events one by one: ${(error as Error).message}`);
+      await uow.transaction(async (stores) => {
+        const events = await stores.fanouts.take(FANOUT_BATCH);
+        await stores.outbox.enqueueMany(FANOUT_QUEUE, events.map((e) => ({ data: { eventId: e.id }, dedupeKey: e.id })));
+      });
+      return 'some';
+    }
+    if (result.deliveries > 0) claimLoop.wake();
+    for (const batch of result.typingStarted) await simulateTyping(ctx, batch, true);
+    return result.taken >= FANOUT_BATCH ? 'full' : result.taken > 0 ? 'some' : 'none';
+  }
+
+  async function claimStep(): Promise<StepResult> {
+    const room = Math.min(CLAIM_BATCH, MAX_HELD - held.size);
+    if (room <= 0) return 'none';
+    const skip = [...heldPerWebhook].filter(([, n]) => n >= HELD_PER_WEBHOOK).map(([webhookId]) => webhookId);
+    const claimed = await claimDue(claims, deps, room, skip);
+    if (claimed.length === 0) return 'none';
+    const found = await endpoints.findAll(claimed);
+    const gone = claimed.filter((d) => !found.get(d.id));
+    // Its webhook was deleted (or its plugin disabled): nothing to send it to, ever.
+    if (gone.length > 0) await claims.release(gone, 'settle', deps.clock.now());
+    const touched = new Set<string>();
+    for (const delivery of claimed) {
+      const endpoint = found.get(delivery.id);
+      if (!endpoint) continue;
+      held.set(delivery.id, delivery);
+      heldPerWebhook.set(delivery.webhookId, (heldPerWebhook.get(delivery.webhookId) ?? 0) + 1);
+      const queue = waiting.get(delivery.webhookId) ?? [];
+      queue.push({ delivery, endpoint });
+      waiting.set(delivery.webhookId, queue);
+      touched.add(delivery.webhookId);
+    }
+    for (const webhookId of touched) sendWaiting(webhookId);
+    return claimed.length >= room ? 'full' : 'some';
+  }
+
+  /** Starts the webhook's waiting requests while it has room in flight. */
+  function sendWaiting(webhookId: string): void {
+    const queue = waiting.get(webhookId);
+    while (queue?.length && (inFlight.get(webhookId) ?? 0) < IN_FLIGHT_PER_WEBHOOK) {
+      const { delivery, endpoint } = queue.shift()!;
+      if (!held.has(delivery.id)) continue; // its claim lapsed meanwhile
+      if (!maySend(delivery, deps.wallClock.now())) {
+        settleLocally(delivery);
+        toRelease.push(delivery);
+        continue;
+      }
+      inFlight.set(webhookId, (inFlight.get(webhookId) ?? 0) + 1);
+      attemptClaimed(httpSender, deps, delivery, endpoint)
+        .then((record) => void toRecord.push(record))
+        .catch((error: Error) => {
+          console.error(`[webhooks] delivery ${delivery.id}: ${error.message}`);
+          toRelease.push(delivery);
+        })
+        .finally(() => {
+          inFlight.set(webhookId, inFlight.get(webhookId)! - 1);
+          sendWaiting(webhookId);
+          void record();
+        });
+    }
+    if (queue && queue.length === 0) waiting.delete(webhookId);
+  }
+
+  /** Records finished attempts in batches: while one batch is written, the next gathers. */
+  function record(): Promise<void> {
+    recording ??= drainFinished().finally(() => {
+      recording = undefined;
+    });
+    return recording;
+  }
+
+  async function drainFinished(): Promise<void> {
+    let failures = 0;
+    while (toRecord.length > 0 || toRelease.length > 0) {
+      const attempts = toRecord.splice(0);
+      const released = toRelease.splice(0);
+      try {
+        await recordAttempts(claims, deps, attempts);
+        if (released.length > 0) await claims.release(released, 'due', deps.clock.now());
+      } catch (error) {
+        console.error(`[webhooks] recording ${attempts.length} attempt(s) failed: ${(error as Error).message}`);
+        // Still claimed by this worker, so a later try may write them (the claim guards the
+        // write). Past the lease another worker may have taken them over: give up then.
+        if (++failures < LEASE_SECONDS) {
+          toRecord.push(...attempts);
+          toRelease.push(...released);
+          await Bun.sleep(1_000);
+          continue;
+        }
+      }
+      for (const attempt of attempts) settleLocally(attempt.delivery);
+      for (const delivery of released) settleLocally(delivery);
+      claimLoop.wake();
+    }
+  }
+
+  function settleLocally(delivery: ClaimedDelivery): void {
+    if (!held.delete(delivery.id)) return;
+    const left = heldPerWebhook.get(delivery.webhookId)! - 1;
+    if (left > 0) heldPerWebhook.set(delivery.webhookId, left);
+    else heldPerWebhook.delete(delivery.webhookId);
+  }
+
+  /** Keeps this worker's claims; one it lost (it stalled past its lease) is no longer sent. */
+  async function renewLeases(): Promise<void> {
+    if (held.size === 0) return;
+    const claimedUntil = new Date(deps.wallClock.now().getTime() + LEASE_SECONDS * 1000);
+    try {
+      const mine = [...held.values()];
+      const renewed = await claims.renew(mine, claimedUntil);
+      for (const delivery of mine) {
+        if (renewed.has(delivery.id)) delivery.claimedUntil = claimedUntil;
+        else settleLocally(delivery);
+      }
+    } catch (error) {
+      console.error(`[webhooks] renewing claims failed: ${(error as Error).message}`);
+    }
+  }
+
+  return {
+    async stop() {
+      clearInterval(renewal);
+      await Promise.all([fanOutLoop.stop(), claimLoop.stop()]);
+      // Requests in flight finish (bounded by their timeout, waited on briefly); the rest are let go.
+      const deadline = Date.now() + 2_000;
+      while ([...inFlight.values()].some((n) => n > 0) && Date.now() < deadline) await Bun.sleep(20);
+      for (const queue of waiting.values()) for (const { delivery } of queue) toRelease.push(delivery);
+      waiting.clear();
+      await record().catch(() => {});
+    },
+  };
+}
