@@ -32,7 +32,9 @@ const latencyGapMs = Number(process.env.BENCH_LATENCY_GAP_MS ?? 20);
 let secret = '';
 const arrivals = new Map<string, number>();
 const receiver = { requests: 0, unsigned: 0, badSignatures: 0, duplicates: 0 };
-const waiters = new Set<() => void>();
+/** The markers being waited for, and who waits (O(1) per arrival: the receiver must stay cheap). */
+let awaited = new Set<string>();
+let allArrived: (() => void) | undefined;
 const server = Bun.serve({
   port: 0,
   async fetch(request) {
@@ -44,8 +46,9 @@ const server = Bun.serve({
     for (const [marker] of raw.matchAll(/bench:[a-z]+:\d+/g)) {
       if (arrivals.has(marker)) receiver.duplicates += 1;
       else arrivals.set(marker, at);
+      awaited.delete(marker);
     }
-    for (const wake of waiters) wake();
+    if (awaited.size === 0) allArrived?.();
     return new Response('ok');
   },
 });
@@ -79,19 +82,20 @@ async function inject(marker: string, contact: number): Promise<void> {
 
 /** Waits until every marker has arrived (or the timeout passes); returns those still missing. */
 async function arrived(markers: string[], timeoutMs = 180_000): Promise<string[]> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const missing = markers.filter((m) => !arrivals.has(m));
-    if (missing.length === 0 || performance.now() > deadline) return missing;
+  awaited = new Set(markers.filter((m) => !arrivals.has(m)));
+  if (awaited.size > 0) {
     await new Promise<void>((resolve) => {
-      const wake = () => {
-        waiters.delete(wake);
+      const timer = setTimeout(done, timeoutMs);
+      function done() {
+        clearTimeout(timer);
+        allArrived = undefined;
         resolve();
-      };
-      waiters.add(wake);
-      setTimeout(wake, 200);
+      }
+      allArrived = done;
     });
   }
+  awaited = new Set();
+  return markers.filter((m) => !arrivals.has(m));
 }
 
 async function injectAll(phase: string, count: number): Promise<{ markers: string[]; started: number; injectedSeconds: number }> {

@@ -24,8 +24,12 @@ const FANOUT_BATCH = 200;
 const CLAIM_BATCH = 256;
 /** Requests in flight to one webhook from this worker: a hanging endpoint holds no more than these. */
 const IN_FLIGHT_PER_WEBHOOK = 32;
-/** Claims this worker holds for one webhook before it leaves that webhook's backlog to others. */
-const HELD_PER_WEBHOOK = 128;
+/**
+ * Claims this worker holds for one webhook before it leaves that webhook's backlog to others
+ * (claims skip it); it claims for it again once half of them are settled. Claiming while a
+ * webhook is skipped reads past its due backlog, so the engine does not claim on every settle.
+ */
+const HELD_PER_WEBHOOK = 256;
 /** Claims this worker holds in all. */
 const MAX_HELD = 4096;
 
@@ -159,17 +163,20 @@ export function startDeliveryEngine(ctx: AppContext, polling: { minMs?: number; 
           continue;
         }
       }
-      for (const attempt of attempts) settleLocally(attempt.delivery);
-      for (const delivery of released) settleLocally(delivery);
-      claimLoop.wake();
+      let roomMade = false;
+      for (const attempt of attempts) roomMade = settleLocally(attempt.delivery) || roomMade;
+      for (const delivery of released) roomMade = settleLocally(delivery) || roomMade;
+      if (roomMade) claimLoop.wake();
     }
   }
 
-  function settleLocally(delivery: ClaimedDelivery): void {
-    if (!held.delete(delivery.id)) return;
+  /** Forgets a claim; true when that makes room worth a claim (its webhook fell to half its share). */
+  function settleLocally(delivery: ClaimedDelivery): boolean {
+    if (!held.delete(delivery.id)) return false;
     const left = heldPerWebhook.get(delivery.webhookId)! - 1;
     if (left > 0) heldPerWebhook.set(delivery.webhookId, left);
     else heldPerWebhook.delete(delivery.webhookId);
+    return left <= HELD_PER_WEBHOOK / 2;
   }
 
   /** Keeps this worker's claims; one it lost (it stalled past its lease) is no longer sent. */
