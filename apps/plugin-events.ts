@@ -1,7 +1,20 @@
+import type { Selectable } from 'kysely';
 import type { AppContext } from '../adapters/http/context.ts';
 import { PLUGIN_EVENTS_QUEUE } from '../adapters/postgres/repositories/event-store.ts';
+import { pluginEventQueue, type ClaimedPluginEvent } from '../adapters/postgres/repositories/plugin-event-queue.ts';
+import type { EventsTable } from '../adapters/postgres/schema.ts';
+import { PollingLoop, type StepResult } from '../adapters/queue/polling-loop.ts';
 import type { JobDefinition } from '../adapters/queue/queue.ts';
-import type { Plugin } from '../plugins/plugin.ts';
+import type { EventSubscriber, Plugin } from '../plugins/plugin.ts';
+
+/** Events taken per claim. */
+const BATCH = 100;
+/** Chats whose events run side by side (a chat's own events run one after another, in order). */
+const LANES = 8;
+/** A claim's hold on its events (wall-clock); a worker that dies lets them go when it lapses. */
+const LEASE_MS = 60_000;
+/** Runs of an event whose subscriber keeps throwing before it is given up (1 s, 2 s, 4 s… apart). */
+const MAX_RUNS = 6;
 
 /** What a subscriber receives: the stored event (spec 6.1 envelope fields) with its id and workspace. */
 export interface PluginEventPayload {
@@ -20,11 +33,77 @@ export function pluginEvents(plugins: Plugin[]): ReadonlySet<string> {
 }
 
 /**
- * Runs the enabled plugins' subscribers of one event. The job is queued in the transaction that
- * appends the event (adapters/postgres/repositories/event-store.ts) with the event id as its
- * dedupe key, so it exists once per event and survives a crash. pg-boss retries a job that
- * throws, running every subscriber of the event again: subscribers are idempotent by contract
- * (the helpdesk's keys on the connection message id).
+ * Runs the enabled plugins' subscribers of the events waiting in `plugin_event_queue` (written
+ * with each event, adapters/postgres/repositories/event-store.ts, so a crash loses neither),
+ * claimed a batch at a time under a lease. A chat's events run in order; a subscriber that throws
+ * runs its event's subscribers again later (1 s, 2 s, 4 s…, six runs in all): subscribers are
+ * idempotent by contract (the helpdesk's key on the connection message id), as they are when a
+ * worker dies mid-batch and another takes the batch over.
+ */
+export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[]): { stop(): Promise<void> } {
+  const subscribed = plugins.flatMap((p) => p.subscribers ?? []);
+  if (subscribed.length === 0) return { stop: async () => {} };
+  const queue = pluginEventQueue(ctx.db);
+  const loop = new PollingLoop('plugin events', runBatch, 5, 250).start();
+
+  async function runBatch(): Promise<StepResult> {
+    const now = new Date();
+    const claimId = ctx.ids.next();
+    const claimed = await queue.claim({ claimId, now, claimedUntil: new Date(now.getTime() + LEASE_MS), limit: BATCH });
+    if (claimed.length === 0) return 'none';
+    const chats = new Map<string, ClaimedPluginEvent[]>();
+    for (const c of claimed) {
+      const chat = c.event.connection_id && c.event.remote_jid ? `${c.event.connection_id}|${c.event.remote_jid}` : c.event.id;
+      chats.set(chat, [...(chats.get(chat) ?? []), c]);
+    }
+    const lanes = [...chats.values()];
+    const done: string[] = [];
+    await Promise.all(
+      Array.from({ length: Math.min(LANES, lanes.length) }, async () => {
+        for (let chat = lanes.shift(); chat; chat = lanes.shift()) {
+          for (const { event, attempts } of chat) {
+            try {
+              await runSubscribers(subscribed, ctx, event);
+              done.push(event.id);
+            } catch (error) {
+              const message = error instanceof Error ? error.message : String(error);
+              if (attempts + 1 >= MAX_RUNS) {
+                console.error(`[plugin events] ${event.event} ${event.id}: giving up after ${MAX_RUNS} runs: ${message}`);
+                done.push(event.id);
+              } else {
+                console.error(`[plugin events] ${event.event} ${event.id}: ${message}; trying again`);
+                await queue.retry(claimId, event.id, new Date(Date.now() + 1000 * 2 ** attempts));
+              }
+            }
+          }
+        }
+      }),
+    );
+    await queue.done(claimId, done);
+    return claimed.length >= BATCH ? 'full' : 'some';
+  }
+
+  return { stop: () => loop.stop() };
+}
+
+/** Runs the subscribers of one stored event, in the order the plugins declared them. */
+async function runSubscribers(subscribed: EventSubscriber[], ctx: AppContext, row: Selectable<EventsTable>): Promise<void> {
+  const stored = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as { sender?: string; data?: unknown };
+  const payload: PluginEventPayload = {
+    eventId: row.id,
+    workspaceId: row.workspace_id,
+    event: row.event,
+    connectionId: row.connection_id,
+    remoteJid: row.remote_jid,
+    sender: stored.sender,
+    data: stored.data,
+  };
+  for (const subscriber of subscribed) if (subscriber.event === row.event) await subscriber.handle(payload, ctx);
+}
+
+/**
+ * Runs the enabled plugins' subscribers of one event queued as a job (before events waited in
+ * `plugin_event_queue`); pg-boss retries a job that throws.
  */
 export function pluginEventJobs(ctx: AppContext, plugins: Plugin[]): JobDefinition[] {
   const subscribed = plugins.flatMap((p) => p.subscribers ?? []);
@@ -36,22 +115,11 @@ export function pluginEventJobs(ctx: AppContext, plugins: Plugin[]): JobDefiniti
       retryDelay: 1,
       retryBackoff: true,
       expireInSeconds: 60,
-      concurrency: 2,
+      concurrency: 1,
       batchSize: 10,
       handle: async (data: { eventId: string }) => {
         const row = await ctx.db.selectFrom('events').selectAll().where('id', '=', data.eventId).executeTakeFirst();
-        if (!row) return;
-        const stored = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as { sender?: string; data?: unknown };
-        const payload: PluginEventPayload = {
-          eventId: row.id,
-          workspaceId: row.workspace_id,
-          event: row.event,
-          connectionId: row.connection_id,
-          remoteJid: row.remote_jid,
-          sender: stored.sender,
-          data: stored.data,
-        };
-        for (const subscriber of subscribed) if (subscriber.event === row.event) await subscriber.handle(payload, ctx);
+        if (row) await runSubscribers(subscribed, ctx, row);
       },
     },
   ];

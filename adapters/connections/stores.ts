@@ -19,7 +19,7 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
     messages: messageStore(db),
     chats: chatStore(db),
     media: mediaStore(db),
-    events: eventPublisher(db, ctx, outbox),
+    events: eventPublisher(db, ctx),
     webhooks: webhookStore(db, ctx.box),
     endpoints: deliveryEndpoints(db, ctx),
     deliveries: deliveryStore(db),

@@ -10,6 +10,7 @@ import * as deliveryTargets from './migrations/base/0008_delivery_targets.ts';
 import * as realtime from './migrations/base/0009_realtime.ts';
 import * as templates from './migrations/base/0010_templates.ts';
 import * as deliveryQueue from './migrations/base/0011_delivery_queue.ts';
+import * as pluginEventQueue from './migrations/base/0012_plugin_event_queue.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -35,6 +36,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0009_realtime': realtime,
     '0010_templates': templates,
     '0011_delivery_queue': deliveryQueue,
+    '0012_plugin_event_queue': pluginEventQueue,
   },
 };
 

@@ -173,6 +173,15 @@ export interface WebhookDeliveriesTable {
   attempts_made: Generated<number>;
 }
 
+/** Events waiting for the enabled plugins' subscribers (migration 0012). */
+export interface PluginEventQueueTable {
+  event_id: string;
+  due_at: Generated<Date>;
+  attempts: Generated<number>;
+  claim_id: Generated<string | null>;
+  claimed_until: Generated<Date | null>;
+}
+
 /** Events waiting to be fanned out to webhooks (migration 0011). */
 export interface WebhookFanoutTable {
   event_id: string;
@@ -229,6 +238,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   webhook_batches: WebhookBatchesTable;
   webhook_fanout: WebhookFanoutTable;
+  plugin_event_queue: PluginEventQueueTable;
   oauth_clients: OAuthClientsTable;
   oauth_pending_requests: OAuthPendingRequestsTable;
   oauth_consents: OAuthConsentsTable;

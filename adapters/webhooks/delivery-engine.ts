@@ -16,7 +16,7 @@ import { deliveryClaims } from '../postgres/repositories/delivery-claims.ts';
 import { deliveryEndpointsFor } from './endpoints.ts';
 import { httpSender } from './http-sender.ts';
 import { dispatchDeps, simulateTyping } from './jobs.ts';
-import { PollingLoop, type StepResult } from './polling-loop.ts';
+import { PollingLoop, type StepResult } from '../queue/polling-loop.ts';
 
 /** Events fanned out per transaction. */
 const FANOUT_BATCH = 200;

@@ -3,8 +3,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../../core/shared/ports.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
-import { superviseSessions } from '../../adapters/connections/jobs.ts';
-import { startDeliveryEngine } from '../../adapters/webhooks/delivery-engine.ts';
+import { startBackgroundWork } from '../background.ts';
 import { openRealtimeTransport } from '../../adapters/realtime/transport.ts';
 
 export interface RunningService {
@@ -19,14 +18,7 @@ export interface RunningService {
  */
 export async function startService(config: Config, options: { worker: boolean; plugins?: Plugin[]; clock?: Clock }): Promise<RunningService> {
   const runtime = await openRuntime(config, { available: options.plugins, clock: options.clock });
-  let stopSupervision = () => {};
-  let stopDeliveries = async () => {};
-  if (options.worker) {
-    await runtime.ctx.queue.work(runtime.jobs);
-    stopSupervision = await superviseSessions(runtime.ctx);
-    const deliveries = startDeliveryEngine(runtime.ctx);
-    stopDeliveries = () => deliveries.stop();
-  }
+  const stopBackgroundWork = options.worker ? await startBackgroundWork(runtime) : async () => {};
   const realtime = openRealtimeTransport(runtime.ctx, runtime.plugins, { databaseUrl: config.databaseUrl });
   const detachRealtime = runtime.realtime.attach(realtime.io);
   const app = createHttpApp(runtime.ctx, runtime.plugins)
@@ -38,8 +30,7 @@ export async function startService(config: Config, options: { worker: boolean; p
     url: `http://127.0.0.1:${port}`,
     runtime,
     async stop() {
-      stopSupervision();
-      await stopDeliveries();
+      await stopBackgroundWork();
       detachRealtime();
       await realtime.close();
       await app.stop(true);

@@ -7,11 +7,11 @@ import { presentMessage } from './views.ts';
 
 /**
  * Helpdesk events go into the durable event log of the base (the `events` table, with no
- * connection) in the transaction of the change; the `plugins.events` job queued with them runs
- * the helpdesk's subscribers (webhook fan-out, realtime broadcast), so a crash loses neither.
+ * connection) in the transaction of the change; its place in the plugins' event queue, written
+ * with it, runs the helpdesk's subscribers (webhook fan-out, realtime broadcast), so a crash loses neither.
  */
 export function helpdeskEventLog(db: Kysely<Database>, ctx: Pick<AppContext, 'ids' | 'clock' | 'pluginEvents' | 'queue'>): HelpdeskEventLog {
-  const publisher = eventPublisher(db, ctx, ctx.queue.outbox(db));
+  const publisher = eventPublisher(db, ctx);
   return {
     async record(event) {
       await publisher.publish({ event: event.type, workspaceId: event.accountId, connectionId: '', remoteJid: null, sender: null, data: toWire(event) });

@@ -48,7 +48,9 @@ async function settled(queue: string): Promise<void> {
       .where('name' as any, '=', queue)
       .where('state' as any, 'in', ['created', 'retry', 'active'])
       .executeTakeFirstOrThrow();
-    return Number(n) === 0 ? true : undefined;
+    // Plugin events wait in a table of their own (the job queue holds only older ones and retries).
+    const waiting = queue === PLUGIN_EVENTS_QUEUE ? await service.runtime.ctx.db.selectFrom('plugin_event_queue').select('event_id').executeTakeFirst() : undefined;
+    return Number(n) === 0 && !waiting ? true : undefined;
   }, `the ${queue} queue to settle`);
 }
 

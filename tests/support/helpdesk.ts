@@ -137,13 +137,9 @@ export async function helpdeskEvents(service: TestService, workspaceId: string, 
   return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data);
 }
 
-// (Appended: imports are hoisted, so these serve the helper below.)
-import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
-import { jobIdFor } from '../../adapters/queue/queue.ts';
-
 /**
  * Waits until the worker has run every subscriber of the latest helpdesk event of this type
- * whose data passes `predicate` (its `plugins.events` job completed): for asserting that a
+ * whose data passes `predicate` (it left the plugins' event queue): for asserting that a
  * reaction did not happen.
  */
 export async function subscribersDone(service: TestService, workspaceId: string, type: string, predicate: (data: any) => boolean = () => true): Promise<void> {
@@ -152,8 +148,8 @@ export async function subscribersDone(service: TestService, workspaceId: string,
     return rows.find((r) => predicate((typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data))?.id;
   }, `a ${type} event`);
   await eventually(async () => {
-    const job = await service.runtime.ctx.db.selectFrom('pgboss.job' as any).select(['state' as any]).where('id' as any, '=', jobIdFor(PLUGIN_EVENTS_QUEUE, eventId)).executeTakeFirst();
-    return (job as any)?.state === 'completed' ? true : undefined;
+    const waiting = await service.runtime.ctx.db.selectFrom('plugin_event_queue').select('event_id').where('event_id', '=', eventId).executeTakeFirst();
+    return waiting ? undefined : true;
   }, `the subscribers of ${type} ${eventId}`);
 }
 
@@ -174,7 +170,12 @@ export async function workerSettled(service: TestService, ignoredQueues: string[
       .select((eb: any) => eb.fn.countAll().as('n'))
       .where('state' as any, 'in', ['created', 'retry', 'active']);
     if (ignoredQueues.length) query = query.where('name' as any, 'not in', ignoredQueues);
-    return Number(((await query.executeTakeFirst()) as any)?.n ?? 0);
+    const jobs = Number(((await query.executeTakeFirst()) as any)?.n ?? 0);
+    // Events waiting for the plugins' subscribers or the webhooks' fan-out (tables of their own).
+    const db = service.runtime.ctx.db;
+    const { n: events } = await db.selectFrom('plugin_event_queue').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const { n: fanouts } = await db.selectFrom('webhook_fanout').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    return jobs + Number(events) + Number(fanouts);
   };
   // Twice idle in a row: a job may complete and queue the next in between.
   await eventually(async () => ((await busy()) === 0 && (await Bun.sleep(50), await busy()) === 0 ? true : undefined), 'the worker to settle', timeoutMs);

@@ -2,16 +2,18 @@ import type { Kysely } from 'kysely';
 import type { EventPublisher } from '../../../core/connections/connection.ts';
 import type { IdGen, Clock } from '../../../core/shared/ports.ts';
 import type { Database } from '../schema.ts';
-import type { Outbox } from '../../../core/shared/outbox.ts';
 
-/** The worker runs the enabled plugins' subscribers of one event (apps/plugin-events.ts). */
+/**
+ * The job queue of plugin events queued before they waited in `plugin_event_queue` (and of
+ * events whose batch run failed): the worker runs the subscribers of one event per job.
+ */
 export const PLUGIN_EVENTS_QUEUE = 'plugins.events';
 
 /**
  * The durable event log: written in the transaction of the change that caused the event, with
- * its place in the webhooks' fan-out queue and its plugin-subscriber job (the transactional outbox).
+ * its place in the webhooks' fan-out queue and the plugins' event queue (the transactional outbox).
  */
-export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string> }, outbox: Outbox): EventPublisher {
+export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string> }): EventPublisher {
   return {
     async publish(e) {
       const id = deps.ids.next();
@@ -24,21 +26,24 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
         payload: { event: e.event, connectionId: e.connectionId, remoteJid: e.remoteJid, sender: e.sender, data: e.data },
         created_at: deps.clock.now(),
       });
-      // connection.update is never dispatched (spec 6.1); every other event may have subscribers:
-      // it waits for the delivery engine's fan-out, written in the same statement as the event.
-      if (e.connectionId && e.event !== 'connection.update') {
-        await db
-          .with('logged', () => event.returning('id'))
-          .insertInto('webhook_fanout')
+      // connection.update is never dispatched (spec 6.1); every other event may have webhook
+      // subscribers: it waits for the delivery engine's fan-out. An event some enabled plugin
+      // listens to waits for the plugins' subscribers (apps/plugin-events.ts). Both places are
+      // written in the event's own statement, so they commit with it (a crash loses neither).
+      const toWebhooks = Boolean(e.connectionId) && e.event !== 'connection.update';
+      const toPlugins = deps.pluginEvents?.has(e.event) ?? false;
+      if (!toWebhooks && !toPlugins) return void (await event.execute());
+      const logged = db.with('logged', () => event.returning('id'));
+      if (toWebhooks && toPlugins) {
+        await logged
+          .with('fanout', (q) => q.insertInto('webhook_fanout').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')))
+          .insertInto('plugin_event_queue')
           .columns(['event_id'])
           .expression((eb) => eb.selectFrom('logged').select('logged.id'))
           .execute();
-      } else {
-        await event.execute();
       }
-      // Plugin subscribers: one job per event some enabled plugin listens to, committed with the
-      // event (a crash loses neither) and deduplicated by the event id (queued once).
-      if (deps.pluginEvents?.has(e.event)) await outbox.enqueue(PLUGIN_EVENTS_QUEUE, { eventId: id }, { dedupeKey: id });
+      else if (toWebhooks) await logged.insertInto('webhook_fanout').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')).execute();
+      else await logged.insertInto('plugin_event_queue').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')).execute();
     },
   };
 }

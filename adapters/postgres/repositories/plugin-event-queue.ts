@@ -1,0 +1,60 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, EventsTable } from '../schema.ts';
+
+/** An event taken for the plugins' subscribers under one claim. */
+export interface ClaimedPluginEvent {
+  event: Selectable<EventsTable>;
+  /** Runs before this one that threw. */
+  attempts: number;
+}
+
+/**
+ * The plugins' event queue (migration 0012): due rows claimed in batches with `FOR UPDATE SKIP
+ * LOCKED` under a lease (wall-clock time); every later write is guarded by the claim, so a
+ * worker whose lease lapsed and was taken over changes nothing.
+ */
+export function pluginEventQueue(db: Kysely<Database>) {
+  return {
+    async claim(request: { claimId: string; now: Date; claimedUntil: Date; limit: number }): Promise<ClaimedPluginEvent[]> {
+      const claimed = await db
+        .updateTable('plugin_event_queue')
+        .set({ claim_id: request.claimId, claimed_until: request.claimedUntil })
+        .where('event_id', 'in', (eb) =>
+          eb
+            .selectFrom('plugin_event_queue')
+            .select('event_id')
+            .where('due_at', '<=', request.now)
+            .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', request.now)]))
+            .orderBy('due_at')
+            .limit(request.limit)
+            .forUpdate()
+            .skipLocked(),
+        )
+        .returning(['event_id', 'attempts'])
+        .execute();
+      if (claimed.length === 0) return [];
+      const attempts = new Map(claimed.map((c) => [c.event_id, c.attempts]));
+      const events = await db.selectFrom('events').selectAll().where('id', 'in', [...attempts.keys()]).orderBy('created_at').orderBy('id').execute();
+      // An event gone with its workspace has no one left to tell.
+      const gone = [...attempts.keys()].filter((id) => !events.some((e) => e.id === id));
+      if (gone.length > 0) await this.done(request.claimId, gone);
+      return events.map((event) => ({ event, attempts: attempts.get(event.id)! }));
+    },
+
+    /** The events whose subscribers all ran: off the queue. */
+    async done(claimId: string, eventIds: readonly string[]): Promise<void> {
+      if (eventIds.length === 0) return;
+      await db.deleteFrom('plugin_event_queue').where('event_id', 'in', [...eventIds]).where('claim_id', '=', claimId).execute();
+    },
+
+    /** An event whose subscriber threw: due again at `dueAt`. */
+    async retry(claimId: string, eventId: string, dueAt: Date): Promise<void> {
+      await db
+        .updateTable('plugin_event_queue')
+        .set((eb) => ({ attempts: eb('attempts', '+', 1), due_at: dueAt, claim_id: null, claimed_until: null }))
+        .where('event_id', '=', eventId)
+        .where('claim_id', '=', claimId)
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import { superviseSessions } from '../adapters/connections/jobs.ts';
+import { startDeliveryEngine } from '../adapters/webhooks/delivery-engine.ts';
+import { startPluginEventRunner } from './plugin-events.ts';
+import type { Runtime } from './runtime.ts';
+
+/**
+ * A worker's part, in a worker process or beside the server (`bun run start`): the job queues'
+ * workers, the supervision of unofficial sessions, the webhooks' delivery engine and the plugins'
+ * event runner. Returns how to stop them, before the runtime closes.
+ */
+export async function startBackgroundWork(runtime: Runtime): Promise<() => Promise<void>> {
+  await runtime.ctx.queue.work(runtime.jobs);
+  const stopSupervision = await superviseSessions(runtime.ctx);
+  const deliveries = startDeliveryEngine(runtime.ctx);
+  const pluginEvents = startPluginEventRunner(runtime.ctx, runtime.plugins);
+  return async () => {
+    stopSupervision();
+    await Promise.all([deliveries.stop(), pluginEvents.stop()]);
+  };
+}
