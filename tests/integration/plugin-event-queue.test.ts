@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';
+import { uuidV7 } from '../../adapters/system.ts';
+import { startPluginEventRunner } from '../../apps/plugin-events.ts';
+import type { Plugin } from '../../plugins/plugin.ts';
+import { eventually } from '../support/helpdesk.ts';
+import { openTestContext, type TestContext } from '../support/context.ts';
+
+/**
+ * The plugins' event queue (apps/plugin-events.ts): an event some enabled plugin subscribes to
+ * waits in `plugin_event_queue`, written in the event's own statement, and the worker runs its
+ * subscribers in claimed batches. ARCHITECTURE "Plugin contract": subscribers run in the worker,
+ * at least once per event, idempotent by contract; a crash loses no event.
+ */
+
+let t: TestContext;
+let workspaceId: string;
+const EVENT = 'probe.happened';
+/** What the subscriber saw, in order: `${chat}:${seq}` per successful run. */
+const handled: string[] = [];
+/** Events whose subscriber throws this many more times before it succeeds. */
+const failuresLeft = new Map<string, number>();
+const runs = new Map<string, number>();
+
+const probe: Plugin = {
+  name: 'probe',
+  subscribers: [
+    {
+      event: EVENT,
+      async handle(payload: any) {
+        const tag = `${payload.remoteJid}:${payload.data.seq}`;
+        runs.set(tag, (runs.get(tag) ?? 0) + 1);
+        const left = failuresLeft.get(tag) ?? 0;
+        if (left > 0) {
+          failuresLeft.set(tag, left - 1);
+          throw new Error(`probe failure for ${tag}`);
+        }
+        // A moment of work, so events of different chats really overlap.
+        await Bun.sleep(Math.random() * 3);
+        handled.push(tag);
+      },
+    },
+  ],
+} as Plugin;
+
+beforeAll(async () => {
+  t = await openTestContext();
+  workspaceId = uuidV7.next();
+  await t.ctx.db.insertInto('workspaces').values({ id: workspaceId, name: 'Probe', is_personal: false, plan: 'PRO', created_at: new Date() } as any).execute();
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+}, 60_000);
+
+/** Publishes the event as the base does, in a transaction of its own (or one that rolls back). */
+async function publish(chat: string, seq: number, options: { rollBack?: boolean } = {}): Promise<void> {
+  await t.ctx.db
+    .transaction()
+    .execute(async (trx) => {
+      await eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set([EVENT]) }).publish({ workspaceId, connectionId: '', event: EVENT, remoteJid: chat, sender: '', data: { seq } });
+      if (options.rollBack) throw new Error('rolled back');
+    })
+    .catch((error: Error) => {
+      if (!options.rollBack) throw error;
+    });
+}
+
+async function waiting(): Promise<number> {
+  const { n } = await t.ctx.db.selectFrom('plugin_event_queue').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+test('every event runs its subscribers once, a chat’s events in the order they happened, chats side by side', async () => {
+  handled.length = 0;
+  const chats = ['a', 'b', 'c'];
+  for (let seq = 0; seq < 40; seq++) await publish(chats[seq % 3]!, seq);
+  expect(await waiting()).toBe(40);
+  const runner = startPluginEventRunner(t.ctx, [probe]);
+  try {
+    await eventually(async () => (handled.length === 40 && (await waiting()) === 0 ? true : undefined), 'every event handled');
+    expect(new Set(handled).size).toBe(40);
+    for (const chat of chats) {
+      const seqs = handled.filter((h) => h.startsWith(`${chat}:`)).map((h) => Number(h.split(':')[1]));
+      expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    }
+  } finally {
+    await runner.stop();
+  }
+}, 60_000);
+
+test('a subscriber that throws runs again later (1 s, then 2 s) and the others go on meanwhile', async () => {
+  handled.length = 0;
+  failuresLeft.set('d:0', 2);
+  const runner = startPluginEventRunner(t.ctx, [probe]);
+  try {
+    const started = Date.now();
+    await publish('d', 0);
+    await publish('e', 1);
+    await eventually(async () => (handled.includes('e:1') ? true : undefined), 'the healthy event');
+    expect(handled).not.toContain('d:0');
+    await eventually(async () => (handled.includes('d:0') ? true : undefined), 'the failing event, third run', 20_000);
+    expect(runs.get('d:0')).toBe(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000 - 100);
+    await eventually(async () => ((await waiting()) === 0 ? true : undefined), 'the queue to empty');
+  } finally {
+    await runner.stop();
+  }
+}, 60_000);
+
+test('a rolled-back change queues nothing; events claimed by a worker that died are taken over once its lease lapses', async () => {
+  handled.length = 0;
+  await publish('f', 0, { rollBack: true });
+  expect(await waiting()).toBe(0);
+
+  // A worker claimed these and died: one lease has lapsed, one is still running.
+  await publish('g', 1);
+  await publish('h', 2);
+  const rows = await t.ctx.db.selectFrom('plugin_event_queue').innerJoin('events', 'events.id', 'plugin_event_queue.event_id').select(['event_id', 'events.remote_jid']).execute();
+  const lapsed = rows.find((r) => r.remote_jid === 'g')!.event_id;
+  const live = rows.find((r) => r.remote_jid === 'h')!.event_id;
+  await t.ctx.db.updateTable('plugin_event_queue').set({ claim_id: uuidV7.next(), claimed_until: new Date(Date.now() - 1_000) }).where('event_id', '=', lapsed).execute();
+  await t.ctx.db.updateTable('plugin_event_queue').set({ claim_id: uuidV7.next(), claimed_until: new Date(Date.now() + 60_000) }).where('event_id', '=', live).execute();
+
+  const runner = startPluginEventRunner(t.ctx, [probe]);
+  try {
+    await eventually(async () => (handled.includes('g:1') ? true : undefined), 'the lapsed claim taken over');
+    await Bun.sleep(500);
+    // The other is still its (live) worker's: not run twice at once.
+    expect(handled).toEqual(['g:1']);
+    expect(await waiting()).toBe(1);
+    expect(runs.has('f:0')).toBe(false);
+  } finally {
+    await runner.stop();
+  }
+}, 60_000);
