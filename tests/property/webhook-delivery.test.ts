@@ -514,9 +514,9 @@ const dbCommands = [
   fc.constant(new ManualRedelivery()),
 ];
 
-async function newDelivery(webhook: Webhook): Promise<DbReal> {
+async function newDelivery(webhook: Webhook, options: { keepOthers?: boolean } = {}): Promise<DbReal> {
   // Only this delivery is open: earlier runs' deliveries are settled so no claim takes them.
-  await database.db.updateTable('webhook_deliveries').set({ next_attempt_at: null }).execute();
+  if (!options.keepOthers) await database.db.updateTable('webhook_deliveries').set({ next_attempt_at: null }).execute();
   stalled.clear();
   const id = uuidV7.next();
   const keyId = `3EB0${crypto.randomUUID().replace(/-/g, '').slice(0, 16).toUpperCase()}`;
@@ -600,11 +600,5 @@ describe('webhook delivery engine on real stores: claims, leases and batched rec
 });
 
 async function newDeliveryKeepingOthers(webhook: Webhook): Promise<DbReal> {
-  const id = uuidV7.next();
-  const body = JSON.stringify({ event: 'messages.upsert', n: id });
-  const now = domain.now();
-  await messagingUnitOfWork(ctx).transaction((stores) =>
-    stores.deliveries.insert({ id, webhookId: webhook.id, target: 'connection', workspaceId: webhook.workspaceId, event: 'messages.upsert', eventIds: [uuidV7.next()], body, state: 'PENDING', attempts: 0, nextAttemptAt: now, createdAt: now, updatedAt: now }),
-  );
-  return { webhook, deliveryId: id, body, sender: new ScriptedSender() };
+  return newDelivery(webhook, { keepOthers: true });
 }
