@@ -1,8 +1,8 @@
 /**
- * A step run over and over: at once again while it reports a full batch, soon after it found
- * some work, and ever more rarely (up to `maxMs`) while it finds none; `wake()` runs it at once
- * (work made in this process). The back-off keeps an idle service nearly silent while a busy
- * one is polled every few milliseconds.
+ * A step run over and over: at once again while it reports a full batch, `gatherMs` after it
+ * found some work (so a busy queue is taken in batches, not one item per transaction), and ever
+ * more rarely (up to `maxMs`) while it finds none; `wake()` runs it at once (work made in this
+ * process). The back-off keeps an idle service nearly silent.
  */
 export type StepResult = 'full' | 'some' | 'none';
 
@@ -16,10 +16,10 @@ export class PollingLoop {
   constructor(
     private readonly name: string,
     private readonly step: () => Promise<StepResult>,
-    private readonly minMs: number,
+    private readonly gatherMs: number,
     private readonly maxMs: number,
   ) {
-    this.delayMs = minMs;
+    this.delayMs = gatherMs;
   }
 
   start(): this {
@@ -50,7 +50,7 @@ export class PollingLoop {
         result = 'none';
       }
       if (result === 'full' || this.woken) continue;
-      this.delayMs = result === 'some' ? this.minMs : Math.min(this.maxMs, Math.max(this.minMs, this.delayMs * 1.25));
+      this.delayMs = result === 'some' ? this.gatherMs : Math.min(this.maxMs, Math.max(this.gatherMs, this.delayMs * 1.25));
       await this.sleep(this.delayMs);
     }
   }
