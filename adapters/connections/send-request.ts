@@ -3,22 +3,19 @@ import { acceptSend } from '../../core/messaging/send.ts';
 import { parseOutgoingContent } from '../../core/messaging/outgoing.ts';
 import type { AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
+import { sendBatcher } from './send-batcher.ts';
 import { checkTemplateSendFor } from './template-stores.ts';
 
 /**
  * A send as an API request carries it (`to`, one content field, `replyTo`), for every version
  * of the API: a template is checked against the stored one first, then the message is accepted
- * in one transaction (credit, outbox, message).
+ * in one transaction (credit, outbox, message), shared with the sends that arrive alongside it.
  */
 export async function sendFromRequest(ctx: AppContext, actor: Actor, connectionId: string, body: Record<string, unknown>, idempotencyKey: string | undefined) {
   if (body.template && typeof body.template === 'object') await checkTemplateSendFor(ctx, actor, connectionId, body.template as { name: unknown; language: unknown });
-  const deps = messagingDeps(ctx);
-  return ctx.db.transaction().execute((trx) =>
-    acceptSend(messagingStores(trx, ctx), deps, actor, connectionId, {
-      to: body.to,
-      content: parseOutgoingContent(body),
-      replyTo: body.replyTo as string | undefined,
-      idempotencyKey,
-    }),
-  );
+  const request = { to: body.to, content: parseOutgoingContent(body), replyTo: body.replyTo as string | undefined, idempotencyKey };
+  // A retried request's key is looked up under the workspace lock, one at a time; others are
+  // accepted together with the sends that arrive alongside them (send-batcher.ts).
+  if (idempotencyKey) return ctx.db.transaction().execute((trx) => acceptSend(messagingStores(trx, ctx), messagingDeps(ctx), actor, connectionId, request));
+  return sendBatcher(ctx).accept(actor, connectionId, request);
 }

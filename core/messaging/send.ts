@@ -1,11 +1,11 @@
 import type { Actor, IdentityStore } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
-import { reserveCredits, type CreditStore } from '../plans/metering.ts';
+import { reserveCreditEach, reserveCredits, type CreditStore } from '../plans/metering.ts';
 import type { PlanCatalog } from '../plans/plans.ts';
 import { badRequest, DomainError } from '../shared/errors.ts';
 import type { Outbox } from '../shared/outbox.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
-import type { ConnectionStore } from '../connections/connection.ts';
+import type { Connection, ConnectionStore } from '../connections/connection.ts';
 import { connectionNotFound } from '../connections/connections.ts';
 import type { NetworkDriver } from '../connections/driver.ts';
 import { mediaOf, type MediaStore } from '../media/media.ts';
@@ -72,6 +72,80 @@ export async function acceptSend(
     if (earlier) return { message: earlier, created: false };
   }
 
+  const message = await prepareMessage(stores, deps, actor, connection, request);
+  // Independent writes of one transaction, sent together (the client pipelines them).
+  await Promise.all([
+    stores.chats.touch(connection.id, message.remoteJid, { at: message.createdAt, fromContact: false }),
+    stores.outbox.enqueue(SEND_QUEUE, { messageId: message.id }, { dedupeKey: message.id }),
+    stores.messages.insert(message),
+  ]);
+  // Reserved last: the credit account's row lock is then held only until the commit.
+  const plan = async () => (await stores.identity.getWorkspace(actor.workspaceId))!.plan;
+  await reserveCredits(stores.credits, deps, { id: actor.workspaceId, plan }, 1, `message:${message.id}`, message.reservationId!);
+  return { message, created: true };
+}
+
+/** One send of a batch: who asks, and what. */
+export interface BatchedSend {
+  actor: Actor;
+  request: SendRequest;
+}
+
+/** Every send of the batch was checked, but the credits do not cover them all in one write. */
+export class BatchNotCovered extends Error {
+  constructor() {
+    super('the batch is not covered in one write; accept its sends one by one');
+  }
+}
+
+/**
+ * Accepts several sends to one connection of one workspace at once, in the caller's
+ * transaction: each is checked as `acceptSend` checks it (a send that fails its checks gets its
+ * own error and takes nothing), then the accepted ones are stored, queued and reserved a credit
+ * each in a few writes. Under load concurrent API sends arrive together; one transaction, one
+ * debit of the credit account and multi-row writes for all of them take far less of the
+ * database than one of each per send. Sends with an idempotency key are not batched.
+ * Throws `BatchNotCovered` (the caller rolls back and accepts one by one) when the credits
+ * cannot be taken for all of them in one conditional write.
+ */
+export async function acceptSendBatch(
+  stores: SendStores,
+  deps: SendDeps,
+  workspaceId: string,
+  connectionId: string,
+  sends: readonly BatchedSend[],
+): Promise<Array<{ message: ChatMessage } | { error: DomainError }>> {
+  const connection = await stores.connections.get(workspaceId, connectionId);
+  const results: Array<{ message: ChatMessage } | { error: DomainError }> = [];
+  const accepted: ChatMessage[] = [];
+  for (const { actor, request } of sends) {
+    if (actor.workspaceId !== workspaceId || request.idempotencyKey) throw new Error('a batch holds sends of one workspace without idempotency keys');
+    try {
+      authorize(actor.roles, 'messages.send', 'write');
+      if (!connection) throw connectionNotFound(connectionId);
+      const message = await prepareMessage(stores, deps, actor, connection, request);
+      accepted.push(message);
+      results.push({ message });
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      results.push({ error });
+    }
+  }
+  if (accepted.length === 0) return results;
+  const now = deps.clock.now();
+  await Promise.all([
+    stores.messages.insertMany(accepted),
+    stores.chats.touchOutgoing(connectionId, [...new Set(accepted.map((m) => m.remoteJid))], now),
+    stores.outbox.enqueueMany(SEND_QUEUE, accepted.map((m) => ({ data: { messageId: m.id }, dedupeKey: m.id }))),
+  ]);
+  // Last, as in a single send: the credit account's row lock is held only until the commit.
+  const covered = await reserveCreditEach(stores.credits, deps, workspaceId, accepted.map((m) => ({ id: m.reservationId!, reason: `message:${m.id}` })));
+  if (!covered) throw new BatchNotCovered();
+  return results;
+}
+
+/** Checks a send on a known connection and builds its message (PENDING, with a new reservation id); writes nothing. */
+async function prepareMessage(stores: SendStores, deps: SendDeps, actor: Actor, connection: Connection, request: SendRequest): Promise<ChatMessage> {
   const to = normalizeRecipient(request.to);
   const remoteJid = to.includes('@') ? to : `${to}@s.whatsapp.net`;
   const driver = deps.drivers.get(connection.driver)!;
@@ -127,16 +201,7 @@ export async function acceptSend(
     createdAt: now,
     updatedAt: now,
   };
-  // Independent writes of one transaction, sent together (the client pipelines them).
-  await Promise.all([
-    stores.chats.touch(connection.id, remoteJid, { at: now, fromContact: false }),
-    stores.outbox.enqueue(SEND_QUEUE, { messageId: id }, { dedupeKey: id }),
-    stores.messages.insert(message),
-  ]);
-  // Reserved last: the credit account's row lock is then held only until the commit.
-  const plan = async () => (await stores.identity.getWorkspace(actor.workspaceId))!.plan;
-  await reserveCredits(stores.credits, deps, { id: actor.workspaceId, plan }, 1, `message:${id}`, reservationId);
-  return { message, created: true };
+  return message;
 }
 
 /** A message of this connection by our id or the network's; answers the network id. */
