@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import * as migration0007 from '../../plugins/helpdesk/migrations/0007_labels_attachments.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, type Member, type Owner } from '../support/helpdesk.ts';
+import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, workerSettled, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -193,6 +193,8 @@ describe('migration 0007', () => {
     const c1 = await conversationFrom('5511977770020');
     const c2 = await conversationFrom('5511977770021');
     const db = service.runtime.ctx.db;
+    // The worker's reactions to those messages first: the DDL below would deadlock with them.
+    await workerSettled(service);
     await db.transaction().execute(async (trx) => {
       // The state before the migration: no label table, labels spelt as they were typed.
       await sql`drop table helpdesk_attachments`.execute(trx);
