@@ -8,7 +8,6 @@ import { chatStore, messageStore } from '../postgres/repositories/message-store.
 import { mediaStore } from '../postgres/repositories/media-store.ts';
 import { eventPublisher } from '../postgres/repositories/event-store.ts';
 import { batchStore, deliveryStore, eventLog, pendingFanouts, webhookStore } from '../postgres/repositories/webhook-store.ts';
-import { deliveryEndpoints } from '../webhooks/endpoints.ts';
 
 /** Every store of connections and messaging bound to one connection or transaction, with its outbox. */
 export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
@@ -21,7 +20,6 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
     media: mediaStore(db),
     events: eventPublisher(db, ctx),
     webhooks: webhookStore(db, ctx.box),
-    endpoints: deliveryEndpoints(db, ctx),
     deliveries: deliveryStore(db),
     batches: batchStore(db),
     // The definition a degraded template send is rendered from: the workspace's template of that

@@ -13,7 +13,7 @@ import {
 import { messagingUnitOfWork } from '../connections/stores.ts';
 import type { AppContext } from '../http/context.ts';
 import { deliveryClaims } from '../postgres/repositories/delivery-claims.ts';
-import { deliveryEndpointsFor } from './endpoints.ts';
+import { deliveryEndpoints } from './endpoints.ts';
 import { httpSender } from './http-sender.ts';
 import { dispatchDeps, simulateTyping } from './jobs.ts';
 import { PollingLoop, type StepResult } from '../queue/polling-loop.ts';
@@ -49,7 +49,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
   const dispatch = dispatchDeps(ctx);
   const deps: EngineDeps = { clock: ctx.clock, wallClock: { now: () => new Date() }, ids: ctx.ids };
   const claims = deliveryClaims(ctx.db);
-  const endpoints = deliveryEndpointsFor(ctx.db, ctx);
+  const endpoints = deliveryEndpoints(ctx.db, ctx);
 
   const held = new Map<string, ClaimedDelivery>();
   const heldPerWebhook = new Map<string, number>();

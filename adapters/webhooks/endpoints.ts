@@ -12,34 +12,25 @@ export type DeliveryTargetFinder = (db: Kysely<Database>, ctx: AppContext) => {
   find(delivery: Pick<Delivery, 'webhookId' | 'id' | 'event'>): Promise<DeliveryEndpoint | undefined>;
 };
 
-/** Connection webhooks here; every other kind through the enabled plugins' finders. */
+/**
+ * The endpoints of a claimed batch of deliveries: connection webhooks here (each read once),
+ * every other kind through the enabled plugins' finders.
+ */
 export function deliveryEndpoints(db: Kysely<Database>, ctx: AppContext): DeliveryEndpoints {
-  return deliveryEndpointsFor(db, ctx);
-}
-
-/** With `findAll`: the endpoints of a claimed batch, each connection webhook read once. */
-export function deliveryEndpointsFor(db: Kysely<Database>, ctx: AppContext) {
   const webhooks = webhookStore(db, ctx.box);
   return {
-    async find(delivery: Pick<Delivery, 'target' | 'webhookId' | 'id' | 'event'>): Promise<DeliveryEndpoint | undefined> {
-      if (delivery.target === CONNECTION_TARGET) {
-        const webhook = await webhooks.find(delivery.webhookId);
-        return webhook && connectionEndpoint(webhook, delivery);
-      }
-      const finder = ctx.deliveryTargets?.get(delivery.target);
-      return finder ? finder(db, ctx).find(delivery) : undefined;
-    },
-    async findAll(deliveries: readonly Pick<Delivery, 'target' | 'webhookId' | 'id' | 'event'>[]): Promise<Map<string, DeliveryEndpoint | undefined>> {
+    async findAll(deliveries) {
       const connectionWebhookIds = [...new Set(deliveries.filter((d) => d.target === CONNECTION_TARGET).map((d) => d.webhookId))];
       const byId = new Map((await webhooks.findMany(connectionWebhookIds)).map((w) => [w.id, w]));
       const found = new Map<string, DeliveryEndpoint | undefined>();
       for (const delivery of deliveries) {
-        if (delivery.target !== CONNECTION_TARGET) {
-          found.set(delivery.id, await this.find(delivery));
+        if (delivery.target === CONNECTION_TARGET) {
+          const webhook = byId.get(delivery.webhookId);
+          found.set(delivery.id, webhook && connectionEndpoint(webhook, delivery));
           continue;
         }
-        const webhook = byId.get(delivery.webhookId);
-        found.set(delivery.id, webhook && connectionEndpoint(webhook, delivery));
+        const finder = ctx.deliveryTargets?.get(delivery.target);
+        found.set(delivery.id, finder ? await finder(db, ctx).find(delivery) : undefined);
       }
       return found;
     },

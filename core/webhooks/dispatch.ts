@@ -102,14 +102,13 @@ export interface DeliveryEndpoint {
   headers(body: string, timestampSeconds: number): Record<string, string>;
 }
 
-/** Finds the endpoint of a delivery's webhook, whatever its kind; undefined once the webhook is gone. */
+/** Finds the endpoints of deliveries' webhooks, whatever their kind; none for a webhook that is gone. */
 export interface DeliveryEndpoints {
-  find(delivery: Pick<Delivery, 'target' | 'webhookId' | 'id' | 'event'>): Promise<DeliveryEndpoint | undefined>;
+  findAll(deliveries: readonly Pick<Delivery, 'target' | 'webhookId' | 'id' | 'event'>[]): Promise<Map<string, DeliveryEndpoint | undefined>>;
 }
 
 export interface DispatchStores {
   webhooks: WebhookStore;
-  endpoints: DeliveryEndpoints;
   deliveries: DeliveryStore;
   batches: BatchStore;
   eventLog: EventLog;

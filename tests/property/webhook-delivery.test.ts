@@ -24,7 +24,7 @@ import {
 import { redeliverDelivery, type DispatchDeps, type WebhookSender } from '../../core/webhooks/dispatch.ts';
 import { attemptClaimed, claimDue, LEASE_SECONDS, maySend, recordAttempts, type ClaimedDelivery, type EngineDeps } from '../../core/webhooks/delivery-engine.ts';
 import { deliveryClaims } from '../../adapters/postgres/repositories/delivery-claims.ts';
-import { deliveryEndpointsFor } from '../../adapters/webhooks/endpoints.ts';
+import { deliveryEndpoints } from '../../adapters/webhooks/endpoints.ts';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyDelivery } from '../../core/webhooks/signature.ts';
 import { createWebhook } from '../../core/webhooks/webhooks.ts';
 import type { Webhook } from '../../core/webhooks/webhook.ts';
@@ -316,7 +316,7 @@ async function claimNow(): Promise<ClaimedDelivery[]> {
 
 /** A worker's attempt of a claimed delivery, to the endpoint the engine finds for it. */
 async function attempt(r: DbReal, delivery: ClaimedDelivery) {
-  const endpoint = (await deliveryEndpointsFor(database.db, ctx).findAll([delivery])).get(delivery.id);
+  const endpoint = (await deliveryEndpoints(database.db, ctx).findAll([delivery])).get(delivery.id);
   expect(endpoint).toBeDefined();
   expect(maySend(delivery, wall.now())).toBe(true);
   return attemptClaimed(r.sender, engine(), delivery, endpoint!);
