@@ -58,6 +58,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
   const toRecord: AttemptRecord[] = [];
   const toRelease: ClaimedDelivery[] = [];
   let recording: Promise<void> | undefined;
+  let stopped = false;
 
   // Events are gathered for 15 ms between fan-outs (a few milliseconds of latency for far fewer
   // transactions under load); the claim loop is woken by each fan-out that made deliveries.
@@ -111,6 +112,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
 
   /** Starts the webhook's waiting requests while it has room in flight. */
   function sendWaiting(webhookId: string): void {
+    if (stopped) return; // what waits is let go by stop()
     const queue = waiting.get(webhookId);
     while (queue?.length && (inFlight.get(webhookId) ?? 0) < IN_FLIGHT_PER_WEBHOOK) {
       const { delivery, endpoint } = queue.shift()!;
@@ -155,8 +157,9 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
       } catch (error) {
         console.error(`[webhooks] recording ${attempts.length} attempt(s) failed: ${(error as Error).message}`);
         // Still claimed by this worker, so a later try may write them (the claim guards the
-        // write). Past the lease another worker may have taken them over: give up then.
-        if (++failures < LEASE_SECONDS) {
+        // write). Past the lease another worker may have taken them over, and a stopped engine
+        // does not linger: give up then (the claims lapse and the deliveries go out again).
+        if (!stopped && ++failures < LEASE_SECONDS) {
           toRecord.push(...attempts);
           toRelease.push(...released);
           await Bun.sleep(1_000);
@@ -197,6 +200,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
 
   return {
     async stop() {
+      stopped = true;
       clearInterval(renewal);
       await Promise.all([fanOutLoop.stop(), claimLoop.stop()]);
       // Requests in flight finish (bounded by their timeout, waited on briefly); the rest are let go.
