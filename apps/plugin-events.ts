@@ -54,7 +54,8 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[]): { st
     if (claimed.length === 0) return 'none';
     const chats = new Map<string, ClaimedPluginEvent[]>();
     for (const c of claimed) {
-      const chat = c.event.remote_jid ? `${c.event.workspace_id}|${c.event.connection_id ?? ''}|${c.event.remote_jid}` : c.event.id;
+      // A contact's events in order; a connection's own events (connection.update) in order too.
+      const chat = c.event.remote_jid ? `${c.event.workspace_id}|${c.event.connection_id ?? ''}|${c.event.remote_jid}` : c.event.connection_id ?? c.event.id;
       chats.set(chat, [...(chats.get(chat) ?? []), c]);
     }
     const lanes = [...chats.values()];

@@ -59,6 +59,10 @@ export async function followConnection(uow: UnitOfWork<CampaignStores>, deps: Ca
         if (campaign?.status === 'PAUSED' && campaign.statusReason === 'connection_not_connected') await resume(stores, deps, campaign);
       }
     } else {
+      // A late event (its worker died holding it; it ran again after the connection came back)
+      // must not pause a campaign whose connection is connected now; the pacer pauses one whose
+      // connection is really down on its next run anyway.
+      if ((await stores.connections.find(change.connectionId))?.status === 'CONNECTED') return;
       for (const found of await stores.campaigns.ofConnection(change.connectionId, ['RUNNING'])) {
         const campaign = await stores.campaigns.lock(found.id);
         if (campaign?.status === 'RUNNING') await pause(stores, deps, campaign, 'connection_not_connected');
