@@ -1,7 +1,6 @@
 import { notFound } from '../../core/shared/errors.ts';
 import { SESSION_QUEUE, type SessionCommand } from '../../core/connections/connections.ts';
-import { deliverMessage } from '../../core/messaging/deliver.ts';
-import { driverView } from '../../core/messaging/deliver.ts';
+import { deliverMessage, deliverMessages, driverView } from '../../core/messaging/deliver.ts';
 import { MEDIA_FETCH_QUEUE } from '../../core/messaging/receive.ts';
 import { SEND_QUEUE } from '../../core/messaging/send.ts';
 import type { AppContext } from '../http/context.ts';
@@ -26,6 +25,13 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
       batchSize: 25,
       handle: (data: { messageId: string; hops?: number }, job) =>
         deliverMessage(uow, deps, data.messageId, { retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT, hops: data.hops }),
+      // A fetched batch is sent side by side and recorded in one transaction.
+      handleBatch: (jobs: Array<{ data: { messageId: string; hops?: number }; job: { retryCount: number } }>) =>
+        deliverMessages(
+          uow,
+          deps,
+          jobs.map(({ data, job }) => ({ messageId: data.messageId, retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT, hops: data.hops })),
+        ),
     },
     {
       queue: SESSION_QUEUE,

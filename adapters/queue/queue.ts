@@ -34,6 +34,11 @@ export interface JobDefinition<T extends object = any> {
    */
   settleFinishedAfterMs?: number;
   handle(data: T, job: { id: string; retryCount: number }): Promise<void>;
+  /**
+   * Handles a fetched batch at once instead of job by job (so its writes can be shared):
+   * answers, per job in order, the error it fails with (and is retried), or undefined when done.
+   */
+  handleBatch?(jobs: Array<{ data: T; job: { id: string; retryCount: number } }>): Promise<Array<Error | undefined>>;
 }
 
 /**
@@ -106,6 +111,12 @@ export class JobQueue {
             }, job.settleFinishedAfterMs);
             early.add(timer);
           };
+          if (job.handleBatch) {
+            const outcomes = await job.handleBatch(batch.map((item) => ({ data: item.data, job: { id: item.id, retryCount: item.retryCount ?? 0 } })));
+            return batch.map((item, i) =>
+              outcomes[i] ? { id: item.id, status: 'failed' as const, output: { message: outcomes[i].message } } : { id: item.id, status: 'completed' as const },
+            );
+          }
           try {
             return await Promise.all(
               batch.map(async (item) => {

@@ -47,4 +47,6 @@ export interface ConnectionEventRecord {
 /** Writes events into the transaction's outbox: committed with the change that caused them. */
 export interface EventPublisher {
   publish(event: ConnectionEventRecord): Promise<void>;
+  /** Several events of one change (a batch of sends), in this order. */
+  publishMany(events: readonly ConnectionEventRecord[]): Promise<void>;
 }

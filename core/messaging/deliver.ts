@@ -1,10 +1,10 @@
-import { consumeCredits, releaseCredits } from '../plans/metering.ts';
+import { consumeCreditsEach, releaseCredits } from '../plans/metering.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
-import type { Connection, EventPublisher } from '../connections/connection.ts';
-import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia } from '../connections/driver.ts';
+import type { Connection, ConnectionEventRecord, EventPublisher } from '../connections/connection.ts';
+import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia, type SendResult } from '../connections/driver.ts';
 import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
-import { toMessageData } from './incoming.ts';
 import type { ChatMessage } from './message.ts';
+import { outboundData } from './outbound-data.ts';
 import { isMediaKind, type OutgoingContent, type OutgoingMessage } from './outgoing.ts';
 import { SEND_QUEUE, type SendDeps, type SendStores } from './send.ts';
 
@@ -13,81 +13,157 @@ export type DeliverStores = SendStores & { events: EventPublisher };
 /** How many times a send may be handed to another worker looking for its session (about a minute). */
 const MAX_HOPS = 60;
 
-/**
- * The worker's half of a send: hands a PENDING message to its driver, then records the outcome.
- * The network call happens outside any transaction. A retryable failure is thrown back to the
- * queue until the last attempt; a permanent one (or the last attempt) marks the message FAILED
- * and refunds its credit. Credit policy: a message consumes its credit once the network has
- * accepted it; a message that never went out costs nothing.
- */
-export async function deliverMessage(
-  uow: UnitOfWork<DeliverStores>,
-  deps: SendDeps,
-  messageId: string,
-  attempt: { retryCount: number; retryLimit: number; hops?: number },
-): Promise<void> {
-  const prepared = await uow.transaction(async (stores) => {
-    const message = await stores.messages.get(messageId);
-    if (!message || message.status !== 'PENDING') return undefined;
-    const connection = await stores.connections.find(message.connectionId);
-    return { message, connection, media: connection && (await mediaFor(stores, message.content as OutgoingContent)) };
-  });
-  if (!prepared) return;
-  const { message, connection } = prepared;
-  if (!connection) return fail(uow, deps, message, { code: 'connection_deleted', title: 'The connection was deleted before the message went out' });
+/** One queued driver send: its message and where its job stands in the queue's retries. */
+export interface SendAttempt {
+  messageId: string;
+  retryCount: number;
+  retryLimit: number;
+  /** Times the send was handed on by workers that do not hold the session. */
+  hops?: number;
+}
 
-  const driver = deps.drivers.get(connection.driver)!;
+/**
+ * The worker's half of sends: hands PENDING messages to their drivers, then records the
+ * outcomes. Network calls happen outside any transaction, side by side. Sends the network took
+ * are recorded together in one transaction (their statuses, held receipts, credits and
+ * `send.message` events in a few multi-row writes), which is what lets one worker keep up with
+ * a connection's accepted sends. A retryable failure is answered as that send's error (the
+ * queue retries its job) until the last attempt; a permanent one (or the last attempt) marks the
+ * message FAILED and refunds its credit. Credit policy: a message consumes its credit once the
+ * network has accepted it; a message that never went out costs nothing.
+ * Answers, per attempt in order, the error its job should fail with, or undefined when done.
+ */
+export async function deliverMessages(uow: UnitOfWork<DeliverStores>, deps: SendDeps, attempts: readonly SendAttempt[]): Promise<Array<Error | undefined>> {
+  const prepared = await uow.transaction((stores) => prepareSends(stores, attempts));
+  const outcomes = await Promise.all(prepared.map((send) => (send ? sendOne(deps, send) : undefined)));
+
+  const sent = prepared.flatMap((send, i) => (send && outcomes[i]?.kind === 'sent' ? [{ ...send, result: outcomes[i].result, index: i }] : []));
+  const errors: Array<Error | undefined> = attempts.map(() => undefined);
+  await recordSent(uow, deps, sent).catch(async () => {
+    // One of them could not be written with the others (a deadlock, a constraint): each alone,
+    // so one bad write fails (and retries) only its own job.
+    for (const one of sent) await recordSent(uow, deps, [one]).catch((error: Error) => (errors[one.index] = error));
+  });
+
+  const hops: Array<SendAttempt & { index: number }> = [];
+  for (const [i, outcome] of outcomes.entries()) {
+    const message = prepared[i]?.message;
+    if (!outcome || !message) continue;
+    if (outcome.kind === 'hop') hops.push({ ...attempts[i]!, hops: (attempts[i]!.hops ?? 0) + 1, index: i });
+    if (outcome.kind === 'failed') {
+      const retryable = outcome.error instanceof DriverError ? outcome.error.retryable : true;
+      if (retryable && attempts[i]!.retryCount < attempts[i]!.retryLimit) errors[i] = outcome.error;
+      else await fail(uow, deps, message, failure(outcome.error)).catch((error: Error) => (errors[i] = error));
+    }
+  }
+  if (hops.length > 0) {
+    // Only the worker holding the session can send: hand the jobs on until one of them takes them.
+    await uow
+      .transaction(async (stores) => {
+        for (const hop of hops) await stores.outbox.enqueue(SEND_QUEUE, { messageId: hop.messageId, hops: hop.hops }, { dedupeKey: `${hop.messageId}:hop:${hop.hops}`, startAfterSeconds: 1 });
+      })
+      .catch((error: Error) => {
+        for (const hop of hops) errors[hop.index] = error;
+      });
+  }
+  return errors;
+}
+
+/** One send (`deliverMessages` of one): throws the error its job should fail with. */
+export async function deliverMessage(uow: UnitOfWork<DeliverStores>, deps: SendDeps, messageId: string, attempt: Omit<SendAttempt, 'messageId'>): Promise<void> {
+  const [error] = await deliverMessages(uow, deps, [{ messageId, ...attempt }]);
+  if (error) throw error;
+}
+
+/** What a driver needs of a connection. */
+export function driverView(connection: Connection) {
+  return { id: connection.id, workspaceId: connection.workspaceId, credentials: connection.credentials, phoneNumber: connection.phoneNumber };
+}
+
+/** A send ready for its driver: the PENDING message, its connection and its media (or why it cannot go). */
+interface PreparedSend {
+  attempt: SendAttempt;
+  message: ChatMessage;
+  connection: Connection | undefined;
+  media: OutgoingMedia | undefined;
+  mediaError?: Error;
+}
+
+type SendOutcome = { kind: 'sent'; result: SendResult } | { kind: 'hop' } | { kind: 'failed'; error: Error };
+
+/** The PENDING messages of these attempts with their connections (each read once); others are done already. */
+async function prepareSends(stores: DeliverStores, attempts: readonly SendAttempt[]): Promise<Array<PreparedSend | undefined>> {
+  const messages = new Map((await stores.messages.getMany(attempts.map((a) => a.messageId))).map((m) => [m.id, m]));
+  const connections = new Map<string, Connection | undefined>();
+  const prepared: Array<PreparedSend | undefined> = [];
+  for (const attempt of attempts) {
+    const message = messages.get(attempt.messageId);
+    // A job run again (a retry after its worker died, a duplicate hop) for a message already
+    // settled, or a second job of a message in this batch: done, nothing to send.
+    messages.delete(attempt.messageId);
+    if (!message || message.status !== 'PENDING') {
+      prepared.push(undefined);
+      continue;
+    }
+    if (!connections.has(message.connectionId)) connections.set(message.connectionId, await stores.connections.find(message.connectionId));
+    const connection = connections.get(message.connectionId);
+    const media = connection && (await mediaFor(stores, message.content as OutgoingContent).then((m) => ({ media: m }), (error: Error) => ({ media: undefined, error })));
+    prepared.push({ attempt, message, connection, media: media?.media, mediaError: media && 'error' in media ? media.error : undefined });
+  }
+  return prepared;
+}
+
+async function sendOne(deps: SendDeps, { message, connection, media, mediaError, attempt }: PreparedSend): Promise<SendOutcome> {
+  if (!connection) return { kind: 'failed', error: new DriverError('The connection was deleted before the message went out', 'connection_deleted', false) };
+  if (mediaError) return { kind: 'failed', error: mediaError };
   const outgoing: OutgoingMessage = {
     to: message.remoteJid,
     content: message.content as OutgoingContent,
     replyToExternalId: message.replyTo ?? undefined,
     clientMessageId: message.id,
   };
-  let result;
   try {
-    result = await driver.send(driverView(connection), outgoing, prepared.media);
+    return { kind: 'sent', result: await deps.drivers.get(connection.driver)!.send(driverView(connection), outgoing, media) };
   } catch (error) {
-    if (error instanceof DriverError && error.code === SESSION_ELSEWHERE && (attempt.hops ?? 0) < MAX_HOPS) {
-      // Only the worker holding the session can send: hand the job on until one of them takes it.
-      const hops = (attempt.hops ?? 0) + 1;
-      await uow.transaction((stores) => stores.outbox.enqueue(SEND_QUEUE, { messageId, hops }, { dedupeKey: `${messageId}:hop:${hops}`, startAfterSeconds: 1 }));
-      return;
-    }
-    const retryable = error instanceof DriverError ? error.retryable : true;
-    if (retryable && attempt.retryCount < attempt.retryLimit) throw error;
-    const code = error instanceof DriverError ? error.code : 'send_failed';
-    return fail(uow, deps, message, { code, title: error instanceof Error ? error.message : String(error) });
+    if (error instanceof DriverError && error.code === SESSION_ELSEWHERE && (attempt.hops ?? 0) < MAX_HOPS) return { kind: 'hop' };
+    return { kind: 'failed', error: error instanceof Error ? error : new Error(String(error)) };
   }
+}
 
+/**
+ * Records sends the network took, in one transaction: each message gets its network id and
+ * status (with any receipts that overtook it), its credit is consumed, and on unofficial
+ * connections `send.message` is published. Messages settled meanwhile are left as they are.
+ */
+async function recordSent(uow: UnitOfWork<DeliverStores>, deps: SendDeps, sent: ReadonlyArray<PreparedSend & { result: SendResult }>): Promise<void> {
+  if (sent.length === 0) return;
   await uow.transaction(async (stores) => {
-    const current = await stores.messages.lock(message.id);
-    if (!current || current.status !== 'PENDING') return;
-    let sent: ChatMessage = {
-      ...current,
-      externalId: result.externalId,
-      status: applyReceipt('PENDING', result.status ?? 'SENT'),
-      updatedAt: deps.clock.now(),
-    };
-    // Receipts that overtook this write (the network called back before we stored its id); the
-    // lock makes a receipt arriving meanwhile wait for this commit, then find the message.
-    await stores.messages.lockNetworkId(current.connectionId, result.externalId);
-    for (const held of await stores.messages.takeHeldReceipts(current.connectionId, result.externalId)) {
-      const status = applyReceipt(sent.status as DeliveryStatus, held.status);
-      sent = { ...sent, status, error: status === 'FAILED' ? held.error : sent.error };
-    }
-    await stores.messages.update(sent);
-    if (current.reservationId) await consumeCredits(stores.credits, current.reservationId, 1);
-    if (!driver.capabilities.official) {
-      // spec 6.1: `send.message` fires on unofficial connections when a message went out.
-      await stores.events.publish({
-        event: 'send.message',
-        workspaceId: sent.workspaceId,
-        connectionId: sent.connectionId,
-        remoteJid: sent.remoteJid,
-        sender: connection.phoneNumber,
-        data: outboundData(sent),
-      });
-    }
+    const current = new Map((await stores.messages.lockMany(sent.map((s) => s.message.id))).map((m) => [m.id, m]));
+    const pending = sent.filter((s) => current.get(s.message.id)?.status === 'PENDING');
+    if (pending.length === 0) return;
+    // Receipts that overtook these writes (the network called back before we stored its id);
+    // the locks make a receipt arriving meanwhile wait for this commit, then find the message.
+    const networkIds = pending.map((s) => ({ connectionId: s.message.connectionId, externalId: s.result.externalId }));
+    await stores.messages.lockNetworkIds(networkIds);
+    const held = await stores.messages.takeHeldReceipts(networkIds);
+    const now = deps.clock.now();
+    const updated = pending.map(({ message, result }) => {
+      let next: ChatMessage = { ...current.get(message.id)!, externalId: result.externalId, status: applyReceipt('PENDING', result.status ?? 'SENT'), updatedAt: now };
+      for (const receipt of held.filter((h) => h.connectionId === message.connectionId && h.externalId === result.externalId)) {
+        const status = applyReceipt(next.status as DeliveryStatus, receipt.status);
+        next = { ...next, status, error: status === 'FAILED' ? receipt.error : next.error };
+      }
+      return next;
+    });
+    await stores.messages.recordSent(updated);
+    await consumeCreditsEach(stores.credits, updated.flatMap((m) => (m.reservationId ? [m.reservationId] : [])));
+    // spec 6.1: `send.message` fires on unofficial connections when a message went out.
+    const events: ConnectionEventRecord[] = updated.flatMap((m) => {
+      const connection = pending.find((s) => s.message.id === m.id)!.connection!;
+      if (deps.drivers.get(connection.driver)!.capabilities.official) return [];
+      return [{ event: 'send.message', workspaceId: m.workspaceId, connectionId: m.connectionId, remoteJid: m.remoteJid, sender: connection.phoneNumber, data: outboundData(m) }];
+    });
+    await stores.events.publishMany(events);
   });
 }
 
@@ -110,9 +186,8 @@ async function fail(uow: UnitOfWork<DeliverStores>, deps: Pick<SendDeps, 'clock'
   });
 }
 
-/** What a driver needs of a connection. */
-export function driverView(connection: Connection) {
-  return { id: connection.id, workspaceId: connection.workspaceId, credentials: connection.credentials, phoneNumber: connection.phoneNumber };
+function failure(error: Error): { code: number | string; title: string } {
+  return { code: error instanceof DriverError ? error.code : 'send_failed', title: error.message };
 }
 
 async function mediaFor(stores: SendStores, content: OutgoingContent): Promise<OutgoingMedia | undefined> {
@@ -127,38 +202,4 @@ async function mediaFor(stores: SendStores, content: OutgoingContent): Promise<O
 
 function guessMimetype(kind: string): string {
   return { image: 'image/jpeg', video: 'video/mp4', audio: 'audio/ogg', sticker: 'image/webp', document: 'application/octet-stream' }[kind] ?? 'application/octet-stream';
-}
-
-const MESSAGE_TYPE_OF_KIND: Record<string, string> = {
-  text: 'conversation',
-  image: 'imageMessage',
-  video: 'videoMessage',
-  audio: 'audioMessage',
-  document: 'documentMessage',
-  sticker: 'stickerMessage',
-  location: 'locationMessage',
-  contacts: 'contactsArrayMessage',
-  reaction: 'reactionMessage',
-};
-
-/** An outgoing message in the closed 2.13 shape, for `send.message`. */
-export function outboundData(message: ChatMessage) {
-  const content = message.content as Record<string, any>;
-  const messageType = MESSAGE_TYPE_OF_KIND[message.kind] ?? `${message.kind}Message`;
-  return toMessageData(
-    {
-      externalId: message.externalId ?? message.id,
-      remoteJid: message.remoteJid,
-      fromMe: true,
-      pushName: '',
-      messageType,
-      node: message.kind === 'text' ? {} : { ...(content[message.kind] ?? {}) },
-      text: message.kind === 'text' ? content.text : undefined,
-      timestamp: Math.floor(message.messageTimestamp.getTime() / 1000),
-      source: 'unknown',
-      isAiMessage: false,
-      contextInfo: message.replyTo ? { stanzaId: message.replyTo } : undefined,
-    },
-    { status: 'SERVER_ACK' },
-  );
 }

@@ -32,25 +32,39 @@ export interface Chat {
   lastContactMessageAt: Date | null;
 }
 
+/** A message's id on the network, unique per connection. */
+export interface NetworkId {
+  connectionId: string;
+  externalId: string;
+}
+
 export interface MessageStore {
   /** Inserts unless a message with the same external id exists on the connection; true when inserted. */
   insert(message: ChatMessage): Promise<boolean>;
   /** Inserts new outgoing messages (no network id yet) in one write. */
   insertMany(messages: ChatMessage[]): Promise<void>;
   get(id: string): Promise<ChatMessage | undefined>;
+  /** The messages of these ids that exist (ids that are not ours are skipped). */
+  getMany(ids: readonly string[]): Promise<ChatMessage[]>;
   lock(id: string): Promise<ChatMessage | undefined>;
+  /** Row-locked reads of several messages, taken in id order (concurrent callers never deadlock). */
+  lockMany(ids: readonly string[]): Promise<ChatMessage[]>;
   findByExternalId(connectionId: string, externalId: string): Promise<ChatMessage | undefined>;
   findByIdempotencyKey(connectionId: string, key: string): Promise<ChatMessage | undefined>;
   update(message: ChatMessage): Promise<void>;
+  /** Stores the network ids, statuses and errors of sent messages (a batch of driver sends). */
+  recordSent(messages: readonly ChatMessage[]): Promise<void>;
   /**
    * Serialises the work on one network id until the transaction ends: storing a sent message's
    * id and taking its held receipts on one side, a receipt looking for the message on the other.
    */
   lockNetworkId(connectionId: string, externalId: string): Promise<void>;
+  /** `lockNetworkId` for several network ids, taken in one order. */
+  lockNetworkIds(ids: readonly NetworkId[]): Promise<void>;
   /** Keeps a receipt whose message has no network id yet (the provider answered faster than we stored). */
   holdReceipt(connectionId: string, externalId: string, receipt: { status: DeliveryStatus; error: { code: number | string; title: string } | null }): Promise<void>;
-  /** The held receipts of a network id, removed as they are handed over. */
-  takeHeldReceipts(connectionId: string, externalId: string): Promise<Array<{ status: DeliveryStatus; error: { code: number | string; title: string } | null }>>;
+  /** The held receipts of these network ids, removed as they are handed over. */
+  takeHeldReceipts(ids: readonly NetworkId[]): Promise<Array<NetworkId & { status: DeliveryStatus; error: { code: number | string; title: string } | null }>>;
   /** A chat's messages, newest first before `cursor` (a message id), `limit` of them. */
   history(connectionId: string, remoteJid: string, options: { limit: number; before?: ChatMessage }): Promise<ChatMessage[]>;
 }

@@ -25,9 +25,12 @@ export interface CreditStore {
   reserveEachIfCovered(reservations: readonly Reservation[], periodStart: Date): Promise<boolean>;
   insertReservation(reservation: Reservation): Promise<void>;
   lockReservation(id: string): Promise<Reservation | undefined>;
+  /** Row-locked reads of several reservations (in id order, so concurrent callers never deadlock). */
+  lockReservations(ids: readonly string[]): Promise<Reservation[]>;
   /** A reservation as it stands, without a lock (to show it). */
   findReservation(id: string): Promise<Reservation | undefined>;
   saveReservation(reservation: Reservation): Promise<void>;
+  saveReservations(reservations: readonly Reservation[]): Promise<void>;
   /** Credits held by OPEN reservations, and credits consumed since `since`. */
   usage(workspaceId: string, since: Date): Promise<{ reserved: number; consumed: number }>;
 }
@@ -88,6 +91,19 @@ export async function consumeCredits(store: CreditStore, reservationId: string, 
   const next = consume(reservation, credits);
   await store.saveReservation(next);
   return next;
+}
+
+/**
+ * Marks one credit used per listed reservation (a reservation listed n times, n credits): the
+ * sends of a batch that went out, recorded with one locking read and few writes.
+ */
+export async function consumeCreditsEach(store: CreditStore, reservationIds: readonly string[]): Promise<void> {
+  if (reservationIds.length === 0) return;
+  const counts = new Map<string, number>();
+  for (const id of reservationIds) counts.set(id, (counts.get(id) ?? 0) + 1);
+  const reservations = await store.lockReservations([...counts.keys()]);
+  for (const id of counts.keys()) if (!reservations.some((r) => r.id === id)) throw notFound(`Credit reservation ${id} not found`);
+  await store.saveReservations(reservations.map((r) => consume(r, counts.get(r.id)!)));
 }
 
 /** Returns the unused credits of a reservation to the account and closes it. */

@@ -214,7 +214,7 @@ function fakes(start: ConnectionStatus): Fakes {
   f.stores = {
     connections: connections as ConnectionStore,
     identity: {} as IdentityStore,
-    events: { publish: async (e) => void f.published.push(e) },
+    events: { publish: async (e) => void f.published.push(e), publishMany: async (es) => void f.published.push(...es) },
     outbox: { enqueue: async (queue, data) => void f.queued.push({ queue, data }), enqueueMany: async () => {} },
   };
   return f;

@@ -315,6 +315,9 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
         const r = s.reservations.get(id);
         return r && clone(r);
       },
+      async lockReservations(ids) {
+        return [...ids].sort().flatMap((id) => (s.reservations.has(id) ? [clone(s.reservations.get(id)!)] : []));
+      },
       async findReservation(id) {
         const r = s.reservations.get(id);
         return r && clone(r);
@@ -322,6 +325,9 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
       async saveReservation(r) {
         const stored = s.reservations.get(r.id);
         if (stored) s.reservations.set(r.id, { ...stored, consumed: r.consumed, refunded: r.refunded, status: r.status });
+      },
+      async saveReservations(rs) {
+        for (const r of rs) await this.saveReservation(r);
       },
       async usage(workspaceId, since) {
         let reserved = 0;
@@ -366,9 +372,15 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
         const m = s.messages.get(id);
         return m && clone(m);
       },
+      async getMany(ids) {
+        return ids.flatMap((id) => (s.messages.has(id) ? [clone(s.messages.get(id)!)] : []));
+      },
       async lock(id) {
         const m = s.messages.get(id);
         return m && clone(m);
+      },
+      async lockMany(ids) {
+        return this.getMany([...ids].sort());
       },
       async findByExternalId(connectionId, externalId) {
         const m = [...s.messages.values()].find((x) => x.connectionId === connectionId && x.externalId === externalId);
@@ -381,7 +393,11 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
       async update(message) {
         if (s.messages.has(message.id)) s.messages.set(message.id, clone(message));
       },
+      async recordSent(messages) {
+        for (const m of messages) await this.update(m);
+      },
       async lockNetworkId() {},
+      async lockNetworkIds() {},
       holdReceipt: unsupported('messages.holdReceipt'),
       async takeHeldReceipts() {
         return [];

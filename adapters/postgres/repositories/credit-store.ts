@@ -9,6 +9,23 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     return row && { workspaceId: row.workspace_id, periodStart: row.period_start, available: row.available };
   }
 
+  async function lockReservations(ids: readonly string[]) {
+    if (ids.length === 0) return [];
+    const rows = await db.selectFrom('credit_reservations').selectAll().where('id', 'in', [...ids]).orderBy('id').forUpdate().execute();
+    return rows.map(toReservation);
+  }
+
+  async function saveReservations(reservations: readonly Reservation[]) {
+    // A batch's reservations mostly end alike (one credit each, consumed): one write per kind of end.
+    const alike = new Map<string, { values: { consumed: number; refunded: number; status: ReservationStatus }; ids: string[] }>();
+    for (const r of reservations) {
+      const key = `${r.consumed}:${r.refunded}:${r.status}`;
+      const group = alike.get(key) ?? alike.set(key, { values: { consumed: r.consumed, refunded: r.refunded, status: r.status }, ids: [] }).get(key)!;
+      group.ids.push(r.id);
+    }
+    for (const { values, ids } of alike.values()) await db.updateTable('credit_reservations').set(values).where('id', 'in', ids).execute();
+  }
+
   return {
     lockAccount,
 
@@ -80,17 +97,16 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     },
 
     async lockReservation(id) {
-      const row = await db.selectFrom('credit_reservations').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toReservation(row);
+      return (await lockReservations([id]))[0];
     },
 
+    lockReservations,
+
     async saveReservation(r) {
-      await db
-        .updateTable('credit_reservations')
-        .set({ consumed: r.consumed, refunded: r.refunded, status: r.status })
-        .where('id', '=', r.id)
-        .execute();
+      await saveReservations([r]);
     },
+
+    saveReservations,
 
     async usage(workspaceId, since) {
       const row = await db

@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely';
-import type { EventPublisher } from '../../../core/connections/connection.ts';
+import type { Insertable, Kysely } from 'kysely';
+import type { ConnectionEventRecord, EventPublisher } from '../../../core/connections/connection.ts';
 import type { IdGen, Clock } from '../../../core/shared/ports.ts';
-import type { Database } from '../schema.ts';
+import type { Database, EventsTable } from '../schema.ts';
 
 /**
  * The job queue of plugin events queued before they waited in `plugin_event_queue` (and of
@@ -14,11 +14,19 @@ export const PLUGIN_EVENTS_QUEUE = 'plugins.events';
  * its place in the webhooks' fan-out queue and the plugins' event queue (the transactional outbox).
  */
 export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string> }): EventPublisher {
-  return {
-    async publish(e) {
-      const id = deps.ids.next();
-      const event = db.insertInto('events').values({
-        id,
+  async function publishMany(records: readonly ConnectionEventRecord[]) {
+    // connection.update is never dispatched (spec 6.1); every other event may have webhook
+    // subscribers: it waits for the delivery engine's fan-out. An event some enabled plugin
+    // listens to waits for the plugins' subscribers (apps/plugin-events.ts). Both places are
+    // written in the events' own statement, so they commit with them (a crash loses neither).
+    const routed = new Map<string, { toWebhooks: boolean; toPlugins: boolean; rows: Insertable<EventsTable>[] }>();
+    for (const e of records) {
+      const toWebhooks = Boolean(e.connectionId) && e.event !== 'connection.update';
+      const toPlugins = deps.pluginEvents?.has(e.event) ?? false;
+      const key = `${toWebhooks}:${toPlugins}`;
+      const group = routed.get(key) ?? routed.set(key, { toWebhooks, toPlugins, rows: [] }).get(key)!;
+      group.rows.push({
+        id: deps.ids.next(),
         workspace_id: e.workspaceId,
         connection_id: e.connectionId || null,
         event: e.event,
@@ -26,14 +34,14 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
         payload: { event: e.event, connectionId: e.connectionId, remoteJid: e.remoteJid, sender: e.sender, data: e.data },
         created_at: deps.clock.now(),
       });
-      // connection.update is never dispatched (spec 6.1); every other event may have webhook
-      // subscribers: it waits for the delivery engine's fan-out. An event some enabled plugin
-      // listens to waits for the plugins' subscribers (apps/plugin-events.ts). Both places are
-      // written in the event's own statement, so they commit with it (a crash loses neither).
-      const toWebhooks = Boolean(e.connectionId) && e.event !== 'connection.update';
-      const toPlugins = deps.pluginEvents?.has(e.event) ?? false;
-      if (!toWebhooks && !toPlugins) return void (await event.execute());
-      const logged = db.with('logged', () => event.returning('id'));
+    }
+    for (const { toWebhooks, toPlugins, rows } of routed.values()) {
+      const events = db.insertInto('events').values(rows);
+      if (!toWebhooks && !toPlugins) {
+        await events.execute();
+        continue;
+      }
+      const logged = db.with('logged', () => events.returning('id'));
       if (toWebhooks && toPlugins) {
         await logged
           .with('fanout', (q) => q.insertInto('webhook_fanout').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')))
@@ -41,9 +49,18 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
           .columns(['event_id'])
           .expression((eb) => eb.selectFrom('logged').select('logged.id'))
           .execute();
+      } else {
+        await logged
+          .insertInto(toWebhooks ? 'webhook_fanout' : 'plugin_event_queue')
+          .columns(['event_id'])
+          .expression((eb) => eb.selectFrom('logged').select('logged.id'))
+          .execute();
       }
-      else if (toWebhooks) await logged.insertInto('webhook_fanout').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')).execute();
-      else await logged.insertInto('plugin_event_queue').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')).execute();
-    },
+    }
+  }
+
+  return {
+    publish: (event) => publishMany([event]),
+    publishMany,
   };
 }

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { compiledOnce } from '../compiled-once.ts';
-import type { Chat, ChatMessage, ChatStore, MessageStore } from '../../../core/messaging/message.ts';
+import type { Chat, ChatMessage, ChatStore, MessageStore, NetworkId } from '../../../core/messaging/message.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Database, MessagesTable } from '../schema.ts';
@@ -8,6 +8,25 @@ import { isUuid } from './connection-store.ts';
 import { escapeLike } from './identity-store.ts';
 
 export function messageStore(db: Kysely<Database>): MessageStore {
+  async function getMany(ids: readonly string[]) {
+    const ours = ids.filter(isUuid);
+    if (ours.length === 0) return [];
+    return (await db.selectFrom('messages').selectAll().where('id', 'in', ours).execute()).map(toMessage);
+  }
+
+  async function lockMany(ids: readonly string[]) {
+    if (ids.length === 0) return [];
+    return (await db.selectFrom('messages').selectAll().where('id', 'in', [...ids]).orderBy('id').forUpdate().execute()).map(toMessage);
+  }
+
+  /** Transaction-scoped advisory locks, one per network id, always taken in the same order. */
+  async function lockNetworkIds(ids: readonly NetworkId[]) {
+    const keys = [...new Set(ids.map((id) => `message:${id.connectionId}:${id.externalId}`))].sort();
+    if (keys.length === 0) return;
+    // Volatile functions in a select list run after its ORDER BY (Postgres ≥ 9.6): locks in key order.
+    await sql`select pg_advisory_xact_lock(hashtext(k)) from (values ${sql.join(keys.map((k) => sql`(${k})`))}) as v(k) order by k`.execute(db);
+  }
+
   return {
     async insert(m) {
       const row = messageRow(m);
@@ -19,14 +38,13 @@ export function messageStore(db: Kysely<Database>): MessageStore {
       await db.insertInto('messages').values(messages.map(messageRow)).execute();
     },
     async get(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toMessage(row);
+      return (await getMany([id]))[0];
     },
+    getMany,
     async lock(id) {
-      const row = await db.selectFrom('messages').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toMessage(row);
+      return (await lockMany([id]))[0];
     },
+    lockMany,
     async findByExternalId(connectionId, externalId) {
       const row = await db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('external_id', '=', externalId).executeTakeFirst();
       return row && toMessage(row);
@@ -42,9 +60,32 @@ export function messageStore(db: Kysely<Database>): MessageStore {
         .where('id', '=', m.id)
         .execute();
     },
-    async lockNetworkId(connectionId, externalId) {
-      await sql`select pg_advisory_xact_lock(hashtext(${`message:${connectionId}:${externalId}`}))`.execute(db);
+    async recordSent(messages) {
+      // Sent together, they mostly end alike (SENT, no error): one write per kind of end, each
+      // message's own network id picked by a CASE on its id.
+      const alike = new Map<string, ChatMessage[]>();
+      for (const m of messages) {
+        const key = JSON.stringify([m.status, m.error, m.updatedAt.getTime()]);
+        alike.set(key, [...(alike.get(key) ?? []), m]);
+      }
+      for (const group of alike.values()) {
+        const { status, error, updatedAt } = group[0]!;
+        await db
+          .updateTable('messages')
+          .set((eb) => ({
+            status,
+            error: error ?? null,
+            updated_at: updatedAt,
+            external_id: group.reduce((kase: any, m) => kase.when(m.id).then(m.externalId), eb.case('id')).else(eb.ref('external_id')).end(),
+          }))
+          .where('id', 'in', group.map((m) => m.id))
+          .execute();
+      }
     },
+    async lockNetworkId(connectionId, externalId) {
+      await lockNetworkIds([{ connectionId, externalId }]);
+    },
+    lockNetworkIds,
     async holdReceipt(connectionId, externalId, receipt) {
       // A receipt held a day without its message never finds one (not ours, or lost): forget it.
       await db.deleteFrom('held_receipts').where('received_at', '<', new Date(Date.now() - 86_400_000)).execute();
@@ -53,14 +94,19 @@ export function messageStore(db: Kysely<Database>): MessageStore {
         .values({ connection_id: connectionId, external_id: externalId, status: receipt.status, error: receipt.error ?? null })
         .execute();
     },
-    async takeHeldReceipts(connectionId, externalId) {
+    async takeHeldReceipts(ids) {
+      if (ids.length === 0) return [];
       const rows = await db
         .deleteFrom('held_receipts')
-        .where('connection_id', '=', connectionId)
-        .where('external_id', '=', externalId)
-        .returning(['status', 'error'])
+        .where((eb) => eb(eb.refTuple('connection_id', 'external_id'), 'in', ids.map((id) => eb.tuple(id.connectionId, id.externalId))))
+        .returning(['connection_id', 'external_id', 'status', 'error'])
         .execute();
-      return rows.map((row) => ({ status: row.status as DeliveryStatus, error: parseJson(row.error) as { code: number | string; title: string } | null }));
+      return rows.map((row) => ({
+        connectionId: row.connection_id,
+        externalId: row.external_id,
+        status: row.status as DeliveryStatus,
+        error: parseJson(row.error) as { code: number | string; title: string } | null,
+      }));
     },
     async history(connectionId, remoteJid, { limit, before }) {
       let query = db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('remote_jid', '=', remoteJid);

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import type { AppContext } from '../../adapters/http/context.ts';
+import { messagingDeps, messagingStores, messagingUnitOfWork } from '../../adapters/connections/stores.ts';
+import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
+import { applySessionUpdate, createConnection } from '../../core/connections/connections.ts';
+import { DriverError, type NetworkDriver } from '../../core/connections/driver.ts';
+import { acceptSend } from '../../core/messaging/send.ts';
+import { deliverMessages, type SendAttempt } from '../../core/messaging/deliver.ts';
+import { receiveReceipt } from '../../core/messaging/receive.ts';
+import { openTestContext, type TestContext } from '../support/context.ts';
+
+/**
+ * The worker sends a fetched batch of queued sends side by side and records those the network
+ * took in one transaction (core `deliverMessages`). Batching must not change what happens to any
+ * one message (issue 3: "the driver send runs on the queue with retries; delivery receipts
+ * update the message"; spec 3.6: "each sent message consumes one credit"): each is recorded
+ * once with its own network id, a failure fails or retries only its own job, and a receipt that
+ * overtook its send is applied. The use cases run on real stores (no worker: the test decides).
+ */
+let testContext: TestContext;
+let ctx: AppContext;
+let actor: { userId: string; workspaceId: string; roles: ['OWNER'] };
+let connectionId: string;
+const uow = () => messagingUnitOfWork(ctx);
+
+beforeAll(async () => {
+  testContext = await openTestContext();
+  ctx = testContext.ctx;
+  const deps = messagingDeps(ctx);
+  await uow().transaction(async (stores) => {
+    const owner = await bootstrapOwner(stores, ctx, { email: `batch-${crypto.randomUUID().slice(0, 6)}@example.com`, workspace: 'Batch', plan: 'PRO' });
+    actor = { userId: owner.userId, workspaceId: owner.workspaceId, roles: ['OWNER'] };
+    const created = await createConnection(stores, deps, actor, { name: 'sandbox', driver: 'sandbox' });
+    await applySessionUpdate(stores, deps, created.id, { event: 'connect' });
+    connectionId = (await applySessionUpdate(stores, deps, created.id, { event: 'opened', phoneNumber: '15550100000' }))!.id;
+  });
+});
+
+afterAll(async () => {
+  await testContext.close();
+});
+
+async function accept(to: string, text: string): Promise<string> {
+  const { message } = await uow().transaction((stores) => acceptSend(stores, messagingDeps(ctx), actor, connectionId, { to, content: { kind: 'text', text } }));
+  return message.id;
+}
+
+const attempt = (messageId: string, retryCount = 0): SendAttempt => ({ messageId, retryCount, retryLimit: 4 });
+const stored = async (id: string) => (await messagingStores(ctx.db, ctx).messages.get(id))!;
+const sandboxId = (id: string) => `SANDBOX.${id.replace(/-/g, '').toUpperCase()}`;
+const consumed = async () => {
+  const rows = await ctx.db.selectFrom('credit_reservations').select(['consumed']).where('workspace_id', '=', actor.workspaceId).execute();
+  return rows.reduce((sum, r) => sum + r.consumed, 0);
+};
+const sendEvents = async (ids: string[]) => {
+  const rows = await ctx.db.selectFrom('events').select('payload').where('event', '=', 'send.message').where('connection_id', '=', connectionId).execute();
+  return rows.filter((r) => ids.some((id) => JSON.stringify(r.payload).includes(sandboxId(id)))).length;
+};
+
+/** The sandbox network, with some sends answered as the test says. */
+function depsWith(send: (original: NetworkDriver['send']) => NetworkDriver['send']) {
+  const deps = messagingDeps(ctx);
+  const sandbox = deps.drivers.get('sandbox')!;
+  return { ...deps, drivers: new Map([...deps.drivers, ['sandbox', { ...sandbox, send: send(sandbox.send.bind(sandbox)) }]]) };
+}
+
+test('a batch: each message is sent and recorded once, with its own id, credit and send.message; a receipt that overtook one is applied', async () => {
+  const ids = [await accept('+5511900000001', 'one'), await accept('+5511900000002', 'two'), await accept('+5511900000003', 'three')];
+  const already = await accept('+5511900000004', 'sent before');
+  await deliverMessages(uow(), messagingDeps(ctx), [attempt(already)]);
+  const connection = (await messagingStores(ctx.db, ctx).connections.find(connectionId))!;
+  await uow().transaction((stores) =>
+    receiveReceipt(stores, messagingDeps(ctx), connection, { externalId: sandboxId(ids[1]!), remoteJid: '5511900000002@s.whatsapp.net', status: 'READ', raw: {} }),
+  );
+  const consumedBefore = await consumed();
+  const sent: string[] = [];
+  const deps = depsWith((send) => async (c, m, media) => {
+    sent.push(m.clientMessageId!);
+    return send(c, m, media);
+  });
+
+  // The second job of `ids[0]` (a duplicate in one fetch) and the job of a message already SENT send nothing.
+  const errors = await deliverMessages(uow(), deps, [attempt(ids[0]!), attempt(ids[1]!), attempt(already), attempt(ids[2]!), attempt(ids[0]!)]);
+
+  expect(errors).toEqual([undefined, undefined, undefined, undefined, undefined]);
+  expect(sent.sort()).toEqual([...ids].sort());
+  for (const id of ids) expect((await stored(id)).externalId).toBe(sandboxId(id));
+  expect((await stored(ids[0]!)).status).toBe('SENT');
+  expect((await stored(ids[1]!)).status).toBe('READ');
+  expect((await stored(ids[2]!)).status).toBe('SENT');
+  expect(await consumed()).toBe(consumedBefore + 3);
+  expect(await sendEvents([...ids, already])).toBe(4);
+  expect(await ctx.db.selectFrom('held_receipts').selectAll().execute()).toEqual([]);
+});
+
+test('a retryable failure answers only its own job (retried); a permanent one fails its message and refunds it; the others are recorded', async () => {
+  const good = await accept('+5511900000011', 'good');
+  const flaky = await accept('+5511900000012', 'flaky');
+  const absent = await accept('+999100000013', 'not on the network');
+  const lastTry = await accept('+5511900000014', 'flaky');
+  const deps = depsWith((send) => async (c, m, media) => {
+    if (m.content.kind === 'text' && m.content.text === 'flaky') throw new DriverError('throttled', 130429, true);
+    return send(c, m, media);
+  });
+  const consumedBefore = await consumed();
+
+  const errors = await deliverMessages(uow(), deps, [attempt(good), attempt(flaky), attempt(absent), attempt(lastTry, 4)]);
+
+  expect(errors[0]).toBeUndefined();
+  expect(errors[1]).toBeInstanceOf(DriverError);
+  expect(errors[2]).toBeUndefined();
+  expect(errors[3]).toBeUndefined();
+  expect((await stored(good)).status).toBe('SENT');
+  expect((await stored(flaky)).status).toBe('PENDING');
+  expect(await stored(absent)).toMatchObject({ status: 'FAILED', error: { code: 'not_on_network' } });
+  // The last attempt of a retryable failure is final.
+  expect(await stored(lastTry)).toMatchObject({ status: 'FAILED', error: { code: 130429 } });
+  expect(await consumed()).toBe(consumedBefore + 1);
+  const refunded = await ctx.db.selectFrom('credit_reservations').select(['status', 'refunded']).where('reason', 'in', [`message:${absent}`, `message:${lastTry}`]).execute();
+  expect(refunded).toEqual([
+    { status: expect.any(String), refunded: 1 },
+    { status: expect.any(String), refunded: 1 },
+  ]);
+
+  // Its retry goes out.
+  expect(await deliverMessages(uow(), messagingDeps(ctx), [attempt(flaky, 1)])).toEqual([undefined]);
+  expect((await stored(flaky)).status).toBe('SENT');
+});
+
+test('a send the batch cannot record with the others fails only its own job; the others are recorded', async () => {
+  const first = await accept('+5511900000021', 'first');
+  const second = await accept('+5511900000022', 'second');
+  // A network that answers both with one id: the second cannot be stored (a network id is unique per connection).
+  const deps = depsWith(() => async () => ({ externalId: `SANDBOX.SAME-${first}`, status: 'SENT' }));
+
+  const errors = await deliverMessages(uow(), deps, [attempt(first), attempt(second)]);
+
+  expect(errors[0]).toBeUndefined();
+  expect(errors[1]).toBeInstanceOf(Error);
+  expect(await stored(first)).toMatchObject({ status: 'SENT', externalId: `SANDBOX.SAME-${first}` });
+  expect(await stored(second)).toMatchObject({ status: 'PENDING', externalId: null });
+});
