@@ -5,7 +5,7 @@ import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../c
 import type { EventSubscriber, PluginContext } from '../plugin.ts';
 import { receiveIncoming } from '../../core/helpdesk/conversations.ts';
 import { followDeliveries } from '../../core/helpdesk/reply-status.ts';
-import { replyStatusStores } from './reply-status-store.ts';
+import { laggingReplyIds, replyStatusStores } from './reply-status-store.ts';
 import { helpdeskDb } from './schema.ts';
 import { conversationStores } from './conversation-store.ts';
 import { inboxStore } from './store.ts';
@@ -117,6 +117,8 @@ export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): P
   const event = payload as StoredEvent;
   if (!event.connectionId) return;
   const scope = { connectionId: event.connectionId, remoteJid: event.remoteJid, messageIds: namedMessageIds(event.data) };
+  // Most deliveries carry no helpdesk reply: one read decides, without a transaction.
+  if ((await laggingReplyIds(ctx.db, scope)).length === 0) return;
   await ctx.db.transaction().execute((trx) => followDeliveries(replyStatusStores(trx, ctx), scope));
 }
 
