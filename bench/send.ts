@@ -30,6 +30,7 @@ for (let i = 0; i < warmUp; i++) await (await send(i)).arrayBuffer();
 await sentCount(warmUp);
 
 if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGSTOP');
+const cpuBefore = service.cpuSeconds();
 const latencies: number[] = [];
 let next = 0;
 let failures = 0;
@@ -50,12 +51,16 @@ const acceptSeconds = (performance.now() - started) / 1000;
 if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGCONT');
 await sentCount(warmUp + requests);
 const sentSeconds = (performance.now() - started) / 1000;
+const cpuAfter = service.cpuSeconds();
 
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
 console.log(`database: ${service.onPostgres ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
 console.log(`accepted: ${(requests / acceptSeconds).toFixed(0)} sends/s  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
 console.log(`all SENT after ${sentSeconds.toFixed(2)} s: ${(requests / sentSeconds).toFixed(0)} sends/s end to end`);
+// Where the two cores went, from the first request until every message was SENT.
+const cpu = Object.keys(cpuAfter).map((part) => `${part} ${(((cpuAfter[part]! - (cpuBefore[part] ?? 0)) * 1000) / requests).toFixed(2)}`);
+if (cpu.length > 0) console.log(`cpu ms per send: ${cpu.join(', ')}`);
 
 await service.stop();
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from '../tests/support/database.ts';
@@ -16,6 +16,8 @@ export interface ServiceProcesses {
   /** The separate worker process (Postgres only): pause it to measure the API alone. */
   worker: ReturnType<typeof Bun.spawn> | undefined;
   api(method: string, path: string, body?: unknown): Promise<any>;
+  /** CPU seconds used so far by each part (Linux /proc; empty elsewhere): where a run's time went. */
+  cpuSeconds(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -30,9 +32,11 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
   if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
   const { token } = JSON.parse(bootstrap.stdout.toString()) as { token: string };
 
-  const server = Bun.spawn([process.execPath, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
+  // BENCH_PROFILE_DIR=…: each service process writes a CPU profile (markdown) there when it stops.
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const server = Bun.spawn([process.execPath, ...profile, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
   const url = await listeningUrl(server.stdout);
-  const worker = database ? Bun.spawn([process.execPath, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
+  const worker = database ? Bun.spawn([process.execPath, ...profile, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
   const headers = { apikey: token, 'content-type': 'application/json' };
 
   return {
@@ -45,6 +49,18 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
       const parsed = (await response.json()) as any;
       if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
       return parsed;
+    },
+    cpuSeconds() {
+      const parts: Record<string, number> = {};
+      const add = (name: string, pid: number | undefined) => {
+        const seconds = pid === undefined ? undefined : processCpuSeconds(pid);
+        if (seconds !== undefined) parts[name] = (parts[name] ?? 0) + seconds;
+      };
+      add(database ? 'server' : 'service', server.pid);
+      add('worker', worker?.pid);
+      add('load generator', process.pid);
+      if (database) for (const pid of postgresPids()) add('postgres', pid);
+      return parts;
     },
     async stop() {
       for (const child of [worker, server]) {
@@ -68,4 +84,34 @@ async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string>
   }
   reader.releaseLock();
   return seen.match(/listening on (http:\/\/\S+)/)![1]!;
+}
+
+/** utime + stime of a process, in seconds (Linux); undefined where /proc is not there. */
+function processCpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime), in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every process of the Postgres server (its backends do the database's work). */
+function postgresPids(): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres');
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  } catch {
+    return [];
+  }
 }

@@ -140,3 +140,27 @@ test('a send the batch cannot record with the others fails only its own job; the
   expect(await stored(first)).toMatchObject({ status: 'SENT', externalId: `SANDBOX.SAME-${first}` });
   expect(await stored(second)).toMatchObject({ status: 'PENDING', externalId: null });
 });
+
+test('a send whose media is not held (received media never fetched) fails for good, with its credit back, instead of retrying', async () => {
+  const mediaId = crypto.randomUUID();
+  await messagingStores(ctx.db, ctx).media.insert({
+    id: mediaId,
+    workspaceId: actor.workspaceId,
+    connectionId,
+    origin: 'received',
+    driverRef: null,
+    mimetype: 'image/jpeg',
+    fileName: null,
+    size: null,
+    createdAt: new Date(),
+  });
+  const { message } = await uow().transaction((stores) =>
+    acceptSend(stores, messagingDeps(ctx), actor, connectionId, { to: '+5511900000031', content: { kind: 'image', image: { mediaId } } }),
+  );
+
+  expect(await deliverMessages(uow(), messagingDeps(ctx), [attempt(message.id)])).toEqual([undefined]);
+
+  expect(await stored(message.id)).toMatchObject({ status: 'FAILED', error: { code: 'media_missing' } });
+  const reservation = await ctx.db.selectFrom('credit_reservations').select(['consumed', 'refunded']).where('reason', '=', `message:${message.id}`).executeTakeFirstOrThrow();
+  expect(reservation).toEqual({ consumed: 0, refunded: 1 });
+});
