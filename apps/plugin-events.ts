@@ -59,13 +59,14 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[]): { st
       chats.set(chat, [...(chats.get(chat) ?? []), c]);
     }
     const lanes = [...chats.values()];
+    const selected = await selections(subscribed, ctx, claimed.map((c) => c.event));
     const done: string[] = [];
     await Promise.all(
       Array.from({ length: Math.min(LANES, lanes.length) }, async () => {
         for (let chat = lanes.shift(); chat; chat = lanes.shift()) {
           for (const { event, attempts } of chat) {
             try {
-              await runSubscribers(subscribed, ctx, event);
+              await runSubscribers(subscribed, ctx, event, selected);
               done.push(event.id);
             } catch (error) {
               const message = error instanceof Error ? error.message : String(error);
@@ -88,10 +89,40 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[]): { st
   return { stop: () => loop.stop() };
 }
 
-/** Runs the subscribers of one stored event, in the order the plugins declared them. */
-async function runSubscribers(subscribed: EventSubscriber[], ctx: AppContext, row: Selectable<EventsTable>): Promise<void> {
+/**
+ * Runs the subscribers of one stored event, in the order the plugins declared them; a subscriber
+ * that selects its events (`select`) runs only on those it selected in this batch.
+ */
+async function runSubscribers(subscribed: EventSubscriber[], ctx: AppContext, row: Selectable<EventsTable>, selected?: Selections): Promise<void> {
+  const payload = payloadOf(row);
+  for (const subscriber of subscribed) {
+    if (subscriber.event !== row.event) continue;
+    if (selected?.get(subscriber)?.has(row.id) === false) continue;
+    await subscriber.handle(payload, ctx);
+  }
+}
+
+type Selections = Map<EventSubscriber, ReadonlySet<string>>;
+
+/** What each selecting subscriber wants of a batch, asked once; a failing `select` selects everything. */
+async function selections(subscribed: EventSubscriber[], ctx: AppContext, rows: Selectable<EventsTable>[]): Promise<Selections> {
+  const selected: Selections = new Map();
+  for (const subscriber of subscribed) {
+    if (!subscriber.select) continue;
+    const theirs = rows.filter((row) => row.event === subscriber.event);
+    if (theirs.length === 0) continue;
+    try {
+      selected.set(subscriber, await subscriber.select(theirs.map(payloadOf), ctx));
+    } catch (error) {
+      console.error(`[plugin events] selecting ${subscriber.event} events failed, running them all: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return selected;
+}
+
+function payloadOf(row: Selectable<EventsTable>): PluginEventPayload {
   const stored = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as { sender?: string; data?: unknown };
-  const payload: PluginEventPayload = {
+  return {
     eventId: row.id,
     workspaceId: row.workspace_id,
     event: row.event,
@@ -100,7 +131,6 @@ async function runSubscribers(subscribed: EventSubscriber[], ctx: AppContext, ro
     sender: stored.sender,
     data: stored.data,
   };
-  for (const subscriber of subscribed) if (subscriber.event === row.event) await subscriber.handle(payload, ctx);
 }
 
 /**

@@ -15,6 +15,13 @@ export type PluginContext = AppContext;
 export interface EventSubscriber {
   event: string;
   handle(payload: unknown, ctx: PluginContext): Promise<void>;
+  /**
+   * Optional, for a subscriber that acts on few of its events: given a claimed batch of them,
+   * answers the ids of those `handle` must see (one read for the batch instead of one per event).
+   * It must leave out only events whose handling would do nothing, whatever the batch's other
+   * events do. Asked before any of the batch runs; when it throws, every event is handled.
+   */
+  select?(payloads: unknown[], ctx: PluginContext): Promise<ReadonlySet<string>>;
 }
 
 /**

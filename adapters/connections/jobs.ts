@@ -21,8 +21,8 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
       retryDelay: 2,
       retryBackoff: true,
       expireInSeconds: 120,
-      concurrency: 4,
-      batchSize: 25,
+      concurrency: 2,
+      batchSize: 50,
       handle: (data: { messageId: string; hops?: number }, job) =>
         deliverMessage(uow, deps, data.messageId, { retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT, hops: data.hops }),
       // A fetched batch is sent side by side and recorded in one transaction.

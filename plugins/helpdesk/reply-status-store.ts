@@ -11,41 +11,77 @@ const MOVING = ['PENDING', 'SENT', 'DELIVERED'] as const;
 const REPORTED = ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
 
 /**
- * The helpdesk replies in scope whose connection message's status differs from theirs (not
- * locked): the chat's outgoing messages (messages_chat_idx) and those the event names
- * (messages_external_idx, primary key), in one query. Most deliveries carry no reply: the
- * subscriber asks this before it opens a transaction.
+ * Of these delivery events, those whose scope holds a lagging reply now (not locked): one read
+ * for a batch of events. Most deliveries carry no helpdesk reply; only the others need a
+ * transaction (`laggingReplies` then finds and locks the replies again).
  */
-export async function laggingReplyIds(base: Kysely<Database>, { connectionId, remoteJid, messageIds }: DeliveryScope): Promise<string[]> {
-  const named = messageIds.filter((id) => typeof id === 'string' && id.length > 0 && id.length <= 200).slice(0, 100);
-  const own = named.filter(isUuid);
-  if (!remoteJid && named.length === 0) return [];
+export async function eventsWithLaggingReplies(base: Kysely<Database>, events: ReadonlyArray<{ eventId: string; scope: DeliveryScope }>): Promise<Set<string>> {
+  const key = (...parts: string[]) => parts.join('\u0000');
+  const chats = new Map<string, [string, string]>();
+  const named = new Map<string, [string, string]>();
+  const own = new Set<string>();
+  for (const { scope } of events) {
+    if (scope.remoteJid) chats.set(key(scope.connectionId, scope.remoteJid), [scope.connectionId, scope.remoteJid]);
+    for (const id of usableIds(scope.messageIds)) {
+      named.set(key(scope.connectionId, id), [scope.connectionId, id]);
+      if (isUuid(id)) own.add(id);
+    }
+  }
+  if (chats.size === 0 && named.size === 0) return new Set();
   const rows = await helpdeskDb(base)
     .selectFrom('messages as m')
     .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
-    .select('hm.id')
-    .where('m.connection_id', '=', connectionId)
+    .select(['m.id', 'm.connection_id', 'm.remote_jid', 'm.external_id'])
     .where('m.direction', '=', 'outbound')
     .where('m.status', 'in', REPORTED)
     .where('hm.status', 'in', MOVING)
     .whereRef('m.status', '<>', 'hm.status')
     .where((eb) =>
       eb.or([
-        ...(remoteJid ? [eb('m.remote_jid', '=', remoteJid)] : []),
-        ...(named.length > 0 ? [eb('m.external_id', 'in', named)] : []),
-        ...(own.length > 0 ? [eb('m.id', 'in', own)] : []),
+        ...(chats.size > 0 ? [eb(eb.refTuple('m.connection_id', 'm.remote_jid'), 'in', [...chats.values()].map(([c, r]) => eb.tuple(c, r)))] : []),
+        ...(named.size > 0 ? [eb(eb.refTuple('m.connection_id', 'm.external_id'), 'in', [...named.values()].map(([c, id]) => eb.tuple(c, id)))] : []),
+        ...(own.size > 0 ? [eb('m.id', 'in', [...own])] : []),
       ]),
     )
     .execute();
-  return [...new Set(rows.map((r) => r.id))];
+  return new Set(
+    events
+      .filter(({ scope }) => {
+        const names = new Set(usableIds(scope.messageIds));
+        return rows.some((row) => row.connection_id === scope.connectionId && (row.remote_jid === scope.remoteJid || names.has(row.id) || (row.external_id !== null && names.has(row.external_id))));
+      })
+      .map((e) => e.eventId),
+  );
+}
+
+/** The message ids of a scope worth looking up (a provider's data may name anything). */
+function usableIds(messageIds: readonly unknown[]): string[] {
+  return messageIds.filter((id): id is string => typeof id === 'string' && id.length > 0 && id.length <= 200).slice(0, 100);
 }
 
 /** The ports of core/helpdesk/reply-status.ts, bound to one transaction. */
 export function replyStatusStores(base: Kysely<Database>, ctx: AppContext): ReplyStatusStores {
   const db = helpdeskDb(base);
   return {
-    async laggingReplies(scope) {
-      const ids = await laggingReplyIds(base, scope);
+    async laggingReplies({ connectionId, remoteJid, messageIds }) {
+      const candidates = () =>
+        db
+          .selectFrom('messages as m')
+          .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
+          .select('hm.id')
+          .where('m.connection_id', '=', connectionId)
+          .where('m.direction', '=', 'outbound')
+          .where('m.status', 'in', REPORTED)
+          .where('hm.status', 'in', MOVING)
+          .whereRef('m.status', '<>', 'hm.status');
+      const find = async (narrow: (q: ReturnType<typeof candidates>) => ReturnType<typeof candidates>) => (await narrow(candidates()).execute()).map((r) => r.id);
+      const ids = new Set<string>();
+      // The chat's outgoing messages (messages_chat_idx), and those the event names (messages_external_idx, primary key).
+      if (remoteJid) for (const id of await find((q) => q.where('m.remote_jid', '=', remoteJid))) ids.add(id);
+      const named = usableIds(messageIds);
+      if (named.length > 0) for (const id of await find((q) => q.where('m.external_id', 'in', named))) ids.add(id);
+      const own = named.filter(isUuid);
+      if (own.length > 0) for (const id of await find((q) => q.where('m.id', 'in', own))) ids.add(id);
       const lagging: LaggingReply[] = [];
       // Oldest first (ids are UUID v7), so events come out in the order the replies were written.
       for (const id of [...ids].sort()) {

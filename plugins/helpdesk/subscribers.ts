@@ -4,8 +4,8 @@ import { mediaStore } from '../../adapters/postgres/repositories/media-store.ts'
 import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../core/helpdesk/message-attachments.ts';
 import type { EventSubscriber, PluginContext } from '../plugin.ts';
 import { receiveIncoming } from '../../core/helpdesk/conversations.ts';
-import { followDeliveries } from '../../core/helpdesk/reply-status.ts';
-import { laggingReplyIds, replyStatusStores } from './reply-status-store.ts';
+import { followDeliveries, type DeliveryScope } from '../../core/helpdesk/reply-status.ts';
+import { eventsWithLaggingReplies, replyStatusStores } from './reply-status-store.ts';
 import { helpdeskDb } from './schema.ts';
 import { conversationStores } from './conversation-store.ts';
 import { inboxStore } from './store.ts';
@@ -114,16 +114,27 @@ function namedMessageIds(data: unknown): string[] {
  * event finds nothing lagging.
  */
 export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): Promise<void> {
-  const event = payload as StoredEvent;
-  if (!event.connectionId) return;
-  const scope = { connectionId: event.connectionId, remoteJid: event.remoteJid, messageIds: namedMessageIds(event.data) };
-  // Most deliveries carry no helpdesk reply: one read decides, without a transaction.
-  if ((await laggingReplyIds(ctx.db, scope)).length === 0) return;
+  const scope = deliveryScope(payload as StoredEvent);
+  if (!scope) return;
   await ctx.db.transaction().execute((trx) => followDeliveries(replyStatusStores(trx, ctx), scope));
+}
+
+/** Of a batch of delivery events, those that carry a lagging reply (most carry none): one read. */
+export async function deliveriesWithLaggingReplies(payloads: unknown[], ctx: PluginContext): Promise<ReadonlySet<string>> {
+  const events = (payloads as StoredEvent[]).flatMap((event) => {
+    const scope = deliveryScope(event);
+    return scope ? [{ eventId: event.eventId, scope }] : [];
+  });
+  return eventsWithLaggingReplies(ctx.db, events);
+}
+
+function deliveryScope(event: StoredEvent): DeliveryScope | undefined {
+  if (!event.connectionId) return undefined;
+  return { connectionId: event.connectionId, remoteJid: event.remoteJid, messageIds: namedMessageIds(event.data) };
 }
 
 export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
   { event: 'messages.upsert', handle: onIncomingMessage },
-  { event: 'messages.update', handle: onDeliveryChanged },
-  { event: 'send.message', handle: onDeliveryChanged },
+  { event: 'messages.update', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies },
+  { event: 'send.message', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies },
 ];

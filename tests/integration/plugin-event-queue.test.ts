@@ -134,3 +134,55 @@ test('a rolled-back change queues nothing; events claimed by a worker that died 
     await runner.stop();
   }
 }, 60_000);
+
+test('a subscriber that selects its events is asked once per batch and runs only on those it selected; if selecting fails, it runs on all', async () => {
+  const SELECTED = 'probe.selected';
+  const asked: number[] = [];
+  const ran: number[] = [];
+  let failSelect = false;
+  const selective = {
+    name: 'selective',
+    subscribers: [
+      {
+        event: SELECTED,
+        async handle(payload: any) {
+          ran.push(payload.data.seq);
+        },
+        async select(payloads: any[]) {
+          asked.push(payloads.length);
+          if (failSelect) throw new Error('the selecting read failed');
+          return new Set(payloads.filter((p) => p.data.seq % 3 === 0).map((p) => p.eventId as string));
+        },
+      },
+    ],
+  } as Plugin;
+  const publishSelected = (seq: number) =>
+    t.ctx.db
+      .transaction()
+      .execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set([SELECTED]) }).publish({ workspaceId, connectionId: '', event: SELECTED, remoteJid: `s${seq % 4}`, sender: '', data: { seq } }));
+  const left = async () => {
+    const rows = await t.ctx.db.selectFrom('plugin_event_queue').innerJoin('events', 'events.id', 'plugin_event_queue.event_id').select('events.id').where('events.event', '=', SELECTED).execute();
+    return rows.length;
+  };
+
+  for (let seq = 0; seq < 30; seq++) await publishSelected(seq);
+  let runner = startPluginEventRunner(t.ctx, [selective]);
+  try {
+    await eventually(async () => ((await left()) === 0 ? true : undefined), 'the selected events handled, the others done');
+    expect(asked).toEqual([30]);
+    expect(ran.sort((a, b) => a - b)).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 24, 27]);
+  } finally {
+    await runner.stop();
+  }
+
+  failSelect = true;
+  ran.length = 0;
+  for (let seq = 100; seq < 105; seq++) await publishSelected(seq);
+  runner = startPluginEventRunner(t.ctx, [selective]);
+  try {
+    await eventually(async () => ((await left()) === 0 ? true : undefined), 'every event handled');
+    expect(ran.sort((a, b) => a - b)).toEqual([100, 101, 102, 103, 104]);
+  } finally {
+    await runner.stop();
+  }
+}, 60_000);
