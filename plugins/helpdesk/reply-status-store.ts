@@ -16,18 +16,16 @@ const REPORTED = ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
  * transaction (`laggingReplies` then finds and locks the replies again).
  */
 export async function eventsWithLaggingReplies(base: Kysely<Database>, events: ReadonlyArray<{ eventId: string; scope: DeliveryScope }>): Promise<Set<string>> {
-  const key = (...parts: string[]) => parts.join('\u0000');
-  const chats = new Map<string, [string, string]>();
-  const named = new Map<string, [string, string]>();
+  // Per connection, the chats and network ids in scope: each arm is an index condition
+  // (messages_chat_idx, messages_external_idx), never a filter over the connection's messages.
+  const connections = new Map<string, { chats: Set<string>; named: Set<string> }>();
   const own = new Set<string>();
   for (const { scope } of events) {
-    if (scope.remoteJid) chats.set(key(scope.connectionId, scope.remoteJid), [scope.connectionId, scope.remoteJid]);
-    for (const id of usableIds(scope.messageIds)) {
-      named.set(key(scope.connectionId, id), [scope.connectionId, id]);
-      if (isUuid(id)) own.add(id);
-    }
+    const arms = connections.get(scope.connectionId) ?? connections.set(scope.connectionId, { chats: new Set(), named: new Set() }).get(scope.connectionId)!;
+    if (scope.remoteJid) arms.chats.add(scope.remoteJid);
+    for (const id of usableIds(scope.messageIds)) (isUuid(id) ? own : arms.named).add(id);
   }
-  if (chats.size === 0 && named.size === 0) return new Set();
+  if (own.size === 0 && [...connections.values()].every((arms) => arms.chats.size === 0 && arms.named.size === 0)) return new Set();
   const rows = await helpdeskDb(base)
     .selectFrom('messages as m')
     .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
@@ -38,8 +36,10 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
     .whereRef('m.status', '<>', 'hm.status')
     .where((eb) =>
       eb.or([
-        ...(chats.size > 0 ? [eb(eb.refTuple('m.connection_id', 'm.remote_jid'), 'in', [...chats.values()].map(([c, r]) => eb.tuple(c, r)))] : []),
-        ...(named.size > 0 ? [eb(eb.refTuple('m.connection_id', 'm.external_id'), 'in', [...named.values()].map(([c, id]) => eb.tuple(c, id)))] : []),
+        ...[...connections].flatMap(([connectionId, { chats, named }]) => [
+          ...(chats.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.remote_jid', 'in', [...chats])])] : []),
+          ...(named.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.external_id', 'in', [...named])])] : []),
+        ]),
         ...(own.size > 0 ? [eb('m.id', 'in', [...own])] : []),
       ]),
     )
