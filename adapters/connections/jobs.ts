@@ -21,6 +21,8 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
       retryDelay: 2,
       retryBackoff: true,
       expireInSeconds: 120,
+      // Every queued job wakes each local worker of the queue: two workers fetching 50 each cost
+      // the database less than four fetching 25, and a slow network still holds only one of them.
       concurrency: 2,
       batchSize: 50,
       handle: (data: { messageId: string; hops?: number }, job) =>
