@@ -35,7 +35,7 @@ export interface SendAttempt {
  */
 export async function deliverMessages(uow: UnitOfWork<DeliverStores>, deps: SendDeps, attempts: readonly SendAttempt[]): Promise<Array<Error | undefined>> {
   const prepared = await uow.transaction((stores) => prepareSends(stores, attempts));
-  const outcomes = await Promise.all(prepared.map((send) => (send ? sendOne(deps, send) : undefined)));
+  const outcomes = await sendByChat(deps, prepared);
 
   const sent = prepared.flatMap((send, i) => (send && outcomes[i]?.kind === 'sent' ? [{ ...send, result: outcomes[i].result, index: i }] : []));
   const errors: Array<Error | undefined> = attempts.map(() => undefined);
@@ -111,6 +111,26 @@ async function prepareSends(stores: DeliverStores, attempts: readonly SendAttemp
     prepared.push({ attempt, message, connection, media: media?.media, mediaError: media && 'error' in media ? media.error : undefined });
   }
   return prepared;
+}
+
+/**
+ * Sends side by side, except that the messages of one chat go one after another, oldest first
+ * (ids are UUID v7): a contact receives a burst of messages in the order they were accepted.
+ */
+async function sendByChat(deps: SendDeps, prepared: ReadonlyArray<PreparedSend | undefined>): Promise<Array<SendOutcome | undefined>> {
+  const outcomes: Array<SendOutcome | undefined> = prepared.map(() => undefined);
+  const chats = new Map<string, number[]>();
+  for (const [i, send] of prepared.entries()) {
+    if (!send) continue;
+    const chat = `${send.message.connectionId}|${send.message.remoteJid}`;
+    chats.set(chat, [...(chats.get(chat) ?? []), i]);
+  }
+  await Promise.all(
+    [...chats.values()].map(async (indexes) => {
+      for (const i of indexes.sort((a, b) => (prepared[a]!.message.id < prepared[b]!.message.id ? -1 : 1))) outcomes[i] = await sendOne(deps, prepared[i]!);
+    }),
+  );
+  return outcomes;
 }
 
 async function sendOne(deps: SendDeps, { message, connection, media, mediaError, attempt }: PreparedSend): Promise<SendOutcome> {

@@ -164,3 +164,28 @@ test('a send whose media is not held (received media never fetched) fails for go
   const reservation = await ctx.db.selectFrom('credit_reservations').select(['consumed', 'refunded']).where('reason', '=', `message:${message.id}`).executeTakeFirstOrThrow();
   expect(reservation).toEqual({ consumed: 0, refunded: 1 });
 });
+
+test('a contact receives the messages of a batch in the order they were accepted, while other chats go out side by side', async () => {
+  const burst = [await accept('+5511900000041', 'first'), await accept('+5511900000041', 'second'), await accept('+5511900000041', 'third')];
+  const other = await accept('+5511900000042', 'elsewhere');
+  const calls: Array<{ id: string; at: 'start' | 'end' }> = [];
+  const deps = depsWith((send) => async (c, m, media) => {
+    calls.push({ id: m.clientMessageId!, at: 'start' });
+    // The first of the burst is slow on the network: the rest of its chat must wait for it.
+    if (m.clientMessageId === burst[0]) await Bun.sleep(40);
+    const result = await send(c, m, media);
+    calls.push({ id: m.clientMessageId!, at: 'end' });
+    return result;
+  });
+
+  // Fetched in another order than they were accepted.
+  const errors = await deliverMessages(uow(), deps, [attempt(burst[2]!), attempt(other), attempt(burst[0]!), attempt(burst[1]!)]);
+
+  expect(errors).toEqual([undefined, undefined, undefined, undefined]);
+  expect(calls.filter((c) => c.at === 'start' && burst.includes(c.id)).map((c) => c.id)).toEqual(burst);
+  // One after another within the chat: the second starts only after the first ended.
+  expect(calls.findIndex((c) => c.id === burst[1] && c.at === 'start')).toBeGreaterThan(calls.findIndex((c) => c.id === burst[0] && c.at === 'end'));
+  // The other chat did not wait for the slow one.
+  expect(calls.findIndex((c) => c.id === other && c.at === 'end')).toBeLessThan(calls.findIndex((c) => c.id === burst[0] && c.at === 'end'));
+  for (const id of [...burst, other]) expect((await stored(id)).status).toBe('SENT');
+});
