@@ -9,7 +9,7 @@ import type { EventSubscriber, Plugin } from '../plugins/plugin.ts';
 
 /** Events taken per claim. */
 const BATCH = 100;
-/** Chats whose events run side by side (a chat's own events run one after another, in order). */
+/** Chats whose events run side by side (a chat's own events run one after another, in order; see `runBatch`). */
 const LANES = 8;
 /** A claim's hold on its events (wall-clock); a worker that dies lets them go when it lapses. */
 const LEASE_MS = 60_000;
@@ -54,8 +54,11 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[]): { st
     if (claimed.length === 0) return 'none';
     const chats = new Map<string, ClaimedPluginEvent[]>();
     for (const c of claimed) {
-      // A contact's events in order; a connection's own events (connection.update) in order too.
-      const chat = c.event.remote_jid ? `${c.event.workspace_id}|${c.event.connection_id ?? ''}|${c.event.remote_jid}` : c.event.connection_id ?? c.event.id;
+      // A contact's events in order; a connection's own events (connection.update) in order too,
+      // and a workspace's events of neither (the helpdesk's) in order among themselves.
+      const chat = c.event.remote_jid
+        ? `${c.event.workspace_id}|${c.event.connection_id ?? ''}|${c.event.remote_jid}`
+        : (c.event.connection_id ?? `workspace|${c.event.workspace_id}`);
       chats.set(chat, [...(chats.get(chat) ?? []), c]);
     }
     const lanes = [...chats.values()];

@@ -186,3 +186,33 @@ test('a subscriber that selects its events is asked once per batch and runs only
     await runner.stop();
   }
 }, 60_000);
+
+test('a workspace’s events of no chat and no connection (the helpdesk’s) run in the order they happened', async () => {
+  const WORKSPACE_EVENT = 'probe.workspace';
+  const seen: number[] = [];
+  const plugin = {
+    name: 'workspace-probe',
+    subscribers: [
+      {
+        event: WORKSPACE_EVENT,
+        async handle(payload: any) {
+          // Uneven work: run side by side, later events would overtake earlier ones.
+          await Bun.sleep(Math.random() * 5);
+          seen.push(payload.data.seq);
+        },
+      },
+    ],
+  } as Plugin;
+  for (let seq = 0; seq < 25; seq++) {
+    await t.ctx.db
+      .transaction()
+      .execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set([WORKSPACE_EVENT]) }).publish({ workspaceId, connectionId: '', event: WORKSPACE_EVENT, remoteJid: null, sender: null, data: { seq } }));
+  }
+  const runner = startPluginEventRunner(t.ctx, [plugin]);
+  try {
+    await eventually(async () => (seen.length === 25 ? true : undefined), 'every event handled');
+    expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => i));
+  } finally {
+    await runner.stop();
+  }
+}, 60_000);
