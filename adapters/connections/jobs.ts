@@ -1,6 +1,6 @@
 import { notFound } from '../../core/shared/errors.ts';
 import { SESSION_QUEUE, type SessionCommand } from '../../core/connections/connections.ts';
-import { deliverMessage, deliverMessages, driverView } from '../../core/messaging/deliver.ts';
+import { deliverMessages, driverView } from '../../core/messaging/deliver.ts';
 import { MEDIA_FETCH_QUEUE } from '../../core/messaging/receive.ts';
 import { SEND_QUEUE } from '../../core/messaging/send.ts';
 import type { AppContext } from '../http/context.ts';
@@ -25,8 +25,6 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
       // the database less than four fetching 25, and a slow network still holds only one of them.
       concurrency: 2,
       batchSize: 50,
-      handle: (data: { messageId: string; hops?: number }, job) =>
-        deliverMessage(uow, deps, data.messageId, { retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT, hops: data.hops }),
       // A fetched batch is sent side by side and recorded in one transaction.
       handleBatch: (jobs: Array<{ data: { messageId: string; hops?: number }; job: { retryCount: number } }>) =>
         deliverMessages(

@@ -5,7 +5,24 @@ import type { DatabaseHandle } from '../postgres/database.ts';
 import { createHash } from 'node:crypto';
 
 /** One kind of background work: its queue, retry policy and idempotent handler. */
-export interface JobDefinition<T extends object = any> {
+export type JobDefinition<T extends object = any> = JobSettings & (JobHandler<T> | BatchHandler<T>);
+
+/** Jobs handled one by one (side by side within a fetched batch, each settled on its own). */
+interface JobHandler<T> {
+  handle(data: T, job: { id: string; retryCount: number }): Promise<void>;
+  handleBatch?: never;
+}
+
+/**
+ * A fetched batch handled at once (so its writes can be shared): answers, per job in order,
+ * the error it fails with (and is retried), or undefined when done.
+ */
+interface BatchHandler<T> {
+  handleBatch(jobs: Array<{ data: T; job: { id: string; retryCount: number } }>): Promise<Array<Error | undefined>>;
+  handle?: never;
+}
+
+interface JobSettings {
   queue: string;
   retryLimit: number;
   /** Seconds before the first retry; doubled on each retry when `retryBackoff`. */
@@ -33,12 +50,6 @@ export interface JobDefinition<T extends object = any> {
    * milliseconds later is completed on its own at once.
    */
   settleFinishedAfterMs?: number;
-  handle(data: T, job: { id: string; retryCount: number }): Promise<void>;
-  /**
-   * Handles a fetched batch at once instead of job by job (so its writes can be shared):
-   * answers, per job in order, the error it fails with (and is retried), or undefined when done.
-   */
-  handleBatch?(jobs: Array<{ data: T; job: { id: string; retryCount: number } }>): Promise<Array<Error | undefined>>;
 }
 
 /**

@@ -69,12 +69,6 @@ export async function deliverMessages(uow: UnitOfWork<DeliverStores>, deps: Send
   return errors;
 }
 
-/** One send (`deliverMessages` of one): throws the error its job should fail with. */
-export async function deliverMessage(uow: UnitOfWork<DeliverStores>, deps: SendDeps, messageId: string, attempt: Omit<SendAttempt, 'messageId'>): Promise<void> {
-  const [error] = await deliverMessages(uow, deps, [{ messageId, ...attempt }]);
-  if (error) throw error;
-}
-
 /** What a driver needs of a connection. */
 export function driverView(connection: Connection) {
   return { id: connection.id, workspaceId: connection.workspaceId, credentials: connection.credentials, phoneNumber: connection.phoneNumber };

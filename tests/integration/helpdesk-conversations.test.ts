@@ -150,8 +150,8 @@ describe('incoming messages open conversations', () => {
     const db = service.runtime.ctx.db;
     const event = await db.selectFrom('events').select('id').where('workspace_id', '=', owner.workspaceId).where('event', '=', 'messages.upsert').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
     const job = service.runtime.jobs.find((j) => j.queue === PLUGIN_EVENTS_QUEUE)!;
-    await job.handle({ eventId: event.id }, { id: 'replay', retryCount: 1 });
-    await job.handle({ eventId: event.id }, { id: 'replay', retryCount: 1 });
+    await job.handle!({ eventId: event.id }, { id: 'replay', retryCount: 1 });
+    await job.handle!({ eventId: event.id }, { id: 'replay', retryCount: 1 });
     const rows = await helpdeskDb(db).selectFrom('helpdesk_messages').select('id').where('conversation_id', '=', c.id).execute();
     expect(rows).toHaveLength(1);
   });

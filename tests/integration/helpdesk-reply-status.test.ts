@@ -95,7 +95,7 @@ describe('a reply follows its receipts', () => {
     const db = service.runtime.ctx.db;
     const last = await db.selectFrom('events').select('id').where('connection_id', '=', connectionId).where('event', '=', 'messages.update').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
     const job = service.runtime.jobs.find((j) => j.queue === PLUGIN_EVENTS_QUEUE)!;
-    await job.handle({ eventId: last.id }, { id: 'replay', retryCount: 1 });
+    await job.handle!({ eventId: last.id }, { id: 'replay', retryCount: 1 });
     await settle();
     expect((await shown(c.id, r.id)).status).toBe('READ');
     expect(await statusEvents(r.id)).toHaveLength(3);
