@@ -19,7 +19,7 @@ export interface PreparedSend {
 /**
  * Stores many outgoing messages PENDING and queues their driver sends, in the caller's
  * transaction (the transactional outbox): a campaign's batch. From here each message follows the
- * path of a single send (`deliverMessages`): retries, receipts, its credit consumed when the
+ * path of an API send (the worker's `deliverMessages`): retries, receipts, its credit consumed when the
  * network accepts it and given back when it fails.
  */
 export async function queueOutgoingMessages(
