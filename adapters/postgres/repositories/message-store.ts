@@ -15,8 +15,9 @@ export function messageStore(db: Kysely<Database>): MessageStore {
   }
 
   async function lockMany(ids: readonly string[]) {
-    if (ids.length === 0) return [];
-    return (await db.selectFrom('messages').selectAll().where('id', 'in', [...ids]).orderBy('id').forUpdate().execute()).map(toMessage);
+    const ours = ids.filter(isUuid);
+    if (ours.length === 0) return [];
+    return (await db.selectFrom('messages').selectAll().where('id', 'in', ours).orderBy('id').forUpdate().execute()).map(toMessage);
   }
 
   /** Transaction-scoped advisory locks, one per network id, always taken in the same order. */
