@@ -23,7 +23,11 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
   for (const { scope } of events) {
     const arms = connections.get(scope.connectionId) ?? connections.set(scope.connectionId, { chats: new Set(), named: new Set() }).get(scope.connectionId)!;
     if (scope.remoteJid) arms.chats.add(scope.remoteJid);
-    for (const id of usableIds(scope.messageIds)) (isUuid(id) ? own : arms.named).add(id);
+    for (const id of usableIds(scope.messageIds)) {
+      // A network id may look like one of ours: it is looked up both ways, as `laggingReplies` does.
+      arms.named.add(id);
+      if (isUuid(id)) own.add(id);
+    }
   }
   if (own.size === 0 && [...connections.values()].every((arms) => arms.chats.size === 0 && arms.named.size === 0)) return new Set();
   const rows = await helpdeskDb(base)

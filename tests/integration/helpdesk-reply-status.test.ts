@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { deliveriesWithLaggingReplies } from '../../plugins/helpdesk/subscribers.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskLine, messageWhen, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
@@ -144,5 +145,37 @@ describe('a reply follows its receipts', () => {
     await settle();
     expect((await shown(c.id, note.body.id)).status).toBeNull();
     expect(await statusEvents(note.body.id)).toHaveLength(0);
+  }, TEST_TIMEOUT);
+});
+
+describe('which delivery events the subscriber runs on (a batch is selected in one read)', () => {
+  test('an event naming a lagging reply, or in its chat, is selected; events of other chats or connections are not', async () => {
+    const c = await newConversation('5511944440091');
+    const r = await reply(c.id, 'Selected?');
+    await reaches(c.id, r.id, 'SENT');
+    const db = service.runtime.ctx.db;
+    const { chat_message_id: chatId } = await stored(r.id);
+    const chat = await db.selectFrom('messages').select(['external_id', 'remote_jid']).where('id', '=', chatId!).executeTakeFirstOrThrow();
+    // A receipt stored on the connection message whose event has not run yet: the reply lags.
+    await db.updateTable('messages').set({ status: 'DELIVERED' }).where('id', '=', chatId!).execute();
+    try {
+      const event = (eventId: string, connection: string, remoteJid: string, data: unknown) => ({ eventId, workspaceId: owner.workspaceId, event: 'messages.update', connectionId: connection, remoteJid, data });
+      const selected = await deliveriesWithLaggingReplies(
+        [
+          event('names-it', connectionId, 'someone-else@s.whatsapp.net', { key: { id: chat.external_id } }),
+          event('its-chat', connectionId, chat.remote_jid, { key: { id: 'ANOTHER.MESSAGE' } }),
+          event('our-id', connectionId, 'someone-else@s.whatsapp.net', { statuses: [{ id: chatId }] }),
+          event('other-chat', connectionId, '5511900009999@s.whatsapp.net', { key: { id: 'UNRELATED' } }),
+          event('other-connection', crypto.randomUUID(), chat.remote_jid, { key: { id: chat.external_id } }),
+        ],
+        service.runtime.ctx,
+      );
+      expect([...selected].sort()).toEqual(['its-chat', 'names-it', 'our-id']);
+    } finally {
+      await db.updateTable('messages').set({ status: 'SENT' }).where('id', '=', chatId!).execute();
+    }
+    // Nothing lags now: nothing is selected.
+    const none = await deliveriesWithLaggingReplies([{ eventId: 'after', workspaceId: owner.workspaceId, event: 'send.message', connectionId, remoteJid: chat.remote_jid, data: { key: { id: chat.external_id } } }], service.runtime.ctx);
+    expect([...none]).toEqual([]);
   }, TEST_TIMEOUT);
 });
