@@ -9,7 +9,7 @@ import type { EventSubscriber, Plugin } from '../plugins/plugin.ts';
 
 /** Events taken per claim. */
 const BATCH = 100;
-/** Chats whose events run side by side (a chat's own events run one after another, in order; see `runBatch`). */
+/** Chats whose events run side by side (a chat's own events run one after another, in order). */
 const LANES = 8;
 /** A claim's hold on its events (wall-clock); a worker that dies lets them go when it lapses. */
 const LEASE_MS = 60_000;
