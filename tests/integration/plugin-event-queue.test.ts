@@ -53,12 +53,16 @@ afterAll(async () => {
   await t?.close();
 }, 60_000);
 
-/** Publishes the event as the base does, in a transaction of its own (or one that rolls back). */
-async function publish(chat: string, seq: number, options: { rollBack?: boolean } = {}): Promise<void> {
+/**
+ * Publishes an event as the base does, in a transaction of its own (or one that rolls back):
+ * `probe.happened` in a chat unless told otherwise (`chat: null` names no contact).
+ */
+async function publish(chat: string | null, seq: number, options: { rollBack?: boolean; event?: string } = {}): Promise<void> {
+  const event = options.event ?? EVENT;
   await t.ctx.db
     .transaction()
     .execute(async (trx) => {
-      await eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set([EVENT]) }).publish({ workspaceId, connectionId: '', event: EVENT, remoteJid: chat, sender: '', data: { seq } });
+      await eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set([event]) }).publish({ workspaceId, connectionId: '', event, remoteJid: chat, sender: '', data: { seq } });
       if (options.rollBack) throw new Error('rolled back');
     })
     .catch((error: Error) => {
@@ -156,10 +160,7 @@ test('a subscriber that selects its events is asked once per batch and runs only
       },
     ],
   } as Plugin;
-  const publishSelected = (seq: number) =>
-    t.ctx.db
-      .transaction()
-      .execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set([SELECTED]) }).publish({ workspaceId, connectionId: '', event: SELECTED, remoteJid: `s${seq % 4}`, sender: '', data: { seq } }));
+  const publishSelected = (seq: number) => publish(`s${seq % 4}`, seq, { event: SELECTED });
   const left = async () => {
     const rows = await t.ctx.db.selectFrom('plugin_event_queue').innerJoin('events', 'events.id', 'plugin_event_queue.event_id').select('events.id').where('events.event', '=', SELECTED).execute();
     return rows.length;
@@ -207,11 +208,7 @@ test('a workspace’s events of no chat and no connection (the helpdesk’s) run
       },
     ],
   } as Plugin;
-  for (let seq = 0; seq < 25; seq++) {
-    await t.ctx.db
-      .transaction()
-      .execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set([WORKSPACE_EVENT]) }).publish({ workspaceId, connectionId: '', event: WORKSPACE_EVENT, remoteJid: null, sender: null, data: { seq } }));
-  }
+  for (let seq = 0; seq < 25; seq++) await publish(null, seq, { event: WORKSPACE_EVENT });
   const runner = startPluginEventRunner(t.ctx, [plugin]);
   try {
     await eventually(async () => (seen.length === 25 ? true : undefined), 'every event handled');
