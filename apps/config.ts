@@ -24,6 +24,10 @@ export interface Config {
   helpdeskPresenceTtlSeconds: number;
   /** `CAMPAIGN_PACER_MAX_SLEEP_SECONDS` (60): the longest a campaign's pacer sleeps before looking again. */
   campaignPacerMaxSleepSeconds: number;
+  /** `SMTP_URL` (`smtp://` or `smtps://`, optional `user:pass@`): invitations are mailed; unset, the inviter gets the link. */
+  smtpUrl: string | undefined;
+  /** `MAIL_FROM`: the sender of those mails (default `Switchboard <no-reply@host of PUBLIC_URL>`). */
+  mailFrom: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -44,7 +48,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     oauthRateLimits: { authorize: integer(env, 'OAUTH_AUTHORIZE_RATE_LIMIT', 15, 1), token: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 120, 1) },
     helpdeskPresenceTtlSeconds: integer(env, 'HELPDESK_PRESENCE_TTL_SECONDS', DEFAULT_PRESENCE_TTL_SECONDS, 1),
     campaignPacerMaxSleepSeconds: integer(env, 'CAMPAIGN_PACER_MAX_SLEEP_SECONDS', 60, 1),
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    mailFrom: env.MAIL_FROM || undefined,
   };
+}
+
+function smtpUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  // Not quoted back: the URL may carry the SMTP password.
+  if (!url || !['smtp:', 'smtps:'].includes(url.protocol) || !url.hostname) {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@mail.example.com:465');
+  }
+  return raw;
 }
 
 /** `PLAN_<NAME>_CONNECTIONS` and `PLAN_<NAME>_MESSAGES` override the quotas of each plan. */

@@ -18,6 +18,7 @@ import type { Config } from './config.ts';
 import { hostname } from 'node:os';
 import { holdDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { openRealtimeHub, type OpenRealtimeHub } from '../adapters/realtime/hub.ts';
+import { defaultMailFrom, smtpMailer } from '../adapters/mail/smtp-mailer.ts';
 
 /** What server, worker and CLI share: the database (migrated), the queue, the enabled plugins. */
 export interface Runtime {
@@ -68,6 +69,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),
       audienceSources: new Map(plugins.flatMap((p) => Object.entries(p.audienceSources ?? {}))),
       templateComponents: new Map(plugins.flatMap((p) => Object.entries(p.templateComponents ?? {}))),
+      ...(config.smtpUrl && { mailer: smtpMailer(config.smtpUrl, config.mailFrom ?? defaultMailFrom(config.publicUrl)) }),
     };
     const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...pluginEventJobs(ctx, plugins), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);

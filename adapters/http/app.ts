@@ -17,6 +17,7 @@ import { providerCallbackRoutes } from './routes/provider-callbacks.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { signInPages } from './pages/sign-in.ts';
 import { passwordSetupPages } from './pages/password-setup.ts';
+import { invitationPages } from './pages/invitation.ts';
 import { MCP_PATH, mcpRoutes } from '../mcp/routes.ts';
 import { requestAuthenticator } from './auth.ts';
 import { oauthRoutes } from './routes/oauth.ts';
@@ -104,7 +105,8 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(oauthDiscoveryRoutes(ctx, plugins))
     .use(oauthAppRoutes(ctx))
     .use(signInPages(ctx))
-    .use(passwordSetupPages(ctx));
+    .use(passwordSetupPages(ctx))
+    .use(invitationPages(ctx));
 
   for (const plugin of plugins) {
     if (plugin.routes) app = app.use(plugin.routes(ctx)) as unknown as typeof app;

@@ -11,6 +11,7 @@ import type { RealtimeHub } from '../realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../webhooks/endpoints.ts';
 import type { RawRecipient } from '../../core/campaigns/audience.ts';
 import type { TemplateComponentRules } from '../../core/templates/component-rules.ts';
+import type { Mailer } from '../../core/identity/invitation-mail.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -57,4 +58,6 @@ export interface AppContext {
   audienceSources?: ReadonlyMap<string, AudienceSource>;
   /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */
   pluginEvents?: ReadonlySet<string>;
+  /** Set when `SMTP_URL` is: invitations are mailed instead of handed to the inviter. */
+  mailer?: Mailer;
 }

@@ -9,6 +9,8 @@ export interface UsersTable {
   name: string;
   password_hash: string | null;
   created_at: Generated<Date>;
+  /** Set when the person accepted an invitation mailed to this address (migration 0013). */
+  email_verified_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface WorkspacesTable {
@@ -246,6 +248,7 @@ export interface Database {
   oauth_tokens: OAuthTokensTable;
   web_sessions: WebSessionsTable;
   templates: TemplatesTable;
+  invitations: InvitationsTable;
   schema_migrations: SchemaMigrationsTable;
 }
 
@@ -344,6 +347,22 @@ export interface WebSessionsTable {
   csrf: string;
   created_at: Date;
   expires_at: Date;
+}
+
+/** Invitations to join a workspace (migration 0013); only the token's hash is kept. */
+export interface InvitationsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  roles: string[];
+  invited_by: string | null;
+  token_hash: string;
+  delivered_by: string;
+  status: string;
+  expires_at: Date;
+  accepted_by: string | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 export type UserRow = Selectable<UsersTable>;

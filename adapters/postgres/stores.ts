@@ -5,6 +5,7 @@ import { identityStore } from './repositories/identity-store.ts';
 import { apiTokenStore } from './repositories/api-token-store.ts';
 import { creditStore } from './repositories/credit-store.ts';
 import { oauthStore } from './repositories/oauth-store.ts';
+import { invitationStore } from './repositories/invitation-store.ts';
 
 /** Every base store, bound to one connection or transaction. */
 export function baseStores(db: Kysely<Database>) {
@@ -13,6 +14,7 @@ export function baseStores(db: Kysely<Database>) {
     tokens: apiTokenStore(db),
     credits: creditStore(db),
     oauth: oauthStore(db),
+    invitations: invitationStore(db),
     usage: {
       async connectionsHeld(workspaceId: string) {
         const row = await db

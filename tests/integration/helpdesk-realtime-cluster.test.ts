@@ -10,6 +10,7 @@ import { broadcastHelpdeskEvent } from '../../plugins/helpdesk/realtime/broadcas
 import { postgresHub } from '../../adapters/realtime/postgres-hub.ts';
 import { freshDatabase, onPostgres } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
+import { inviteAndAccept } from '../support/invitations.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -54,13 +55,7 @@ describe.skipIf(!onPostgres)('a worker process reaches sockets of a server proce
 
   /** A second member of the workspace with a token of their own (tokens act as their creator). */
   async function secondMember(): Promise<{ userId: string; token: string }> {
-    const added = await fetch(`${server.url}/v3/members`, {
-      method: 'POST',
-      headers: { apikey: owner.token, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: `agent-${crypto.randomUUID().slice(0, 8)}@example.com`, roles: ['AGENT'] }),
-    });
-    expect(added.status).toBe(201);
-    const { userId } = (await added.json()) as { userId: string };
+    const userId = await inviteAndAccept(server.url, owner.token, `agent-${crypto.randomUUID().slice(0, 8)}@example.com`, ['AGENT']);
     const view = await createApiToken(baseStores(server.runtime.ctx.db).tokens, server.runtime.ctx, { userId, workspaceId: owner.workspaceId, roles: ['OWNER'] }, 'agent');
     return { userId, token: view.token! };
   }

@@ -3,6 +3,7 @@ import { baseStores } from '../../adapters/postgres/stores.ts';
 import { createApiToken } from '../../core/tokens/api-tokens.ts';
 import type { Role } from '../../core/identity/roles.ts';
 import type { TestService } from '../support/service.ts';
+import { inviteAndAccept } from '../support/invitations.ts';
 
 /** Shared helpers of the HTTP integration tests (no test cases here). */
 
@@ -39,11 +40,12 @@ export function uniqueEmail(label: string): string {
   return `${label}-${crypto.randomUUID().slice(0, 8)}@example.com`;
 }
 
-/** Adds a person to the workspace of `apikey` over HTTP (POST /v3/members) and returns their user id. */
+/**
+ * Adds a person to the workspace of `apikey` over HTTP the way people join: an invitation
+ * (POST /v3/members) accepted on its page as a new account; returns their user id.
+ */
 export async function addMember(service: TestService, apikey: string, role: Role, email = uniqueEmail(role.toLowerCase())): Promise<{ userId: string; email: string }> {
-  const res = await service.call('POST', '/v3/members', { apikey, body: { email, roles: [role] } });
-  expect(res.status).toBe(201);
-  return { userId: res.body.userId, email };
+  return { userId: await inviteAndAccept(service.url, apikey, email, [role]), email };
 }
 
 /**

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startTestService, type TestService } from '../support/service.ts';
+import { answerInvitation } from '../support/invitations.ts';
+import { setPassword } from '../../core/identity/passwords.ts';
+import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
+import { baseStores } from '../../adapters/postgres/stores.ts';
 import { addMember, expectStandardError, HOOK_TIMEOUT, memberWithToken, uniqueEmail, UUID } from './helpers.ts';
 
 /**
@@ -48,36 +52,55 @@ describe('listing and adding', () => {
     expect(res.body.data.map((m: { userId: string }) => m.userId).sort()).toEqual([owner.userId, admin.userId, manager.userId, agent.userId].sort());
   });
 
-  test('adding a member answers 201; adding the same person again is 409', async () => {
+  test('inviting answers 201 with a pending invitation; the person is a member only once they accept; then inviting again is 409', async () => {
     // Spec 7.1: "201 | Created; default for POST." / "409 | Collides with something existing."
     const email = uniqueEmail('newcomer');
     const res = await post(owner.token, { email, roles: ['AGENT'] });
     expect(res.status).toBe(201);
-    expect(res.body.userId).toMatch(UUID);
-    expect(res.body).toMatchObject({ email, roles: ['AGENT'] });
+    expect(Object.keys(res.body).sort()).toEqual(['deliveredBy', 'email', 'expiresAt', 'invitationId', 'invitationUrl', 'roles', 'status']);
+    expect(res.body).toMatchObject({ email, roles: ['AGENT'], status: 'PENDING', deliveredBy: 'link' });
+    expect(res.body.invitationId).toMatch(UUID);
     // Spec 2.1: "Timestamps in and out | ISO 8601 in UTC with milliseconds".
-    expect(res.body.joinedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(res.body.expiresAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    const listed = await service.call('GET', `/v3/members?s=${encodeURIComponent(email)}`, { apikey: owner.token });
+    expect(listed.body.total).toBe(0);
+
+    const accepted = await answerInvitation(service.url, res.body.invitationUrl, { password: 'the newcomer password' });
+    expect(accepted.status).toBe(200);
+    const joined = await service.call('GET', `/v3/members?s=${encodeURIComponent(email)}`, { apikey: owner.token });
+    expect(joined.body.data.map((m: { roles: string[] }) => m.roles)).toEqual([['AGENT']]);
 
     expectStandardError(await post(owner.token, { email, roles: ['AGENT'] }), 409, 'Conflict');
     // Emails are case-insensitive: the same person in capitals collides too.
     expectStandardError(await post(owner.token, { email: email.toUpperCase(), roles: ['MANAGER'] }), 409, 'Conflict');
-    expect(await rolesOf(res.body.userId)).toEqual(['AGENT']);
+    expect(await rolesOf(joined.body.data[0].userId)).toEqual(['AGENT']);
   });
 
-  test('an existing user of the service is added, not duplicated', async () => {
-    // Spec 5.2: one person can belong to several workspaces.
+  test('an existing person of the service joins only by accepting with their own password; the account is not duplicated', async () => {
+    // Spec 5.2: one person can belong to several workspaces; issue 19: "joining a workspace needs the invitee's own acceptance".
     const elsewhere = await service.bootstrap();
-    const accounts = await service.call('GET', '/v3/accounts', { apikey: elsewhere.token });
-    const personal = accounts.body.find((w: { isPersonal: boolean }) => w.isPersonal);
-    const members = await service.call('GET', '/v3/members', { apikey: elsewhere.token, headers: { 'x-account-id': personal.id } });
-    const email = members.body.data[0].email as string;
+    const email = (await service.runtime.ctx.db.selectFrom('users').select('email').where('id', '=', elsewhere.userId).executeTakeFirstOrThrow()).email;
+    await setPassword(baseStores(service.runtime.ctx.db), passwordHasher, elsewhere.userId, 'elsewhere owner password');
+    const reach = () => service.call('GET', '/v3/summary', { apikey: elsewhere.token, headers: { 'x-account-id': owner.workspaceId } });
+
     const res = await post(owner.token, { email, roles: ['AGENT'] });
     expect(res.status).toBe(201);
-    expect(res.body.userId).toBe(elsewhere.userId);
+    expect(res.body.userId).toBeUndefined();
+    expect((await reach()).status).not.toBe(200);
+
+    // The link alone, with a password of the holder's choosing, does not attach the account.
+    const guessed = await answerInvitation(service.url, res.body.invitationUrl, { password: 'a password of my own' });
+    expect(guessed.status).toBe(400);
+    expect(guessed.text).toContain('enter its password');
+    expect((await reach()).status).not.toBe(200);
+
+    expect((await answerInvitation(service.url, res.body.invitationUrl, { password: 'elsewhere owner password' })).status).toBe(200);
     // That person's own token now reaches this workspace too.
-    const here = await service.call('GET', '/v3/summary', { apikey: elsewhere.token, headers: { 'x-account-id': owner.workspaceId } });
+    const here = await reach();
     expect(here.status).toBe(200);
     expect(here.body.workspaceId).toBe(owner.workspaceId);
+    const users = await service.runtime.ctx.db.selectFrom('users').select('id').where('email', '=', email).execute();
+    expect(users).toHaveLength(1);
   });
 });
 

@@ -1,6 +1,9 @@
 import { Elysia, t } from 'elysia';
-import { addMember, changeMemberRoles, listMembers, removeMember } from '../../../core/identity/members.ts';
+import { changeMemberRoles, listMembers, removeMember } from '../../../core/identity/members.ts';
+import { INVITATION_DAYS, inviteMember, listInvitations, revokeInvitation, type Invitation } from '../../../core/identity/invitations.ts';
+import { invitationMail } from '../../../core/identity/invitation-mail.ts';
 import type { Member } from '../../../core/identity/identity.ts';
+import { DomainError } from '../../../core/shared/errors.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { baseStores } from '../../postgres/stores.ts';
 import { authentication } from '../auth.ts';
@@ -16,24 +19,40 @@ const MemberView = t.Object({
   joinedAt: Timestamp,
 });
 
-const AddedMemberView = t.Composite([
-  MemberView,
+const InvitationView = t.Object({
+  invitationId: Uuid,
+  email: t.String({ description: 'Normalized (trimmed, lower case).' }),
+  roles: t.Array(RoleName),
+  status: t.Union([t.Literal('PENDING'), t.Literal('ACCEPTED'), t.Literal('DECLINED'), t.Literal('REVOKED'), t.Literal('EXPIRED')]),
+  deliveredBy: t.Union([t.Literal('mail'), t.Literal('link')], {
+    description: '`mail`: sent to the address through `SMTP_URL`. `link`: no mail is configured; the inviter passes `invitationUrl` on.',
+  }),
+  expiresAt: Timestamp,
+});
+
+const NewInvitationView = t.Composite([
+  InvitationView,
   t.Object({
-    passwordSetupUrl: t.Optional(
+    invitationUrl: t.Optional(
       t.String({
         format: 'uri',
-        description:
-          'Only when the person is new to the service: `{PUBLIC_URL}/account/password?token=…`, where they set their password and sign in. Valid 7 days; dies once a password is set. Shown once.',
+        description: `Only when no \`SMTP_URL\` is set, in this answer only: \`{PUBLIC_URL}/invitations/accept?token=…\`, for the inviter to pass on. It lets its holder accept or decline this one invitation (valid ${INVITATION_DAYS} days); joining with an existing account also takes that account's password.`,
       }),
     ),
   }),
+]);
+
+const InvitationListItem = t.Composite([
+  InvitationView,
+  t.Object({ invitedBy: t.Union([Uuid, t.Null()]), inviterName: t.Union([t.String(), t.Null()]), createdAt: Timestamp }),
 ]);
 
 const Roles = t.Array(RoleName, { minItems: 1, error: 'must list at least one of OWNER, ADMIN, MANAGER, AGENT' });
 
 /**
  * Members of the current workspace (not shown in the spec; designed here). Everyone reads;
- * Owners, Admins and Managers add, change and remove members below their own role.
+ * Owners, Admins and Managers invite, change and remove members below their own role. People
+ * join only by accepting an invitation (core/identity/invitations.ts, pages/invitation.ts).
  */
 export function memberRoutes(ctx: AppContext) {
   return new Elysia({ name: 'routes.members', prefix: '/v3/members', detail: { tags: ['Members'] } })
@@ -51,22 +70,68 @@ export function memberRoutes(ctx: AppContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const deps = { ...ctx, signingKey: ctx.keys.signing, publicUrl: ctx.config.publicUrl };
-            const member = await ctx.db.transaction().execute((trx) => addMember(baseStores(trx), deps, actor, body));
+            const deliveredBy = ctx.mailer ? ('mail' as const) : ('link' as const);
+            const { invitation, token, workspaceName, inviterName } = await ctx.db.transaction().execute(async (trx) => {
+              const stores = baseStores(trx);
+              const made = await inviteMember(stores, ctx, actor, { email: body.email, roles: body.roles, deliveredBy });
+              const workspace = await stores.identity.getWorkspace(actor.workspaceId);
+              const inviter = await stores.identity.getUser(actor.userId);
+              return { ...made, workspaceName: workspace?.name ?? '', inviterName: inviter?.name ?? null };
+            });
+            const url = `${ctx.config.publicUrl}/invitations/accept?token=${encodeURIComponent(token)}`;
+            if (ctx.mailer) {
+              try {
+                await ctx.mailer.send(invitationMail({ to: invitation.email, workspaceName, inviterName, roles: invitation.roles, url, expiresAt: invitation.expiresAt }));
+              } catch (error) {
+                // Not delivered: withdraw it, so no pending invitation waits for a mail that never left.
+                await ctx.db.transaction().execute((trx) => revokeInvitation(baseStores(trx), ctx, actor, invitation.id)).catch(() => {});
+                console.error('[mail] invitation not sent:', error instanceof Error ? error.message : String(error));
+                throw new DomainError(502, 'The invitation mail could not be sent (SMTP_URL); nothing was sent. Try again later.');
+              }
+            }
             set.status = 201;
-            return { ...present(member), ...(member.passwordSetupUrl && { passwordSetupUrl: member.passwordSetupUrl }) };
+            return { ...presentInvitation(invitation), ...(!ctx.mailer && { invitationUrl: url }) };
           },
           {
             body: t.Object({
               email: t.String({ format: 'email', error: 'must be an email address' }),
-              name: t.Optional(t.String({ maxLength: 120 })),
               roles: Roles,
             }),
-            response: { ...authErrors, 201: AddedMemberView, 409: StandardError },
+            response: { ...authErrors, 201: NewInvitationView, 409: StandardError, 502: StandardError },
             detail: {
-              summary: 'Add (invite) a person by email; someone new to the service gets an account',
+              summary: 'Invite a person by email to join this workspace',
               description:
-                'Someone new to the service gets an account, a personal workspace and, in this answer only, `passwordSetupUrl`: a link to hand to them, valid 7 days and usable once, where they set a password and sign in. A person who already exists gets no link.',
+                `Creates a PENDING invitation (valid ${INVITATION_DAYS} days) with roles below your own; the person joins only when they accept it. ` +
+                'With `SMTP_URL` set the link is mailed to the address and not shown here; otherwise this answer carries `invitationUrl` for you to pass on. ' +
+                'The answer is the same whether or not the email has an account. A new invitation to an email with one pending replaces it; an email that is already a member of this workspace is 409. ' +
+                'Accepting with an existing account takes its password as well as the link; a mailed link that comes back marks the address verified.',
+            },
+          },
+        )
+        .get(
+          '/invitations',
+          async ({ actor, query }) => {
+            const found = await listInvitations(baseStores(ctx.db), ctx, actor, pageRequest(query));
+            return {
+              ...found,
+              data: found.data.map((i) => ({ ...presentInvitation(i), invitedBy: i.invitedBy, inviterName: i.inviterName, createdAt: iso(i.createdAt) })),
+            };
+          },
+          {
+            query: PageQuery,
+            response: { ...authErrors, 200: PageOf(InvitationListItem) },
+            detail: { summary: 'List pending invitations', description: 'Invitations not yet accepted, declined, revoked or expired, oldest first. `s` is ignored.' },
+          },
+        )
+        .delete(
+          '/invitations/:id',
+          async ({ actor, params }) => presentInvitation(await ctx.db.transaction().execute((trx) => revokeInvitation(baseStores(trx), ctx, actor, params.id))),
+          {
+            params: t.Object({ id: Uuid }),
+            response: { ...authErrors, 200: InvitationView, 409: StandardError },
+            detail: {
+              summary: 'Revoke a pending invitation',
+              description: 'Its link stops working at once. Only invitations for roles below your own; one that is no longer pending is 409.',
             },
           },
         )
@@ -97,4 +162,8 @@ export function memberRoutes(ctx: AppContext) {
 
 function present(m: Member) {
   return { userId: m.userId, email: m.email, name: m.name, roles: m.roles, joinedAt: iso(m.createdAt) };
+}
+
+function presentInvitation(i: Invitation) {
+  return { invitationId: i.id, email: i.email, roles: i.roles, status: i.status, deliveredBy: i.deliveredBy, expiresAt: iso(i.expiresAt) };
 }

@@ -1,0 +1,142 @@
+import { Elysia } from 'elysia';
+import { acceptInvitation, declineInvitation, InvitationUnusable, openInvitation, type InvitationDetails } from '../../../core/identity/invitations.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../core/identity/passwords.ts';
+import { DomainError } from '../../../core/shared/errors.ts';
+import { passwordHasher } from '../../crypto/password-hasher.ts';
+import { baseStores } from '../../postgres/stores.ts';
+import type { AppContext } from '../context.ts';
+import { rateLimiter } from '../rate-limit.ts';
+import { endSession, startSession } from '../web-session.ts';
+import { formToken, formTokenMatches } from './form-guard.ts';
+import { formField, html, htmlResponse, isFormPost, layout, messagePage } from './html.ts';
+import { SIGN_IN_ATTEMPTS_PER_MINUTE } from './sign-in.ts';
+
+/**
+ * Answering an invitation: `GET /invitations/accept?token=…` shows the workspace, the roles and
+ * who invites, with one form for both cases (the page does not tell whether the address has an
+ * account): a password (and a name) to join. `POST /invitations/accept` with `action=accept`
+ * joins, with the existing account's password or as a new account with the chosen one, and
+ * signs in; `action=decline` declines. Wrong passwords count against the sign-in limit per IP.
+ */
+export function invitationPages(ctx: AppContext) {
+  const limiter = rateLimiter({ limit: SIGN_IN_ATTEMPTS_PER_MINUTE, windowMs: 60_000, clock: ctx.clock });
+  const hidden = { detail: { hide: true } };
+
+  return new Elysia({ name: 'pages.invitation' })
+    .get(
+      '/invitations/accept',
+      async ({ request, query }) => {
+        const token = formField(query, 'token');
+        let details: InvitationDetails;
+        try {
+          details = await openInvitation(baseStores(ctx.db), ctx, token);
+        } catch (error) {
+          if (error instanceof DomainError) return unusable(error);
+          throw error;
+        }
+        const { csrf, setCookie } = formToken(ctx, request);
+        return htmlResponse(invitationPage({ details, token: token!, csrf }), { cookies: [setCookie] });
+      },
+      hidden,
+    )
+    .post(
+      '/invitations/accept',
+      async ({ request, body, server }) => {
+        if (!isFormPost(request)) return htmlResponse(messagePage('Cannot answer the invitation', 'Send the form from the invitation page.'), { status: 415 });
+        const token = formField(body, 'token');
+        if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) {
+          return htmlResponse(
+            messagePage('Form expired', 'This form has expired or was not sent from this site. Nothing was changed.', {
+              extra: token ? html`<p><a href="/invitations/accept?token=${encodeURIComponent(token)}" id="retry">Open the invitation again</a></p>` : undefined,
+            }),
+            { status: 403 },
+          );
+        }
+
+        if (formField(body, 'action') === 'decline') {
+          try {
+            await ctx.db.transaction().execute((trx) => declineInvitation(baseStores(trx), ctx, token));
+          } catch (error) {
+            if (error instanceof DomainError) return unusable(error);
+            throw error;
+          }
+          return htmlResponse(messagePage('Invitation declined', 'You declined the invitation. Nothing else changed.', { kind: 'notice' }));
+        }
+
+        const ip = server?.requestIP(request)?.address ?? 'unknown';
+        if (!limiter.hit(ip)) {
+          return htmlResponse(messagePage('Too many attempts', 'Too many failed attempts from your network. Wait a minute, then try again.'), {
+            status: 429,
+            headers: { 'retry-after': '60' },
+          });
+        }
+        const password = formField(body, 'password') ?? '';
+        const confirmation = formField(body, 'password_confirm');
+        try {
+          if (confirmation !== undefined && confirmation !== password) throw new DomainError(400, 'The two passwords do not match.');
+          const joined = await ctx.db
+            .transaction()
+            .execute((trx) => acceptInvitation(baseStores(trx), { ...ctx, hasher: passwordHasher }, token, { password, name: formField(body, 'name') }));
+          limiter.release(ip);
+          await endSession(ctx, request); // whoever was signed in on this browser before
+          const { setCookie } = await startSession(ctx, joined.user.id);
+          return htmlResponse(
+            messagePage('Welcome', `You joined ${joined.workspace.name}. You are signed in as ${joined.user.email}.`, {
+              kind: 'notice',
+              extra: html`<p><a href="/account" id="account">Go to your account</a></p>`,
+            }),
+            { cookies: [setCookie] },
+          );
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          if (error instanceof InvitationUnusable) return unusable(error);
+          let details: InvitationDetails;
+          try {
+            details = await openInvitation(baseStores(ctx.db), ctx, token);
+          } catch (again) {
+            if (again instanceof DomainError) return unusable(again);
+            throw again;
+          }
+          const { csrf, setCookie } = formToken(ctx, request);
+          return htmlResponse(invitationPage({ details, token: token!, csrf, errors: error.messages ?? [error.message], name: formField(body, 'name') }), {
+            status: 400,
+            cookies: [setCookie],
+          });
+        }
+      },
+      hidden,
+    );
+}
+
+function unusable(error: DomainError): Response {
+  return htmlResponse(messagePage('Invitation not valid', error.message), { status: 400 });
+}
+
+function invitationPage(view: { details: InvitationDetails; token: string; csrf: string; errors?: string[]; name?: string }): string {
+  const { invitation, workspace, inviterName } = view.details;
+  return layout(
+    `Join ${workspace.name}`,
+    html`<h1>Join <span id="workspace">${workspace.name}</span></h1>
+<p>${inviterName ? html`<strong id="inviter">${inviterName}</strong> invites` : 'You are invited as'} <strong id="email">${invitation.email}</strong>
+as <strong id="roles">${invitation.roles.join(', ')}</strong>.</p>
+${view.errors?.length ? html`<div class="error" id="error" role="alert">${view.errors.map((e) => html`<p>${e}</p>`)}</div>` : ''}
+<form method="post" action="/invitations/accept">
+<input type="hidden" name="csrf" value="${view.csrf}">
+<input type="hidden" name="token" value="${view.token}">
+<input type="text" name="username" value="${invitation.email}" autocomplete="username" hidden>
+<p class="muted">If you already have a Switchboard account with this address, enter its password. If you are new, choose a password
+(${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters) and your name.</p>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password">
+<label for="password-confirm">Repeat the password</label>
+<input type="password" id="password-confirm" name="password_confirm" autocomplete="off">
+<label for="name">Your name (new accounts only)</label>
+<input type="text" id="name" name="name" value="${view.name ?? ''}" maxlength="120" autocomplete="name">
+<div class="actions">
+<button type="submit" id="accept" name="action" value="accept">Accept and join</button>
+<button type="submit" id="decline" name="action" value="decline" class="secondary">Decline</button>
+</div>
+</form>
+<p class="muted">This invitation works until ${invitation.expiresAt.toISOString()}.</p>`,
+  );
+}

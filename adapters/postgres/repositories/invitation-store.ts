@@ -1,0 +1,103 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Invitation, InvitationStore } from '../../../core/identity/invitations.ts';
+import type { InvitationStatus } from '../../../core/identity/invitation-status.ts';
+import type { Role } from '../../../core/identity/roles.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { Database, InvitationsTable } from '../schema.ts';
+
+export function invitationStore(db: Kysely<Database>): InvitationStore {
+  return {
+    async insert(i) {
+      await db
+        .insertInto('invitations')
+        .values({
+          id: i.id,
+          workspace_id: i.workspaceId,
+          email: i.email,
+          roles: i.roles,
+          invited_by: i.invitedBy,
+          token_hash: i.tokenHash,
+          delivered_by: i.deliveredBy,
+          status: i.status,
+          expires_at: i.expiresAt,
+          accepted_by: null,
+          created_at: i.createdAt,
+          updated_at: i.updatedAt,
+        })
+        .execute();
+    },
+
+    async lockPending(workspaceId, email) {
+      const row = await db
+        .selectFrom('invitations')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('email', '=', email)
+        .where('status', '=', 'PENDING')
+        .forUpdate()
+        .executeTakeFirst();
+      return row && toInvitation(row);
+    },
+
+    async lockByTokenHash(tokenHash) {
+      const row = await db.selectFrom('invitations').selectAll().where('token_hash', '=', tokenHash).forUpdate().executeTakeFirst();
+      return row && toInvitation(row);
+    },
+
+    async lockInWorkspace(workspaceId, id) {
+      const row = await db.selectFrom('invitations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
+      return row && toInvitation(row);
+    },
+
+    async setStatus(id, status, at, acceptedBy) {
+      await db
+        .updateTable('invitations')
+        .set({ status, updated_at: at, ...(acceptedBy && { accepted_by: acceptedBy }) })
+        .where('id', '=', id)
+        .execute();
+    },
+
+    async listPending(workspaceId, now, request) {
+      const query = db
+        .selectFrom('invitations')
+        .leftJoin('users', 'users.id', 'invitations.invited_by')
+        .where('invitations.workspace_id', '=', workspaceId)
+        .where('invitations.status', '=', 'PENDING')
+        .where('invitations.expires_at', '>', now);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query
+        .selectAll('invitations')
+        .select('users.name as inviter_name')
+        .orderBy('invitations.created_at')
+        .orderBy('invitations.id')
+        .limit(request.perPage)
+        .offset(pageOffset(request))
+        .execute();
+      return page(
+        rows.map((row) => ({ ...toInvitation(row), inviterName: row.inviter_name })),
+        Number(total),
+        request,
+      );
+    },
+
+    async markEmailVerified(userId, at) {
+      await db.updateTable('users').set({ email_verified_at: at }).where('id', '=', userId).where('email_verified_at', 'is', null).execute();
+    },
+  };
+}
+
+function toInvitation(row: Selectable<InvitationsTable>): Invitation {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    email: row.email,
+    roles: row.roles as Role[],
+    invitedBy: row.invited_by,
+    tokenHash: row.token_hash,
+    deliveredBy: row.delivered_by as Invitation['deliveredBy'],
+    status: row.status as InvitationStatus,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
