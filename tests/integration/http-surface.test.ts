@@ -185,6 +185,8 @@ describe('the OpenAPI document (GET /docs/json)', () => {
     ['post', '/v3/members'],
     ['patch', '/v3/members/{userId}'],
     ['delete', '/v3/members/{userId}'],
+    ['get', '/v3/members/invitations'],
+    ['delete', '/v3/members/invitations/{id}'],
   ] as const;
 
   let doc: any;

@@ -155,6 +155,21 @@ describe('with SMTP_URL: the invitation is mailed', () => {
     const listed = await mailing.call('GET', `/v3/members?s=${encodeURIComponent(email)}`, { apikey: owner.token });
     expect(listed.body.data.map((m: any) => [m.userId, m.roles])).toEqual([[row.id, ['MANAGER']]]);
   });
+
+  test('a mail the SMTP server refuses is a 502 in the standard shape, and no invitation is left pending', async () => {
+    const owner = await mailing.bootstrap();
+    const email = uniqueEmail('unsent');
+    smtp.refusing = true;
+    try {
+      expectStandardError(await invite(mailing, owner.token, email), 502, 'Bad Gateway');
+    } finally {
+      smtp.refusing = false;
+    }
+    expect((await mailing.call('GET', '/v3/members/invitations', { apikey: owner.token })).body.total).toBe(0);
+    // Once the server takes mail again, inviting works.
+    expect((await invite(mailing, owner.token, email)).status).toBe(201);
+    expect((await smtp.next(email)).to).toEqual([email]);
+  });
 });
 
 describe('pending invitations: list, replace, revoke, decline, expire', () => {

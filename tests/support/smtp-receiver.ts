@@ -20,6 +20,8 @@ export interface ReceivedMail {
 export interface SmtpReceiver {
   url: string;
   messages: ReceivedMail[];
+  /** While true, every message is refused (550), as a server that will not relay does. */
+  refusing: boolean;
   /** Resolves with the next message to `to` (or one already received). */
   next(to: string): Promise<ReceivedMail>;
   close(): Promise<void>;
@@ -29,6 +31,7 @@ export async function startSmtpReceiver(options: { user?: string; password?: str
   const messages: ReceivedMail[] = [];
   const waiters: Array<{ to: string; resolve: (mail: ReceivedMail) => void }> = [];
   const sockets = new Set<Socket>();
+  const receiver = { refusing: false } as SmtpReceiver;
 
   const server = createServer((socket) => {
     sockets.add(socket);
@@ -94,6 +97,10 @@ export async function startSmtpReceiver(options: { user?: string; password?: str
             break;
           }
           case 'MAIL':
+            if (receiver.refusing) {
+              say('550 Relaying refused');
+              break;
+            }
             envelope.from = address(argument);
             say('250 OK');
             break;
@@ -126,10 +133,10 @@ export async function startSmtpReceiver(options: { user?: string; password?: str
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const login = options.user !== undefined ? `${encodeURIComponent(options.user)}:${encodeURIComponent(options.password ?? '')}@` : '';
-  return {
+  Object.assign(receiver, {
     url: `smtp://${login}127.0.0.1:${port}`,
     messages,
-    next(to) {
+    next(to: string) {
       const found = messages.find((m) => m.to.includes(to));
       if (found) return Promise.resolve(found);
       return new Promise((resolve) => waiters.push({ to, resolve }));
@@ -138,7 +145,8 @@ export async function startSmtpReceiver(options: { user?: string; password?: str
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
-  };
+  });
+  return receiver;
 }
 
 function address(argument: string): string {

@@ -17,7 +17,8 @@ import { formToken, formTokenMatches } from './form-guard.ts';
 import { formField, html, htmlResponse, isFormPost, layout, messagePage } from './html.ts';
 
 /**
- * Setting a password from a signed link (an invitation's `passwordSetupUrl`):
+ * Setting a password from a signed link (core/identity/passwords.ts; invitations no longer hand
+ * these out, people join through /invitations/accept):
  * `GET /account/password?token=…` shows the form, `POST /account/password` sets the password,
  * signs the person in and confirms. The link is valid 7 days and dies once a password is set.
  */
