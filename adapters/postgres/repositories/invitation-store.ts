@@ -3,6 +3,8 @@ import type { Invitation, InvitationStore } from '../../../core/identity/invitat
 import type { InvitationStatus } from '../../../core/identity/invitation-status.ts';
 import type { Role } from '../../../core/identity/roles.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import { conflict } from '../../../core/shared/errors.ts';
+import { isUniqueViolation } from '../errors.ts';
 import type { Database, InvitationsTable } from '../schema.ts';
 
 export function invitationStore(db: Kysely<Database>): InvitationStore {
@@ -24,7 +26,12 @@ export function invitationStore(db: Kysely<Database>): InvitationStore {
           created_at: i.createdAt,
           updated_at: i.updatedAt,
         })
-        .execute();
+        .execute()
+        .catch((error: unknown) => {
+          // Two invitations to one email at the same moment: the second finds the first's row only after it commits.
+          if (isUniqueViolation(error, 'invitations_pending_idx')) throw conflict(`An invitation to ${i.email} is being made at this moment; try again`);
+          throw error;
+        });
     },
 
     async lockPending(workspaceId, email) {
