@@ -1,6 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RealtimeServer } from '../../../adapters/realtime/hub.ts';
+import { accessChangeConcerns, type AccessChange, type RealtimeServer } from '../../../adapters/realtime/hub.ts';
+import type { RealtimeSignals } from '../../plugin.ts';
 import { listenToClient } from './client-events.ts';
 import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
 import { HELPDESK_NAMESPACE } from './rooms.ts';
@@ -10,7 +11,7 @@ import { HelpdeskSession, isCredentialFailure, UNAUTHORIZED } from './session.ts
  * The helpdesk's websocket (spec 5.5, 6.7): namespace `/helpdesk` on the server's Socket.IO
  * server. The plugin's `realtime` hook; returns the stop of the presence sweep.
  */
-export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext): () => Promise<void> {
+export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext, signals: RealtimeSignals): () => Promise<void> {
   const presence = presenceDeps(ctx);
   // Not in `socket.data`: an adapter may serialize that to other servers, and a session holds
   // the API key and the context.
@@ -42,7 +43,25 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext): () => Pro
     void greet(socket, session, presence);
   });
 
+  // Within moments of a revocation, a removal or an inbox's new members, not at the next heartbeat.
+  signals.onAccessChanged((change) => {
+    for (const socket of namespace.sockets.values()) {
+      const session = sessions.get(socket);
+      if (session && accessChangeConcerns(change, session.actor)) void recheck(socket, session, change);
+    }
+  });
+
   return sweepEvery(presence);
+}
+
+/** The session re-checked now: a failed credential ends it, otherwise the socket moves between rooms. */
+async function recheck(socket: Socket, session: HelpdeskSession, change: AccessChange): Promise<void> {
+  try {
+    if (!(await session.refresh(socket))) socket.disconnect();
+  } catch (error) {
+    // The heartbeat's re-check is still to come.
+    console.error('[realtime] /helpdesk re-check after an access change failed:', error instanceof Error ? error.message : error, change);
+  }
 }
 
 /** The connection counts as contact; the socket then gets the workspace's presence (spec 6.7: "snapshot on connect"). */
