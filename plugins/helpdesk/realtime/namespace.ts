@@ -1,6 +1,6 @@
 import type { Socket } from 'socket.io';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import { accessChangeConcerns, type AccessChange, type RealtimeServer } from '../../../adapters/realtime/hub.ts';
+import { accessChangeConcerns, type RealtimeServer } from '../../../adapters/realtime/hub.ts';
 import type { RealtimeSignals } from '../../plugin.ts';
 import { listenToClient } from './client-events.ts';
 import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
@@ -17,10 +17,16 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext, signals: R
   // the API key and the context.
   const sessions = new WeakMap<Socket, HelpdeskSession>();
   const namespace = io.of(HELPDESK_NAMESPACE);
+  // Access changes seen by this process so far. A socket still authenticating is not among the
+  // namespace's sockets yet, so a change then would miss it: it is re-checked once connected
+  // when the count moved meanwhile.
+  let accessChanges = 0;
+  const countAtAuthentication = new WeakMap<Socket, number>();
 
   // Namespace middleware: a refusal is a `connect_error` on this namespace; the connection
   // itself stays open (spec 5.5: "the socket is not closed").
   namespace.use((socket, next) => {
+    countAtAuthentication.set(socket, accessChanges);
     HelpdeskSession.open(ctx, socket.handshake.query.apikey).then(
       (session) => {
         sessions.set(socket, session);
@@ -41,13 +47,15 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext, signals: R
     void socket.join(session.rooms());
     listenToClient(socket, session, presence);
     void greet(socket, session, presence);
+    if (countAtAuthentication.get(socket) !== accessChanges) void recheck(socket, session);
   });
 
   // Within moments of a revocation, a removal or an inbox's new members, not at the next heartbeat.
   signals.onAccessChanged((change) => {
+    accessChanges += 1;
     for (const socket of namespace.sockets.values()) {
       const session = sessions.get(socket);
-      if (session && accessChangeConcerns(change, session.actor)) void recheck(socket, session, change);
+      if (session && accessChangeConcerns(change, session.actor)) void recheck(socket, session);
     }
   });
 
@@ -55,12 +63,12 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext, signals: R
 }
 
 /** The session re-checked now: a failed credential ends it, otherwise the socket moves between rooms. */
-async function recheck(socket: Socket, session: HelpdeskSession, change: AccessChange): Promise<void> {
+async function recheck(socket: Socket, session: HelpdeskSession): Promise<void> {
   try {
     if (!(await session.refresh(socket))) socket.disconnect();
   } catch (error) {
     // The heartbeat's re-check is still to come.
-    console.error('[realtime] /helpdesk re-check after an access change failed:', error instanceof Error ? error.message : error, change);
+    console.error('[realtime] /helpdesk re-check after an access change failed:', error instanceof Error ? error.message : error);
   }
 }
 
