@@ -12,7 +12,7 @@ export interface Config {
   /** `PLUGINS`; undefined means all. */
   plugins: string | undefined;
   plans: PlanCatalog;
-  /** `SECRET_KEY`: seals connection credentials at rest (base64, 32 bytes). */
+  /** `SECRET_KEY` (base64, 32 bytes): seals credentials at rest, and the signing key of links and tickets is derived from it. */
   secretKey: string | undefined;
   /** `CLOUD_API_BASE_URL`: the Graph API the official driver calls. */
   cloudApiBaseUrl: string;

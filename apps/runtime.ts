@@ -46,6 +46,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     const queue = await JobQueue.start(database);
     const keys = await loadServiceKeys(database.db, config.secretKey);
     const realtime = openRealtimeHub({ databaseUrl: config.databaseUrl });
+    const box = secretBox(keys.sealing);
     const ctx: AppContext = {
       db: database.db,
       queue,
@@ -62,8 +63,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
-      box: secretBox(keys.sealing),
-      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName() }),
+      box,
+      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box }),
       pluginEvents: pluginEvents(plugins),
       realtime,
       deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),

@@ -4,7 +4,7 @@ import type { Migration } from '../adapters/postgres/migrator.ts';
 import type { JobDefinition } from '../adapters/queue/queue.ts';
 import type { RouteScope } from '../adapters/http/route-scopes.ts';
 import type { McpToolDefinition } from '../adapters/mcp/tool.ts';
-import type { RealtimeServer } from '../adapters/realtime/hub.ts';
+import type { AccessChange, RealtimeServer } from '../adapters/realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../adapters/webhooks/endpoints.ts';
 import type { AudienceSource } from '../adapters/http/context.ts';
 import type { TemplateComponentRule } from '../core/templates/component-rules.ts';
@@ -31,6 +31,15 @@ export interface EventSubscriber {
  */
 export type { McpToolDefinition } from '../adapters/mcp/tool.ts';
 
+/** What a server process tells the plugins' sockets besides their own events. */
+export interface RealtimeSignals {
+  /**
+   * Someone's access changed, anywhere in the cluster (`ctx.realtime.accessChanged`): re-check
+   * the sockets it concerns now (disconnect a failed credential, move rooms otherwise).
+   */
+  onAccessChanged(listener: (change: AccessChange) => void): void;
+}
+
 /** The contract of ARCHITECTURE.md: one folder under `plugins/` exports one of these. */
 export interface Plugin {
   name: string;
@@ -52,7 +61,7 @@ export interface Plugin {
    * Adds the plugin's Socket.IO namespaces to a server process's realtime server (spec 6.7).
    * May return what undoes it (timers, say), run when the server stops.
    */
-  realtime?: (io: RealtimeServer, ctx: PluginContext) => void | (() => void | Promise<void>);
+  realtime?: (io: RealtimeServer, ctx: PluginContext, signals: RealtimeSignals) => void | (() => void | Promise<void>);
   mcpTools?: McpToolDefinition[];
 }
 

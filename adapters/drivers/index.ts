@@ -3,6 +3,7 @@ import { createSandboxDriver } from './sandbox/index.ts';
 import { createCloudApiDriver } from './cloud-api/index.ts';
 import { createBaileysDriver } from './baileys/index.ts';
 import type { Kysely } from 'kysely';
+import type { SecretBox } from '../crypto/secret-box.ts';
 
 /**
  * The networks this build speaks. A contributor adds a folder beside these and one line here.
@@ -14,6 +15,8 @@ export interface DriverOptions {
   db: Kysely<any>;
   /** This process's name among workers (leases of live sessions). */
   worker: string;
+  /** The service's secret box: session-based drivers seal their pairing with it. */
+  box?: SecretBox;
   extra?: NetworkDriver[];
 }
 
@@ -23,6 +26,7 @@ export function createDrivers(options: DriverOptions): Map<string, NetworkDriver
     createCloudApiDriver({ baseUrl: options.cloudApiBaseUrl }),
     createBaileysDriver({
       db: options.db,
+      box: options.box,
       owner: options.worker,
       onError: (error, context) => console.error(`[baileys] ${context}:`, error instanceof Error ? error.message : error),
     }),

@@ -11,6 +11,50 @@ export type RealtimeServer = Server;
  */
 export interface RealtimeHub {
   emit(namespace: string, rooms: readonly string[], event: string, payload: unknown): Promise<void>;
+  /**
+   * Tells every server process that someone's access changed (a token revoked or rotated, a
+   * member removed or their role changed, a password changed, an inbox's members replaced), so
+   * each re-checks the matching sockets at once instead of at their next heartbeat. Sent after
+   * the write commits; a signal lost to a crash in between is caught by the heartbeat's re-check.
+   */
+  accessChanged(change: AccessChange): Promise<void>;
+}
+
+/**
+ * Whose access changed: the sockets of this member of this workspace; of every member of the
+ * workspace (no `userId`: a token revoked, whose holder the route does not know; an inbox's
+ * members replaced); or of this person in every workspace (no `workspaceId`: a password).
+ */
+export type AccessChange = { workspaceId: string; userId?: string } | { workspaceId?: undefined; userId: string };
+
+/**
+ * The server-side Socket.IO event that carries an `AccessChange` to every server process, on the
+ * main namespace (`io.serverSideEmit`: never sent to a client).
+ */
+export const ACCESS_CHANGED = 'switchboard:access-changed';
+
+/** Sends the signal after a committed write: a failure is logged, not thrown (the write stands; the heartbeat catches up). */
+export async function announceAccessChange(hub: RealtimeHub | undefined, change: AccessChange): Promise<void> {
+  try {
+    await hub?.accessChanged(change);
+  } catch (error) {
+    console.error('[realtime] access change not announced:', error instanceof Error ? error.message : error);
+  }
+}
+
+/** The change a server process received, when it is one (it crossed the database as JSON). */
+export function parseAccessChange(value: unknown): AccessChange | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { workspaceId, userId } = value as Record<string, unknown>;
+  const w = typeof workspaceId === 'string' ? workspaceId : undefined;
+  const u = typeof userId === 'string' ? userId : undefined;
+  if (w) return u ? { workspaceId: w, userId: u } : { workspaceId: w };
+  return u ? { userId: u } : undefined;
+}
+
+/** Whether a member's socket (`workspaceId`, `userId`) is one the change names. */
+export function accessChangeConcerns(change: AccessChange, socket: { workspaceId: string; userId: string }): boolean {
+  return (change.workspaceId === undefined || change.workspaceId === socket.workspaceId) && (change.userId === undefined || change.userId === socket.userId);
 }
 
 /** The hub as its owner (the runtime) holds it. */
@@ -42,6 +86,10 @@ export function inProcessHub(): OpenRealtimeHub {
       // `of()` would create a namespace no plugin registered (open to anyone, without auth).
       if (!server || rooms.length === 0 || !server._nsps.has(namespace)) return;
       server.of(namespace).to([...rooms]).emit(event, payload);
+    },
+    async accessChanged(change) {
+      // As the Postgres adapter hands a server-side emit to the namespace when its NOTIFY arrives.
+      server?.sockets._onServerSideEmit([ACCESS_CHANGED, change]);
     },
     attach(io) {
       server = io;

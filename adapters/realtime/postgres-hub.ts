@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Emitter } from '@socket.io/postgres-emitter';
 import pg from 'pg';
-import type { OpenRealtimeHub } from './hub.ts';
+import { ACCESS_CHANGED, type OpenRealtimeHub } from './hub.ts';
 
 /**
  * The hub on Postgres: `@socket.io/postgres-emitter` publishes each emit as a NOTIFY (or, past
@@ -29,20 +29,31 @@ export function postgresHub(databaseUrl: string): OpenRealtimeHub {
   const emitter = new Emitter(facade);
   let closed = false;
 
+  /** Runs an emitter call and resolves once the queries it started are done. */
+  async function publish(send: () => void): Promise<void> {
+    if (closed) throw new Error('The realtime hub is closed');
+    const queries: Promise<unknown>[] = [];
+    started.run(queries, send);
+    // A large packet takes two queries, the second started once the first returns: wait until
+    // a turn of the event loop passes with nothing new started.
+    for (let done = 0; done < queries.length; ) {
+      const batch = queries.slice(done);
+      done = queries.length;
+      await Promise.all(batch);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   return {
     async emit(namespace, rooms, event, payload) {
       if (closed) throw new Error('The realtime hub is closed');
       if (rooms.length === 0) return;
-      const queries: Promise<unknown>[] = [];
-      started.run(queries, () => emitter.of(namespace).to([...rooms]).emit(event, payload));
-      // A large packet takes two queries, the second started once the first returns: wait until
-      // a turn of the event loop passes with nothing new started.
-      for (let done = 0; done < queries.length; ) {
-        const batch = queries.slice(done);
-        done = queries.length;
-        await Promise.all(batch);
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      await publish(() => emitter.of(namespace).to([...rooms]).emit(event, payload));
+    },
+    async accessChanged(change) {
+      // A server-side emit on the main namespace: every server process's adapter gets it (the
+      // emitter's packets are from no server, so none ignores it as its own), no client does.
+      await publish(() => emitter.serverSideEmit(ACCESS_CHANGED, change));
     },
     attach() {
       return () => {};

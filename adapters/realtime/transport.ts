@@ -5,7 +5,7 @@ import { AdapterPool } from './adapter-pool.ts';
 import { Server } from 'socket.io';
 import type { AppContext } from '../http/context.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
-import type { RealtimeServer } from './hub.ts';
+import { ACCESS_CHANGED, parseAccessChange, type AccessChange, type RealtimeServer } from './hub.ts';
 
 /** Spec 6.7: "Socket.IO-compatible protocol; ... path `/ws`". Clients ask for `/ws/` (a trailing slash is their default). */
 export const REALTIME_PATH = '/ws/';
@@ -45,9 +45,25 @@ export function openRealtimeTransport(ctx: AppContext, plugins: Plugin[], option
   const engine = new Engine({ path: REALTIME_PATH });
   io.bind(engine);
 
+  // Access changes arrive as server-side emits on the main namespace (hub.ts), from this
+  // process's hub or, on Postgres, from any process's through the adapter.
+  const accessListeners: Array<(change: AccessChange) => void> = [];
+  io.sockets.on(ACCESS_CHANGED, (payload: unknown) => {
+    const change = parseAccessChange(payload);
+    if (!change) return;
+    for (const listener of accessListeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        console.error('[realtime] access change failed:', error instanceof Error ? error.message : error);
+      }
+    }
+  });
+  const signals = { onAccessChanged: (listener: (change: AccessChange) => void) => void accessListeners.push(listener) };
+
   const teardowns: Array<() => void | Promise<void>> = [];
   for (const plugin of plugins) {
-    const teardown = plugin.realtime?.(io, ctx);
+    const teardown = plugin.realtime?.(io, ctx, signals);
     if (teardown) teardowns.push(teardown);
   }
 

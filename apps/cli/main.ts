@@ -7,6 +7,7 @@ import { DomainError } from '../../core/shared/errors.ts';
 import { setClientVerified } from '../../core/oauth/clients.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
+import { announceAccessChange } from '../../adapters/realtime/hub.ts';
 import { loadConfig } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
 
@@ -84,6 +85,8 @@ async function setPasswordCommand(args: string[]): Promise<number> {
       await setPassword(baseStores(trx), passwordHasher, user.id, password);
       return user.id;
     });
+    // The person's sign-in sessions ended with the old password; their sockets are re-checked now.
+    await announceAccessChange(runtime.ctx.realtime, { userId });
     console.log(JSON.stringify({ userId }));
     return 0;
   } finally {

@@ -58,6 +58,7 @@ export interface IdentityStore {
   findCredentialsByEmail(email: string): Promise<Credentials | undefined>;
   /** Row-locked read of the person and their password hash: serializes password changes. */
   lockCredentials(userId: string): Promise<Credentials | undefined>;
+  /** Replaces the password hash and ends every sign-in session of the person (API tokens stay). */
   setPasswordHash(userId: string, passwordHash: string): Promise<void>;
   insertUser(user: User): Promise<void>;
   insertWorkspace(workspace: Workspace): Promise<void>;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { addTransactionCapability, initAuthCreds, makeCacheableSignalKeyStore, proto } from 'baileys';
 import { clearAuthState, createKeyCache, hasAuthState, LeaseLostError, usePostgresAuthState } from '../../adapters/drivers/baileys/auth-state.ts';
 import { LeaseStore } from '../../adapters/drivers/baileys/lease.ts';
+import { secretBox } from '../../adapters/crypto/secret-box.ts';
 import { openBaileysTestDb, type BaileysTestDb } from '../fixtures/baileys/support.ts';
 
 let t: BaileysTestDb;
@@ -168,6 +169,41 @@ describe('Baileys auth state in Postgres', () => {
     expect(Buffer.from((await auth.state.keys.get('session', ['s'])).s!).toString()).toBe('1');
     // Unfenced reads still work, and initAuthCreds stays the library's.
     expect(typeof initAuthCreds().advSecretKey).toBe('string');
+  });
+
+  test('with the service\'s box (SECRET_KEY), a database copy holds no key of the linked device in clear (issue 19, section 4)', async () => {
+    const box = secretBox(crypto.getRandomValues(new Uint8Array(32)));
+    const id = await t.newConnection();
+    const auth = await usePostgresAuthState(t.db, id, { box });
+    await auth.saveCreds();
+    await auth.state.keys.set({ session: { '5511987654321.0': Buffer.from('session secret') }, 'pre-key': { '1': { public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) } } });
+
+    const rows = await t.db.selectFrom('baileys_auth').select('value').where('connection_id', '=', id).execute();
+    expect(rows).toHaveLength(3);
+    const noiseKey = Buffer.from(auth.state.creds.noiseKey.private).toString('base64');
+    for (const { value } of rows) {
+      expect(value.startsWith('v1.')).toBe(true);
+      expect(value).not.toContain(noiseKey);
+      expect(value).not.toContain(Buffer.from('session secret').toString('base64'));
+    }
+
+    const again = await usePostgresAuthState(t.db, id, { box });
+    expect(Buffer.from(again.state.creds.noiseKey.private).toString('base64')).toBe(noiseKey);
+    expect(Buffer.from((await again.state.keys.get('session', ['5511987654321.0']))['5511987654321.0']!).toString()).toBe('session secret');
+  });
+
+  test('values stored in clear before sealing are read, and sealed when the session next opens', async () => {
+    const box = secretBox(crypto.getRandomValues(new Uint8Array(32)));
+    const id = await t.newConnection();
+    const before = await usePostgresAuthState(t.db, id);
+    await before.saveCreds();
+    await before.state.keys.set({ session: { s: Buffer.from('kept') } });
+
+    const after = await usePostgresAuthState(t.db, id, { box });
+    expect(after.state.creds.advSecretKey).toBe(before.state.creds.advSecretKey);
+    expect(Buffer.from((await after.state.keys.get('session', ['s'])).s!).toString()).toBe('kept');
+    const rows = await t.db.selectFrom('baileys_auth').select('value').where('connection_id', '=', id).execute();
+    expect(rows.map((r) => r.value.startsWith('v1.'))).toEqual([true, true]);
   });
 
   test('works under the layers the socket puts on it (key cache, transactions)', async () => {

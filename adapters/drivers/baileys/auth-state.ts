@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { BufferJSON, initAuthCreds, proto, type AuthenticationCreds, type AuthenticationState, type CacheStore, type SignalDataSet, type SignalDataTypeMap } from 'baileys';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 
 /**
  * A Baileys `AuthenticationState` kept in Postgres (table `baileys_auth`, migration 0004) instead
@@ -9,6 +10,11 @@ import { BufferJSON, initAuthCreds, proto, type AuthenticationCreds, type Authen
  *
  * With a `fence`, every write first checks (and share-locks) the connection's lease, so a worker
  * that lost its lease to another cannot overwrite the new owner's keys.
+ *
+ * With a `box` (the service's, as connection credentials), every value is sealed at rest: the
+ * credentials and Signal keys are the linked device itself, and a copy of the database must not
+ * be enough to impersonate it. Values stored in clear by an earlier version are read as they are
+ * and sealed when the session next opens.
  */
 export class LeaseLostError extends Error {
   constructor(connectionId: string) {
@@ -31,8 +37,11 @@ const CHUNK = 500;
 export async function usePostgresAuthState(
   db: Kysely<any>,
   connectionId: string,
-  options: { fence?: { owner: string } } = {},
+  options: { fence?: { owner: string }; box?: SecretBox } = {},
 ): Promise<PostgresAuthState> {
+  const { box } = options;
+  const encode = (value: unknown) => storedValue(box, value);
+  const decode = (text: string) => readStoredValue(box, text);
   const stored = await db
     .selectFrom('baileys_auth')
     .select('value')
@@ -51,6 +60,8 @@ export async function usePostgresAuthState(
       }
       return work(trx);
     });
+
+  if (box) await writeFenced((trx) => sealStoredInClear(trx, box, connectionId));
 
   let credsWrite: Promise<void> = Promise.resolve();
 
@@ -155,6 +166,40 @@ export function encode(value: unknown): string {
 
 export function decode<T = any>(text: string): T {
   return JSON.parse(text, BufferJSON.reviver) as T;
+}
+
+/** A sealed value (`v1.…`, secret-box.ts); JSON in clear never starts so. */
+const isSealed = (text: string) => text.startsWith('v1.');
+
+/** A value as stored: its JSON, sealed when there is a box. */
+export function storedValue(box: SecretBox | undefined, value: unknown): string {
+  return box ? box.seal(encode(value)) : encode(value);
+}
+
+/** A stored value, sealed or (from before sealing) in clear. */
+export function readStoredValue<T = any>(box: SecretBox | undefined, text: string): T {
+  if (!isSealed(text)) return decode<T>(text);
+  if (!box) throw new Error('a sealed Baileys auth value and no key to open it');
+  return decode<T>(box.open(text));
+}
+
+/** Seals the connection's values still stored in clear (written before sealing), in place. */
+async function sealStoredInClear(db: Kysely<any>, box: SecretBox, connectionId: string): Promise<void> {
+  const clear = await db
+    .selectFrom('baileys_auth')
+    .select(['kind', 'key_id', 'value'])
+    .where('connection_id', '=', connectionId)
+    .where('value', 'not like', 'v1.%')
+    .execute();
+  for (const row of clear) {
+    await db
+      .updateTable('baileys_auth')
+      .set({ value: box.seal(row.value) })
+      .where('connection_id', '=', connectionId)
+      .where('kind', '=', row.kind)
+      .where('key_id', '=', row.key_id)
+      .execute();
+  }
 }
 
 /**

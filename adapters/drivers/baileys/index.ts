@@ -22,7 +22,8 @@ import { SESSION_ELSEWHERE, DriverError, type DriverCapabilities, type DriverCon
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import type { OutgoingMessage } from '../../../core/messaging/outgoing.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
-import { clearAuthState, createKeyCache, decode, LeaseLostError, usePostgresAuthState, type PostgresAuthState } from './auth-state.ts';
+import { clearAuthState, createKeyCache, LeaseLostError, readStoredValue, usePostgresAuthState, type PostgresAuthState } from './auth-state.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
 import { LeaseKeeper, LeaseStore, realTimers, revokedAction, type LeaseHolder, type Timers } from './lease.ts';
 import { albumOf, chatJid, isReportable, mapIncoming, plain } from './message-mapping.ts';
 import { MessageStore } from './message-store.ts';
@@ -75,6 +76,8 @@ export type SocketFactory = (config: BaileysSocketConfig) => BaileysSocket;
 
 export interface BaileysDriverOptions {
   db: Kysely<any>;
+  /** Seals the pairing (credentials and Signal keys) at rest, as connection credentials are. */
+  box?: SecretBox;
   /** This worker's name in leases: unique per process (host, pid, a random part). */
   owner: string;
   /** Time for leases; by default the database's clock (workers' clocks may disagree). */
@@ -230,7 +233,7 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
 
   async function startSocket(session: Session): Promise<void> {
     const connectionId = session.connection.id;
-    const auth = await usePostgresAuthState(db, connectionId, { fence: { owner } });
+    const auth = await usePostgresAuthState(db, connectionId, { fence: { owner }, box: options.box });
     if (session.stopped) return;
     const generation = ++session.generation;
     session.auth = auth;
@@ -443,7 +446,7 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
       .where('connection_id', '=', connectionId)
       .where('kind', '=', 'creds')
       .executeTakeFirst();
-    return row ? decode<{ registered?: boolean }>(row.value).registered === true : false;
+    return row ? readStoredValue<{ registered?: boolean }>(options.box, row.value).registered === true : false;
   }
 
   return {

@@ -11,6 +11,7 @@ import type { User } from '../../../core/identity/identity.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import { passwordHasher } from '../../crypto/password-hasher.ts';
 import { baseStores } from '../../postgres/stores.ts';
+import { announceAccessChange } from '../../realtime/hub.ts';
 import type { AppContext } from '../context.ts';
 import { endSession, startSession } from '../web-session.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
@@ -75,6 +76,7 @@ export function passwordSetupPages(ctx: AppContext) {
         });
 
         if (outcome.kind === 'dead') return deadLink();
+        if (outcome.kind === 'set') await announceAccessChange(ctx.realtime, { userId: outcome.user.id });
         if (outcome.kind === 'invalid') {
           const { csrf, setCookie } = formToken(ctx, request);
           return htmlResponse(passwordPage({ email: outcome.user.email, token: token!, csrf, errors: outcome.problems }), {

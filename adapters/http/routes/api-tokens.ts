@@ -3,6 +3,7 @@ import { createApiToken, deleteApiToken, listApiTokens, renameApiToken, rotateAp
 import { badRequest } from '../../../core/shared/errors.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { baseStores } from '../../postgres/stores.ts';
+import { announceAccessChange } from '../../realtime/hub.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
@@ -55,6 +56,9 @@ export function apiTokenRoutes(ctx: AppContext) {
               if (body.name !== undefined) token = await renameApiToken(stores, actor, params.id, body.name.trim());
               if (body.refreshToken) token = await rotateApiToken(stores, ctx, actor, params.id);
             });
+            // The old secret's sockets end now. (Which member holds the token is not asked: every
+            // socket of the workspace is re-checked, which costs a lookup each.)
+            if (body.refreshToken) await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId });
             return present(token!);
           },
           {
@@ -68,6 +72,7 @@ export function apiTokenRoutes(ctx: AppContext) {
           '/:id',
           async ({ actor, params }) => {
             await deleteApiToken(baseStores(ctx.db), actor, params.id);
+            await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId });
             return { id: params.id, revoked: true as const };
           },
           {

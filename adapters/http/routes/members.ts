@@ -6,6 +6,7 @@ import type { Member } from '../../../core/identity/identity.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { baseStores } from '../../postgres/stores.ts';
+import { announceAccessChange } from '../../realtime/hub.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
@@ -137,7 +138,12 @@ export function memberRoutes(ctx: AppContext) {
         )
         .patch(
           '/:userId',
-          async ({ actor, params, body }) => present(await changeMemberRoles(baseStores(ctx.db), actor, params.userId, body.roles)),
+          async ({ actor, params, body }) => {
+            const member = await changeMemberRoles(baseStores(ctx.db), actor, params.userId, body.roles);
+            // Their sockets move between rooms now (an Agent made Manager sees every inbox, and back).
+            await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId, userId: params.userId });
+            return present(member);
+          },
           {
             params: t.Object({ userId: Uuid }),
             body: t.Object({ roles: Roles }),
@@ -149,6 +155,8 @@ export function memberRoutes(ctx: AppContext) {
           '/:userId',
           async ({ actor, params }) => {
             await ctx.db.transaction().execute((trx) => removeMember(baseStores(trx), actor, params.userId));
+            // Their live sockets in this workspace end now, not at their next heartbeat.
+            await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId, userId: params.userId });
             return { userId: params.userId, removed: true as const };
           },
           {

@@ -34,6 +34,9 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
 
     async setPasswordHash(userId, passwordHash) {
       await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
+      // Whoever signed in with the old password (or took the session) is out; the password page
+      // starts a new session after this.
+      await db.deleteFrom('web_sessions').where('user_id', '=', userId).execute();
     },
 
     async insertUser(user) {

@@ -1,6 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RealtimeServer } from '../../../adapters/realtime/hub.ts';
+import { accessChangeConcerns, type RealtimeServer } from '../../../adapters/realtime/hub.ts';
+import type { RealtimeSignals } from '../../plugin.ts';
 import { listenToClient } from './client-events.ts';
 import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
 import { HELPDESK_NAMESPACE } from './rooms.ts';
@@ -10,16 +11,22 @@ import { HelpdeskSession, isCredentialFailure, UNAUTHORIZED } from './session.ts
  * The helpdesk's websocket (spec 5.5, 6.7): namespace `/helpdesk` on the server's Socket.IO
  * server. The plugin's `realtime` hook; returns the stop of the presence sweep.
  */
-export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext): () => Promise<void> {
+export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext, signals: RealtimeSignals): () => Promise<void> {
   const presence = presenceDeps(ctx);
   // Not in `socket.data`: an adapter may serialize that to other servers, and a session holds
   // the API key and the context.
   const sessions = new WeakMap<Socket, HelpdeskSession>();
   const namespace = io.of(HELPDESK_NAMESPACE);
+  // Access changes seen by this process so far. A socket still authenticating is not among the
+  // namespace's sockets yet, so a change then would miss it: it is re-checked once connected
+  // when the count moved meanwhile.
+  let accessChanges = 0;
+  const countAtAuthentication = new WeakMap<Socket, number>();
 
   // Namespace middleware: a refusal is a `connect_error` on this namespace; the connection
   // itself stays open (spec 5.5: "the socket is not closed").
   namespace.use((socket, next) => {
+    countAtAuthentication.set(socket, accessChanges);
     HelpdeskSession.open(ctx, socket.handshake.query.apikey).then(
       (session) => {
         sessions.set(socket, session);
@@ -40,9 +47,29 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext): () => Pro
     void socket.join(session.rooms());
     listenToClient(socket, session, presence);
     void greet(socket, session, presence);
+    if (countAtAuthentication.get(socket) !== accessChanges) void recheck(socket, session);
+  });
+
+  // Within moments of a revocation, a removal or an inbox's new members, not at the next heartbeat.
+  signals.onAccessChanged((change) => {
+    accessChanges += 1;
+    for (const socket of namespace.sockets.values()) {
+      const session = sessions.get(socket);
+      if (session && accessChangeConcerns(change, session.actor)) void recheck(socket, session);
+    }
   });
 
   return sweepEvery(presence);
+}
+
+/** The session re-checked now: a failed credential ends it, otherwise the socket moves between rooms. */
+async function recheck(socket: Socket, session: HelpdeskSession): Promise<void> {
+  try {
+    if (!(await session.refresh(socket))) socket.disconnect();
+  } catch (error) {
+    // The heartbeat's re-check is still to come.
+    console.error('[realtime] /helpdesk re-check after an access change failed:', error instanceof Error ? error.message : error);
+  }
 }
 
 /** The connection counts as contact; the socket then gets the workspace's presence (spec 6.7: "snapshot on connect"). */

@@ -63,12 +63,38 @@ export class HelpdeskSession {
     return true;
   }
 
+  /** The re-check running, and the one waiting for it (each asks the database afresh). */
+  private checking?: Promise<boolean>;
+  private waiting?: Promise<boolean>;
+
   /**
-   * Checks the key and the member's standing again (on each heartbeat): a revoked key or a member
-   * who left ends the session (false); a change of role or of inbox membership moves the socket
-   * between rooms, and conversations no longer visible are left.
+   * Checks the key and the member's standing again (on each heartbeat, and when an access change
+   * concerns the member): a revoked key or a member who left ends the session (false); a change
+   * of role or of inbox membership moves the socket between rooms, and conversations no longer
+   * visible are left. One re-check at a time, so two never move the rooms at once; callers that
+   * come while one runs share the next.
    */
-  async refresh(socket: Socket): Promise<boolean> {
+  refresh(socket: Socket): Promise<boolean> {
+    if (this.waiting) return this.waiting;
+    if (!this.checking) return this.start(socket);
+    const waiting = this.checking.then(
+      () => this.start(socket),
+      () => this.start(socket),
+    );
+    this.waiting = waiting;
+    return waiting;
+  }
+
+  private start(socket: Socket): Promise<boolean> {
+    this.waiting = undefined;
+    const checking = this.check(socket).finally(() => {
+      if (this.checking === checking) this.checking = undefined;
+    });
+    this.checking = checking;
+    return checking;
+  }
+
+  private async check(socket: Socket): Promise<boolean> {
     let fresh: { actor: Actor; inboxIds: string[] };
     try {
       fresh = await HelpdeskSession.authenticate(this.ctx, this.apikey);

@@ -17,6 +17,7 @@ import type { Actor } from '../../../core/identity/identity.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
+import { announceAccessChange } from '../../../adapters/realtime/hub.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
 import { inboxStores, isTimeZone } from '../store.ts';
 
@@ -119,7 +120,12 @@ export function inboxRoutes(ctx: AppContext) {
         })
         .put(
           '/:id/members',
-          async ({ actor, params, body }) => ({ data: (await inTransaction((s) => setInboxMembers(s, actor, params.id, body.userIds))).map(presentMember) }),
+          async ({ actor, params, body }) => {
+            const members = await inTransaction((s) => setInboxMembers(s, actor, params.id, body.userIds));
+            // Sockets of who left the inbox leave its room now, and who joined it joins it now.
+            await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId });
+            return { data: members.map(presentMember) };
+          },
           {
             params: Id,
             body: t.Object({ userIds: t.Array(t.String(), { description: 'Workspace members; replaces the inbox members', maxItems: 500 }) }),
