@@ -1,5 +1,6 @@
 import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans.ts';
 import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/presence.ts';
+import { parseAllowList, type OutboundAllowList } from '../core/shared/outbound-policy.ts';
 
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
@@ -24,6 +25,8 @@ export interface Config {
   helpdeskPresenceTtlSeconds: number;
   /** `CAMPAIGN_PACER_MAX_SLEEP_SECONDS` (60): the longest a campaign's pacer sleeps before looking again. */
   campaignPacerMaxSleepSeconds: number;
+  /** `OUTBOUND_ALLOW` (empty): hostnames, IPs and CIDRs the outbound policy lets customer URLs reach. */
+  outboundAllow: OutboundAllowList;
 }
 
 export class ConfigError extends Error {}
@@ -44,7 +47,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     oauthRateLimits: { authorize: integer(env, 'OAUTH_AUTHORIZE_RATE_LIMIT', 15, 1), token: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 120, 1) },
     helpdeskPresenceTtlSeconds: integer(env, 'HELPDESK_PRESENCE_TTL_SECONDS', DEFAULT_PRESENCE_TTL_SECONDS, 1),
     campaignPacerMaxSleepSeconds: integer(env, 'CAMPAIGN_PACER_MAX_SLEEP_SECONDS', 60, 1),
+    outboundAllow: outboundAllow(env),
   };
+}
+
+function outboundAllow(env: Record<string, string | undefined>): OutboundAllowList {
+  const { allow, problems } = parseAllowList(env.OUTBOUND_ALLOW);
+  if (problems.length > 0) throw new ConfigError(`OUTBOUND_ALLOW must list hostnames, IP addresses or CIDRs separated by commas: ${problems.join('; ')}`);
+  return allow;
 }
 
 /** `PLAN_<NAME>_CONNECTIONS` and `PLAN_<NAME>_MESSAGES` override the quotas of each plan. */

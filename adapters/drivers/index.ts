@@ -3,6 +3,7 @@ import { createSandboxDriver } from './sandbox/index.ts';
 import { createCloudApiDriver } from './cloud-api/index.ts';
 import { createBaileysDriver } from './baileys/index.ts';
 import type { Kysely } from 'kysely';
+import type { Outbound } from '../outbound/outbound.ts';
 
 /**
  * The networks this build speaks. A contributor adds a folder beside these and one line here.
@@ -14,6 +15,8 @@ export interface DriverOptions {
   db: Kysely<any>;
   /** This process's name among workers (leases of live sessions). */
   worker: string;
+  /** The outbound policy's fetch: drivers that download customers' media URLs go through it. */
+  outbound?: Outbound;
   extra?: NetworkDriver[];
 }
 
@@ -24,6 +27,7 @@ export function createDrivers(options: DriverOptions): Map<string, NetworkDriver
     createBaileysDriver({
       db: options.db,
       owner: options.worker,
+      outbound: options.outbound,
       onError: (error, context) => console.error(`[baileys] ${context}:`, error instanceof Error ? error.message : error),
     }),
     ...(options.extra ?? []),

@@ -3,7 +3,12 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifySwitchboardWebhook } from '../../clients/verify-webhook.ts';
-import { httpSender } from '../../adapters/webhooks/http-sender.ts';
+import { webhookSender } from '../../adapters/webhooks/http-sender.ts';
+import { createOutbound } from '../../adapters/outbound/outbound.ts';
+import { parseAllowList } from '../../core/shared/outbound-policy.ts';
+
+/** The receiver below listens on this machine. */
+const httpSender = webhookSender(createOutbound(parseAllowList('127.0.0.0/8').allow));
 import { MAX_SIGNATURE_AGE_SECONDS, SIGNATURE_HEADER, signDelivery, TIMESTAMP_HEADER, verifyDelivery } from '../../core/webhooks/signature.ts';
 
 /**
