@@ -10,6 +10,8 @@
  * `[::ffff:127.0.0.1]`). `OUTBOUND_ALLOW` exempts hostnames, addresses and CIDRs.
  */
 
+import { badRequest } from './errors.ts';
+
 export type IpAddress = { version: 4; value: number } | { version: 6; value: bigint };
 
 /** The port core use cases call when a URL is created or updated: why it is refused, if it is. */
@@ -37,10 +39,10 @@ export function outboundProblem(field: string, reason: string): string {
   return `${field} is refused by the outbound policy: ${reason}; see OUTBOUND_ALLOW`;
 }
 
-/** Adds a problem for `url` when the policy refuses it (use cases call this after their syntax checks). */
-export async function checkOutbound(policy: OutboundPolicy, field: string, url: string, problems: string[]): Promise<void> {
+/** 400 naming the rule when the policy refuses `url` (use cases call this once their syntax checks passed). */
+export async function assertOutboundAllowed(policy: OutboundPolicy, field: string, url: string): Promise<void> {
   const reason = await policy.refusal(url);
-  if (reason !== undefined) problems.push(outboundProblem(field, reason));
+  if (reason !== undefined) throw badRequest([outboundProblem(field, reason)]);
 }
 
 // ---------------------------------------------------------------- addresses

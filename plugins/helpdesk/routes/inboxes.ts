@@ -62,7 +62,7 @@ const NotFound = { 404: t.Union([StandardError, t.Object({ message: t.String(), 
 export function inboxRoutes(ctx: AppContext) {
   const stores = () => inboxStores(ctx.db, ctx.box);
   const inTransaction = <T>(work: (s: ReturnType<typeof inboxStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(inboxStores(trx, ctx.box)));
-  const deps: InboxDeps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random, isTimeZone };
+  const deps: InboxDeps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random, isTimeZone, outbound: ctx.outbound };
 
   return new Elysia({ name: 'plugins.helpdesk.inboxes', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
