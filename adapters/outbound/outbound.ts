@@ -84,7 +84,7 @@ export function createOutbound(allow: OutboundAllowList, resolve: Resolve = syst
       ...init,
       headers,
       redirect: 'manual',
-      ...(verdict.url.protocol === 'https:' && { tls: { serverName: verdict.url.hostname } }),
+      ...(verdict.url.protocol === 'https:' && { tls: { ...(init as { tls?: object }).tls, serverName: verdict.url.hostname } }),
     });
   }
 }

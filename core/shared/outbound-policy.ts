@@ -199,18 +199,24 @@ function allowedAddress(address: IpAddress, allow: OutboundAllowList): boolean {
   return allow.ranges.some((cidr) => inCidr(address, cidr));
 }
 
-/** Why this address is refused (the range and what it is), or undefined when it is public or allowed. */
-export function addressRefusal(address: IpAddress, allow: OutboundAllowList = NOTHING_ALLOWED): string | undefined {
+/** The refused range this address is in (`10.0.0.0/8 (private network)`), or undefined when it is public or allowed. */
+export function refusedRange(address: IpAddress, allow: OutboundAllowList = NOTHING_ALLOWED): string | undefined {
   if (allowedAddress(address, allow)) return undefined;
   const inner = embeddedIPv4(address);
   if (inner) {
-    const reason = addressRefusal(inner, allow);
-    return reason && `${formatAddress(address)} stands for ${formatAddress(inner)}, and ${reason}`;
+    const range = refusedRange(inner, allow);
+    return range && `${range} via ${formatAddress(address)}`;
   }
   const range = REFUSED_RANGES.find((r) => inCidr(address, r.cidr));
-  if (range) return `${range.text} (${range.label}) is not reachable from this service`;
-  if (address.version === 6 && !inCidr(address, GLOBAL_UNICAST_V6)) return `${formatAddress(address)} is outside 2000::/3 (global unicast) and not reachable from this service`;
+  if (range) return `${range.text} (${range.label})`;
+  if (address.version === 6 && !inCidr(address, GLOBAL_UNICAST_V6)) return 'a reserved IPv6 range (outside 2000::/3, global unicast)';
   return undefined;
+}
+
+/** Why this address is refused, naming the range, or undefined when it is public or allowed. */
+export function addressRefusal(address: IpAddress, allow: OutboundAllowList = NOTHING_ALLOWED): string | undefined {
+  const range = refusedRange(address, allow);
+  return range && `${range} is not reachable from this service`;
 }
 
 // ---------------------------------------------------------------- names and URLs
@@ -259,8 +265,8 @@ export function resolvedRefusal(host: string, addresses: readonly string[], allo
   for (const text of addresses) {
     const address = parseAddress(text);
     if (!address) return `${host} resolves to something that is not an address`;
-    const reason = addressRefusal(address, allow);
-    if (reason) return `${host} resolves to an address in ${reason}`;
+    const range = refusedRange(address, allow);
+    if (range) return `${host} resolves to an address in ${range}, which is not reachable from this service`;
   }
   return undefined;
 }
