@@ -3,6 +3,7 @@ import { createOutbound, OutboundRefusal, readBounded, type Resolve } from '../.
 import { downloadMediaUrl } from '../../adapters/outbound/media-url.ts';
 import { webhookSender } from '../../adapters/webhooks/http-sender.ts';
 import { parseAllowList } from '../../core/shared/outbound-policy.ts';
+import { chatCompletions } from '../../plugins/helpdesk/ai/chat-completions.ts';
 
 /**
  * Issue 19, section 1: "Checked twice: when a URL is created or updated ... and again at connection
@@ -37,6 +38,7 @@ beforeAll(() => {
     if (path === '/to-internal') return new Response(null, { status: 302, headers: { location: `${internal.base}/admin` } });
     if (path === '/to-self') return new Response(null, { status: 307, headers: { location: '/final' } });
     if (path === '/big') return new Response(new Uint8Array(64 * 1024));
+    if (path === '/admin/chat/completions') return new Response('<h1>Internal admin</h1> db password: hunter2', { status: 404, headers: { 'content-type': 'text/html' } });
     return new Response(`host=${request.headers.get('host')} path=${path}`);
   });
 });
@@ -129,6 +131,16 @@ describe('outbound fetch', () => {
     } finally {
       tlsServer.stop(true);
     }
+  });
+
+  test('the AI baseUrl never relays an answer that is not a provider\'s error (issue 19: "relays an internal service\'s answer")', async () => {
+    const ai = chatCompletions(createOutbound(onlyLoopbackOne));
+    const ask = (baseUrl: string) => ai.complete({ baseUrl, apiKey: null, model: 'm', messages: [{ role: 'user', content: 'hi' }], timeoutMs: 2000 });
+    const error = await ask(`${allowed.base}/admin`).catch((e: Error) => e);
+    expect((error as Error).message).toBe('The AI provider answered 404');
+    const refused = await ask(`${internal.base}/v1`).catch((e: Error) => e);
+    expect((refused as Error).message).toStartWith("The AI provider's baseUrl is refused by the outbound policy: 127.0.0.0/8 (loopback)");
+    expect(internal.hits).toHaveLength(0);
   });
 
   test('a media URL is downloaded within its size bound, and refused past it', async () => {
