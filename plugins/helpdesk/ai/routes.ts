@@ -13,7 +13,7 @@ const AiSettingsBody = t.Object({
   enabled: t.Boolean({ description: 'AI actions answer 422 "AI not configured" while false' }),
   provider: t.Optional(OneOf(AI_PROVIDERS, { description: 'The only provider kind: an OpenAI-compatible chat-completions API (default)' })),
   baseUrl: t.Optional(
-    t.Nullable(t.String({ description: `API root, e.g. https://api.openai.com/v1 (the service POSTs to <baseUrl>/chat/completions); required when enabled; up to ${MAX_AI_BASE_URL_LENGTH} characters` })),
+    t.Nullable(t.String({ description: `API root, e.g. https://api.openai.com/v1 (the service POSTs to <baseUrl>/chat/completions); required when enabled; up to ${MAX_AI_BASE_URL_LENGTH} characters; private, loopback and internal addresses (a local Ollama) need OUTBOUND_ALLOW` })),
   ),
   model: t.Optional(t.Nullable(t.String({ description: `Model name as the provider knows it; required when enabled; up to ${MAX_AI_MODEL_LENGTH} characters` }))),
   apiKey: t.Optional(t.Nullable(t.String({ description: 'Sent as a bearer token to the provider; sealed at rest, never returned. Left out: the stored key stays; null: removed' }))),

@@ -51,7 +51,7 @@ const MembersView = t.Object({ data: t.Array(MemberView) });
 const Settings = {
   name: t.String({ description: '1 to 120 characters' }),
   timezone: t.Optional(t.String({ description: 'IANA zone name; default UTC' })),
-  webhookUrl: t.Optional(t.Nullable(t.String({ description: 'API inboxes: absolute http(s) URL receiving outgoing messages' }))),
+  webhookUrl: t.Optional(t.Nullable(t.String({ description: 'API inboxes: absolute http(s) URL receiving outgoing messages; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' }))),
   hmacMandatory: t.Optional(t.Boolean({ description: 'API inboxes: refuse inbound calls with neither x-helpdesk-token nor x-helpdesk-signature; default false' })),
 };
 

@@ -33,7 +33,7 @@ const HelpdeskWebhookView = t.Object({
 });
 
 const Settings = {
-  url: t.String({ description: 'Absolute http(s) URL that receives the deliveries' }),
+  url: t.String({ description: 'Absolute http(s) URL that receives the deliveries; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' }),
   subscriptions: t.Array(t.String(), { description: `Event types: ${HELPDESK_EVENT_TYPES.join(', ')}` }),
   inboxId: t.Optional(t.Nullable(t.String({ description: 'Only events of this inbox; omitted or null: the whole workspace' }))),
   signingSecret: t.Optional(
