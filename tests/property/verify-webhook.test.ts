@@ -6,10 +6,10 @@ import { verifySwitchboardWebhook } from '../../clients/verify-webhook.ts';
 import { webhookSender } from '../../adapters/webhooks/http-sender.ts';
 import { createOutbound } from '../../adapters/outbound/outbound.ts';
 import { parseAllowList } from '../../core/shared/outbound-policy.ts';
+import { MAX_SIGNATURE_AGE_SECONDS, SIGNATURE_HEADER, signDelivery, TIMESTAMP_HEADER, verifyDelivery } from '../../core/webhooks/signature.ts';
 
 /** The receiver below listens on this machine. */
 const httpSender = webhookSender(createOutbound(parseAllowList('127.0.0.0/8').allow));
-import { MAX_SIGNATURE_AGE_SECONDS, SIGNATURE_HEADER, signDelivery, TIMESTAMP_HEADER, verifyDelivery } from '../../core/webhooks/signature.ts';
 
 /**
  * The consumers' verification helper (clients/verify-webhook.ts; issue 4 item 6: "a small
