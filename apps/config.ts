@@ -1,5 +1,6 @@
 import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans.ts';
 import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/presence.ts';
+import { parseAllowList, type OutboundAllowList } from '../core/shared/outbound-policy.ts';
 
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
@@ -28,6 +29,8 @@ export interface Config {
   smtpUrl: string | undefined;
   /** `MAIL_FROM`: the sender of those mails (default `Switchboard <no-reply@host of PUBLIC_URL>`). */
   mailFrom: string | undefined;
+  /** `OUTBOUND_ALLOW` (empty): hostnames, IPs and CIDRs the outbound policy lets customer URLs reach. */
+  outboundAllow: OutboundAllowList;
 }
 
 export class ConfigError extends Error {}
@@ -50,6 +53,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     campaignPacerMaxSleepSeconds: integer(env, 'CAMPAIGN_PACER_MAX_SLEEP_SECONDS', 60, 1),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || undefined,
+    outboundAllow: outboundAllow(env),
   };
 }
 
@@ -64,6 +68,12 @@ function smtpUrl(raw: string | undefined): string | undefined {
     throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@mail.example.com:465');
   }
   return raw;
+}
+
+function outboundAllow(env: Record<string, string | undefined>): OutboundAllowList {
+  const { allow, problems } = parseAllowList(env.OUTBOUND_ALLOW);
+  if (problems.length > 0) throw new ConfigError(`OUTBOUND_ALLOW must list hostnames, IP addresses or CIDRs separated by commas: ${problems.join('; ')}`);
+  return allow;
 }
 
 /** `PLAN_<NAME>_CONNECTIONS` and `PLAN_<NAME>_MESSAGES` override the quotas of each plan. */

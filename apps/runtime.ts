@@ -8,6 +8,7 @@ import { BASE_ROUTE_SCOPES, routeScopeTable } from '../adapters/http/route-scope
 import { loadServiceKeys } from '../adapters/crypto/service-keys.ts';
 import { secretBox } from '../adapters/crypto/secret-box.ts';
 import { createDrivers } from '../adapters/drivers/index.ts';
+import { createOutbound } from '../adapters/outbound/outbound.ts';
 import { messagingJobs } from '../adapters/connections/jobs.ts';
 import { webhookJobs } from '../adapters/webhooks/jobs.ts';
 import { pluginEventJobs, pluginEvents } from './plugin-events.ts';
@@ -47,6 +48,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     const keys = await loadServiceKeys(database.db, config.secretKey);
     const realtime = openRealtimeHub({ databaseUrl: config.databaseUrl });
     const box = secretBox(keys.sealing);
+    const outbound = createOutbound(config.outboundAllow);
     const ctx: AppContext = {
       db: database.db,
       queue,
@@ -64,7 +66,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
       box,
-      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box }),
+      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box, outbound }),
+      outbound,
       pluginEvents: pluginEvents(plugins),
       realtime,
       deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),

@@ -26,7 +26,8 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
   const database = databaseUrl ? await freshDatabase(databaseUrl) : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
   const root = join(import.meta.dir, '..');
-  const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', ...extraEnv };
+  // Bench receivers listen on this machine.
+  const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8', ...extraEnv };
 
   const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'bench@example.com', '--workspace', 'Bench', '--plan', 'PRO'], { cwd: root, env });
   if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());

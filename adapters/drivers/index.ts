@@ -4,6 +4,7 @@ import { createCloudApiDriver } from './cloud-api/index.ts';
 import { createBaileysDriver } from './baileys/index.ts';
 import type { Kysely } from 'kysely';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import type { Outbound } from '../outbound/outbound.ts';
 
 /**
  * The networks this build speaks. A contributor adds a folder beside these and one line here.
@@ -17,6 +18,8 @@ export interface DriverOptions {
   worker: string;
   /** The service's secret box: session-based drivers seal their pairing with it. */
   box?: SecretBox;
+  /** The outbound policy's fetch: drivers that download customers' media URLs go through it. */
+  outbound?: Outbound;
   extra?: NetworkDriver[];
 }
 
@@ -28,6 +31,7 @@ export function createDrivers(options: DriverOptions): Map<string, NetworkDriver
       db: options.db,
       box: options.box,
       owner: options.worker,
+      outbound: options.outbound,
       onError: (error, context) => console.error(`[baileys] ${context}:`, error instanceof Error ? error.message : error),
     }),
     ...(options.extra ?? []),

@@ -12,6 +12,7 @@ import type { DeliveryTargetFinder } from '../webhooks/endpoints.ts';
 import type { RawRecipient } from '../../core/campaigns/audience.ts';
 import type { TemplateComponentRules } from '../../core/templates/component-rules.ts';
 import type { Mailer } from '../../core/identity/invitation-mail.ts';
+import type { Outbound } from '../outbound/outbound.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -45,6 +46,8 @@ export interface AppContext {
   /** Seals connection credentials at rest. */
   box: SecretBox;
   drivers: ReadonlyMap<string, NetworkDriver>;
+  /** The outbound policy (`OUTBOUND_ALLOW`) and the one fetch every call to a customer's URL goes through. */
+  outbound: Outbound;
   /**
    * Emits to websocket rooms on every server process (spec 6.7), from servers and workers alike.
    * Always set by the runtime; absent only in contexts that tests assemble by hand.

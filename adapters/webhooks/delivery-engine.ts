@@ -14,7 +14,7 @@ import { messagingUnitOfWork } from '../connections/stores.ts';
 import type { AppContext } from '../http/context.ts';
 import { deliveryClaims } from '../postgres/repositories/delivery-claims.ts';
 import { deliveryEndpoints } from './endpoints.ts';
-import { httpSender } from './http-sender.ts';
+import { webhookSender } from './http-sender.ts';
 import { dispatchDeps, simulateTyping } from './jobs.ts';
 import { PollingLoop, type StepResult } from '../queue/polling-loop.ts';
 
@@ -50,6 +50,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
   const deps: EngineDeps = { clock: ctx.clock, wallClock: { now: () => new Date() }, ids: ctx.ids };
   const claims = deliveryClaims(ctx.db);
   const endpoints = deliveryEndpoints(ctx.db, ctx);
+  const sender = webhookSender(ctx.outbound);
 
   const held = new Map<string, ClaimedDelivery>();
   const heldPerWebhook = new Map<string, number>();
@@ -123,7 +124,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
         continue;
       }
       inFlight.set(webhookId, (inFlight.get(webhookId) ?? 0) + 1);
-      attemptClaimed(httpSender, deps, delivery, endpoint)
+      attemptClaimed(sender, deps, delivery, endpoint)
         .then((record) => void toRecord.push(record))
         .catch((error: Error) => {
           console.error(`[webhooks] delivery ${delivery.id}: ${error.message}`);

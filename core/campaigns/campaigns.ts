@@ -6,7 +6,7 @@ import type { NetworkDriver } from '../connections/driver.ts';
 import type { ZoneRules } from '../helpdesk/business-hours.ts';
 import { mediaOf, type MediaStore } from '../media/media.ts';
 import type { ChatStore, MessageStore } from '../messaging/message.ts';
-import { isMediaKind, parseOutgoingContent, type OutgoingContent } from '../messaging/outgoing.ts';
+import { assertOutboundMedia, isMediaKind, parseOutgoingContent, type OutgoingContent } from '../messaging/outgoing.ts';
 import { releaseCredits, reserveCredits, type CreditStore } from '../plans/metering.ts';
 import type { PlanCatalog } from '../plans/plans.ts';
 import { badRequest, coded, conflict, notFound, unprocessable } from '../shared/errors.ts';
@@ -18,6 +18,7 @@ import type { Campaign, CampaignNotifier, CampaignProgress, CampaignStore, OptOu
 import { ACTIVE_STATUSES, nextCampaignStatus, type CampaignStatus } from './campaign-status.ts';
 import { minutesOf, OFFICIAL_MESSAGES_PER_MINUTE, sendingHours, type Pace } from './pacing.ts';
 import { parseStartTime } from './start-time.ts';
+import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 export interface CampaignStores {
   campaigns: CampaignStore;
@@ -42,6 +43,7 @@ export interface CampaignDeps {
   zones: ZoneRules;
   /** A uniform number in [0, 1) from the Random port: the pacer's jitter. */
   fraction: () => number;
+  outbound: OutboundPolicy;
 }
 
 /** What a person asks for; the HTTP layer has checked the types, the rules are checked here. */
@@ -86,6 +88,8 @@ export async function createCampaign(stores: CampaignStores, deps: CampaignDeps,
   const pace = campaignPace(driver, input.pace, input.schedule?.timezone ?? null, deps.zones);
   const startAt = parseStartTime(input.schedule ?? {}, deps.zones);
   const webhook = campaignWebhook(input.webhook);
+  await assertOutboundMedia(deps.outbound, 'body.message', message);
+  if (webhook) await assertOutboundAllowed(deps.outbound, 'body.webhook.url', webhook.url);
   const name = input.name.trim();
   if (!name || name.length > 200) throw badRequest(['body.name must be 1 to 200 characters']);
 

@@ -8,6 +8,7 @@ import { isHttpUrl } from '../webhooks/webhook.ts';
 import { redeliverFailed, type Delivery, type DeliveryAttempt, type DispatchDeps, type DispatchStores } from '../webhooks/dispatch.ts';
 import type { InboxStore } from './inboxes.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
+import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 /**
  * Agent bots (issue 7 item 4; spec 6.5 "with a bot also `fromAgentBotId`, `toAgentBotId`"): a bot
@@ -79,6 +80,7 @@ export interface AgentBotDeps {
   clock: Clock;
   ids: IdGen;
   random: Random;
+  outbound: OutboundPolicy;
 }
 
 export interface AgentBotInput {
@@ -107,6 +109,7 @@ export function newSigningSecret(random: Random): string {
 export async function createAgentBot(stores: AgentBotStores, deps: AgentBotDeps, actor: Actor, input: AgentBotInput): Promise<{ bot: AgentBot } & Required<AgentBotSecrets>> {
   await configurable(stores, actor);
   const settings = await validate(stores, actor, input, null);
+  await assertOutboundAllowed(deps.outbound, 'body.webhookUrl', settings.webhookUrl);
   const now = deps.clock.now();
   const accessToken = newAccessToken(deps.random);
   const signingSecret = newSigningSecret(deps.random);
@@ -155,6 +158,7 @@ export async function updateAgentBot(stores: AgentBotStores, deps: AgentBotDeps,
     },
     bot.id,
   );
+  if (patch.webhookUrl !== undefined) await assertOutboundAllowed(deps.outbound, 'body.webhookUrl', settings.webhookUrl);
   const dropped = bot.inboxIds.filter((inboxId) => !settings.inboxIds.includes(inboxId));
   if (dropped.length > 0) await stores.releaseConversations(bot, dropped, actor.userId);
   const updated: AgentBot = { ...bot, ...settings, updatedAt: deps.clock.now() };

@@ -4,6 +4,7 @@ import { badRequest, unprocessable } from '../shared/errors.ts';
 import type { Clock } from '../shared/ports.ts';
 import { isHttpUrl } from '../webhooks/webhook.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
+import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 /**
  * The workspace's AI configuration (spec 2.14 "Helpdesk: AI configuration: Owner yes, Admin yes,
@@ -101,7 +102,7 @@ export async function getAiSettings(stores: AiSettingsStores, actor: Actor): Pro
 }
 
 /** `PUT /v3/helpdesk/ai-settings`: Owner and Admin, PRO plan. Every broken rule in one 400. */
-export async function putAiSettings(stores: AiSettingsStores, deps: { clock: Clock }, actor: Actor, input: AiSettingsInput): Promise<AiSettingsView> {
+export async function putAiSettings(stores: AiSettingsStores, deps: { clock: Clock; outbound: OutboundPolicy }, actor: Actor, input: AiSettingsInput): Promise<AiSettingsView> {
   authorize(actor.roles, 'helpdesk.ai', 'write');
   await assertHelpdeskWritable(stores.plans, actor.workspaceId);
   const current = await stores.aiSettings.get(actor.workspaceId);
@@ -119,6 +120,7 @@ export async function putAiSettings(stores: AiSettingsStores, deps: { clock: Clo
     problems.push(`body.apiKey must be 1 to ${MAX_AI_KEY_LENGTH} characters, or null to remove it`);
   }
   if (problems.length > 0) throw badRequest(problems);
+  if (baseUrl !== null) await assertOutboundAllowed(deps.outbound, 'body.baseUrl', baseUrl);
   const settings: AiSettings = {
     workspaceId: actor.workspaceId,
     enabled: input.enabled,

@@ -124,7 +124,7 @@ export interface ApiChannelMessage {
   recipientIdentifier: string | null;
   /** Outgoing: the POST to `webhookUrl`, attempted as a webhook delivery. */
   delivery: DeliveryProgress | null;
-  /** Outgoing: what the last attempt came to ("HTTP 500", "timeout after 10000 ms"). */
+  /** Outgoing: what the last attempt came to ("HTTP 500", "delivery failed", "refused by the outbound policy: …"). */
   lastOutcome: string | null;
   createdAt: Date;
   updatedAt: Date;

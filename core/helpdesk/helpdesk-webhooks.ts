@@ -11,6 +11,7 @@ import { HELPDESK_EVENT_HEADER, HELPDESK_SIGNATURE_HEADER, helpdeskSignature } f
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from './events.ts';
 import type { InboxStore } from './inboxes.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
+import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 /**
  * A helpdesk webhook (spec 2.9): the events it subscribes to, optionally one inbox (omitted: the
@@ -61,11 +62,13 @@ export interface HelpdeskWebhookDeps {
   clock: Clock;
   ids: IdGen;
   random: Random;
+  outbound: OutboundPolicy;
 }
 
 export async function createHelpdeskWebhook(stores: HelpdeskWebhookStores, deps: HelpdeskWebhookDeps, actor: Actor, input: HelpdeskWebhookInput): Promise<HelpdeskWebhook> {
   await configurable(stores, actor);
   await validate(stores, actor, input);
+  await assertOutboundAllowed(deps.outbound, 'body.url', input.url);
   const now = deps.clock.now();
   const webhook: HelpdeskWebhook = {
     id: deps.ids.next(),
@@ -111,6 +114,7 @@ export async function updateHelpdeskWebhook(
     signingSecret: patch.signingSecret,
   };
   await validate(stores, actor, input);
+  if (patch.url !== undefined) await assertOutboundAllowed(deps.outbound, 'body.url', input.url);
   const updated: HelpdeskWebhook = {
     ...webhook,
     url: input.url,

@@ -5,6 +5,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../shared/ports.ts';
 import { base64url } from '../tokens/secret.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
+import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 /** Spec 2.10: an inbox is bound to a connection, or is an API channel the customer's app feeds. */
 export const CHANNEL_TYPES = ['CONNECTION', 'API'] as const;
@@ -64,6 +65,7 @@ export interface InboxDeps {
   random: Random;
   /** Whether a name is an IANA time zone (the runtime's zone database lives in an adapter). */
   isTimeZone(name: string): boolean;
+  outbound: OutboundPolicy;
 }
 
 export interface InboxInput {
@@ -103,6 +105,7 @@ export async function createInbox(stores: InboxStores, deps: InboxDeps, actor: A
   if (!api && (input.webhookUrl != null || input.hmacMandatory !== undefined)) problems.push('body.webhookUrl and body.hmacMandatory are only for API inboxes');
   if (input.webhookUrl != null) checkUrl(input.webhookUrl, problems);
   if (problems.length > 0) throw badRequest(problems);
+  if (input.webhookUrl != null) await assertOutboundAllowed(deps.outbound, 'body.webhookUrl', input.webhookUrl);
   if (!api) await assertConnectionFree(stores, actor.workspaceId, input.connectionId!);
   const now = deps.clock.now();
   const inbox: Inbox = {
@@ -151,6 +154,7 @@ export async function updateInbox(stores: InboxStores, deps: InboxDeps, actor: A
   }
   if (patch.webhookUrl != null) checkUrl(patch.webhookUrl, problems);
   if (problems.length > 0) throw badRequest(problems);
+  if (patch.webhookUrl != null) await assertOutboundAllowed(deps.outbound, 'body.webhookUrl', patch.webhookUrl);
   const updated: Inbox = {
     ...inbox,
     name,

@@ -1,4 +1,5 @@
 import { badRequest } from '../shared/errors.ts';
+import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 /**
  * What can be sent (spec 4.3 names the kinds; their fields are ours). A send request carries
@@ -185,6 +186,16 @@ export function normalizeRecipient(to: unknown): string {
   const digits = value.replace(/[\s().-]/g, '').replace(/^\+/, '').replace(/^00/, '');
   if (!/^[1-9]\d{6,14}$/.test(digits)) throw badRequest(['body.to must be a phone number in international format (E.164), such as +5511999999999']);
   return digits;
+}
+
+/**
+ * The outbound policy's check of a media `url` send (400 naming the rule). Entry points call it
+ * before the send's transaction: it may resolve a name.
+ */
+export async function assertOutboundMedia(policy: OutboundPolicy, field: string, content: OutgoingContent): Promise<void> {
+  if (!isMediaKind(content.kind)) return;
+  const url = ((content as Record<string, any>)[content.kind] as { url?: unknown } | undefined)?.url;
+  if (typeof url === 'string') await assertOutboundAllowed(policy, `${field}.${content.kind}.url`, url);
 }
 
 function checkMedia(kind: MediaKind, value: any, problems: string[]): void {

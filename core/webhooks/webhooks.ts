@@ -6,6 +6,7 @@ import type { Clock, IdGen, Random } from '../shared/ports.ts';
 import { base64url } from '../tokens/secret.ts';
 import type { ConnectionStore } from '../connections/connection.ts';
 import { validateWebhookSettings, type ConnectionEventName, type Webhook, type WebhookSettings } from './webhook.ts';
+import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 export interface WebhookStore {
   insert(webhook: Webhook): Promise<void>;
@@ -31,12 +32,14 @@ export interface WebhookDeps {
   clock: Clock;
   ids: IdGen;
   random: Random;
+  outbound: OutboundPolicy;
 }
 
 /** Connection webhooks (spec 2.8, 4.4): Owners, Admins and Managers ("connections, integrations, webhooks"). */
 export async function createWebhook(stores: WebhookStores, deps: WebhookDeps, actor: Actor, settings: WebhookSettings): Promise<Webhook> {
   authorize(actor.roles, 'connections', 'write');
   validateWebhookSettings(settings);
+  await assertOutboundAllowed(deps.outbound, 'body.url', settings.url);
   await assertConnections(stores, actor, settings.connections ?? []);
   const now = deps.clock.now();
   const webhook: Webhook = {
@@ -85,6 +88,7 @@ export async function updateWebhook(
     enableSimulateTyping: patch.enableSimulateTyping ?? webhook.enableSimulateTyping,
   };
   validateWebhookSettings(settings);
+  if (patch.url !== undefined) await assertOutboundAllowed(deps.outbound, 'body.url', patch.url);
   if (patch.connections) await assertConnections(stores, actor, patch.connections);
   const updated: Webhook = {
     ...webhook,

@@ -39,6 +39,7 @@ export function campaignDeps(ctx: AppContext): CampaignDeps {
     drivers: ctx.drivers,
     zones: intlZoneRules,
     fraction: () => new DataView(ctx.random.bytes(4).buffer).getUint32(0) / 2 ** 32,
+    outbound: ctx.outbound,
   };
 }
 

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../adapters/http/context.ts';
-import { postRequest } from '../../adapters/webhooks/http-sender.ts';
+import { outboundPost } from '../../adapters/webhooks/http-sender.ts';
 import { isAuthentic } from '../../adapters/drivers/cloud-api/signature.ts';
 import { webhookStore } from '../../adapters/postgres/repositories/webhook-store.ts';
 import { asEncryptedFlowRequest, decryptFlowRequest, encryptFlowResponse, FlowDecryptionError } from '../../adapters/crypto/flow-encryption.ts';
@@ -120,5 +120,5 @@ async function askCustomer(ctx: AppContext, key: FlowKey, payload: unknown): Pro
     [SIGNATURE_HEADER]: signDelivery(hook.secret, timestamp, body),
     [TIMESTAMP_HEADER]: String(timestamp),
   };
-  return readCustomerReply(await postRequest(hook.url, body, headers, DATA_EXCHANGE_TIMEOUT_MS));
+  return readCustomerReply(await outboundPost(ctx.outbound)(hook.url, body, headers, DATA_EXCHANGE_TIMEOUT_MS));
 }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { createOutbound, type Outbound } from '../../adapters/outbound/outbound.ts';
+import { parseAllowList } from '../../core/shared/outbound-policy.ts';
 import { EventEmitter } from 'node:events';
 import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage } from 'baileys';
 import { DriverError, type DriverConnection, type DriverEvents } from '../../core/connections/driver.ts';
@@ -123,12 +125,12 @@ interface Harness {
 let t: BaileysTestDb;
 beforeAll(async () => {
   t = await openBaileysTestDb();
-});
+}, 60_000); // migrations on a busy machine can take longer than the 5 s default
 afterAll(async () => {
   await t.close();
 });
 
-function harness(owner: string, clock = new FakeClock()): Harness {
+function harness(owner: string, clock = new FakeClock(), outbound?: Outbound): Harness {
   const sockets: FakeSocket[] = [];
   const timers = new ManualTimers();
   const errors: unknown[] = [];
@@ -149,6 +151,7 @@ function harness(owner: string, clock = new FakeClock()): Harness {
       return Buffer.from('JPEG bytes');
     }) as any,
     onError: (error) => void errors.push(error),
+    ...(outbound && { outbound }),
   });
   return { driver, sockets, timers, clock, errors, downloads, socket: () => sockets[sockets.length - 1]! };
 }
@@ -427,6 +430,31 @@ describe('Baileys driver on a fake socket', () => {
     expect((await h.driver.messages.get(connection.id, reply.externalId))?.key.fromMe).toBe(true);
     await expect(h.driver.send(connection, { to: '5511987654321', content: { kind: 'template', template: { name: 't', language: 'pt_BR' } } })).rejects.toMatchObject({ retryable: false });
     await h.driver.shutdown();
+  });
+
+  test('a media url send is downloaded here through the outbound policy (issue 19), never by the library; a refused address fails for good and nothing is sent', async () => {
+    const media = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(new Uint8Array([9, 9, 9]), { headers: { 'content-type': 'image/png' } }) });
+    const internalHits: Request[] = [];
+    const internal = Bun.serve({ hostname: '127.0.0.2', port: 0, fetch: (request) => (internalHits.push(request), new Response('secret')) });
+    try {
+      // 127.0.0.1 is exempted (the media server); 127.0.0.2 stands for an internal service.
+      const h = harness('worker-media-url', new FakeClock(), createOutbound(parseAllowList('127.0.0.1').allow));
+      const connection = await newConnection();
+      const events = new RecordedEvents();
+      await h.driver.connect(connection, events);
+      h.socket().open();
+      await eventually(() => expect(events.statuses.some((e: any) => e.event === 'opened')).toBe(true));
+      const send = (url: string) => h.driver.send(connection, { to: '5511987654321', content: { kind: 'image', image: { url } } }, { url, mimetype: 'image/png' });
+      await send(`http://127.0.0.1:${media.port}/a.png`);
+      expect([...((h.socket().sent[0]!.content as any).image as Uint8Array)]).toEqual([9, 9, 9]);
+      await expect(send(`http://127.0.0.2:${internal.port}/admin`)).rejects.toMatchObject({ code: 'media_url_refused', retryable: false });
+      expect(h.socket().sent).toHaveLength(1);
+      expect(internalHits).toHaveLength(0);
+      await h.driver.shutdown();
+    } finally {
+      media.stop(true);
+      internal.stop(true);
+    }
   });
 
   test('lookupNumber asks the live session (onWhatsApp); elsewhere it is refused as retryable', async () => {

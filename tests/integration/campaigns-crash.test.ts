@@ -22,7 +22,7 @@ let token: string;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'switchboard-campaign-crash-'));
   database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
-  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '' };
+  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
   const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'campaign-crash@example.com', '--workspace', 'Crash', '--plan', 'PRO'], { cwd: ROOT, env });
   if (result.exitCode !== 0) throw new Error(`bootstrap failed: ${result.stderr.toString()}`);
   token = JSON.parse(result.stdout.toString().trim()).token;

@@ -19,7 +19,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cli-passwords-'));
   database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
-  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '' };
+  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {

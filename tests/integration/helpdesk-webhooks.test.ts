@@ -245,7 +245,8 @@ describe('POST /v3/helpdesk/webhooks/{id}/test', () => {
     const webhook = await create({ url, subscriptions: ['helpdesk.label.created'] });
     const res = await service.call('POST', `/v3/helpdesk/webhooks/${webhook.body.id}/test`, { apikey: owner.token });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: null, durationMs: expect.any(Number), error: expect.any(String) });
+    // Issue 19: "Test endpoints and error records say 'refused by the outbound policy' or 'delivery failed'".
+    expect(res.body).toMatchObject({ status: null, durationMs: expect.any(Number), error: 'delivery failed' });
     expect((await service.call('POST', `/v3/helpdesk/webhooks/${crypto.randomUUID()}/test`, { apikey: owner.token })).status).toBe(404);
   });
 });

@@ -53,7 +53,7 @@ beforeAll(async () => {
   receiver = startReceiver();
   dataDir = mkdtempSync(join(tmpdir(), 'switchboard-webhook-crash-'));
   database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
-  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '' };
+  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
   // The README's first-run path: the CLI bootstraps the owner (the embedded database is one process's at a time).
   const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'crash@example.com', '--workspace', 'Crash', '--plan', 'PRO'], { cwd: root, env });
   if (result.exitCode !== 0) throw new Error(`bootstrap failed: ${result.stderr.toString()}`);

@@ -25,6 +25,8 @@ import { FakeCampaignDatabase } from '../support/campaign-fakes.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { onPostgres } from '../support/database.ts';
 import { expectDomainError } from '../support/expect-domain-error.ts';
+import { createOutbound } from '../../adapters/outbound/outbound.ts';
+import { NOTHING_ALLOWED } from '../../core/shared/outbound-policy.ts';
 
 /**
  * The campaign state machine and its credits, model-based (issue 8, Tests): "Model-based property
@@ -172,6 +174,7 @@ class System {
       plans,
       drivers: new Map([['sandbox', driver]]),
       zones: intlZoneRules,
+      outbound: createOutbound(NOTHING_ALLOWED),
       // A deterministic uniform fraction (xorshift32) from the run's seed: the pacer's jitter.
       fraction: () => {
         state ^= state << 13;

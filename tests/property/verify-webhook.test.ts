@@ -3,8 +3,13 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifySwitchboardWebhook } from '../../clients/verify-webhook.ts';
-import { httpSender } from '../../adapters/webhooks/http-sender.ts';
+import { webhookSender } from '../../adapters/webhooks/http-sender.ts';
+import { createOutbound } from '../../adapters/outbound/outbound.ts';
+import { parseAllowList } from '../../core/shared/outbound-policy.ts';
 import { MAX_SIGNATURE_AGE_SECONDS, SIGNATURE_HEADER, signDelivery, TIMESTAMP_HEADER, verifyDelivery } from '../../core/webhooks/signature.ts';
+
+/** The receiver below listens on this machine. */
+const httpSender = webhookSender(createOutbound(parseAllowList('127.0.0.0/8').allow));
 
 /**
  * The consumers' verification helper (clients/verify-webhook.ts; issue 4 item 6: "a small

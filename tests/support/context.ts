@@ -3,6 +3,8 @@ import type { AppContext } from '../../adapters/http/context.ts';
 import { messagingJobs } from '../../adapters/connections/jobs.ts';
 import { secretBox } from '../../adapters/crypto/secret-box.ts';
 import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
+import { createOutbound } from '../../adapters/outbound/outbound.ts';
+import { parseAllowList } from '../../core/shared/outbound-policy.ts';
 import { JobQueue } from '../../adapters/queue/queue.ts';
 import { secureRandom, systemClock, uuidV7 } from '../../adapters/system.ts';
 import { webhookJobs } from '../../adapters/webhooks/jobs.ts';
@@ -37,6 +39,8 @@ export async function openTestContext(options: { clock?: Clock } = {}): Promise<
     keys: { signing: key, sealing: key },
     box: secretBox(key),
     drivers: new Map([['sandbox', createSandboxDriver()]]),
+    // Receivers of these tests listen on this machine.
+    outbound: createOutbound(parseAllowList('127.0.0.0/8').allow),
   };
   await queue.declare([...messagingJobs(ctx), ...webhookJobs(ctx)]);
   return {

@@ -26,6 +26,8 @@ export async function startTestService(options: { env?: Record<string, string>; 
   const config = loadConfig({
     PORT: '0',
     DATA_DIR: 'memory://',
+    // Test receivers listen on this machine; a test of the outbound policy sets its own.
+    OUTBOUND_ALLOW: '127.0.0.0/8',
     ...(database && { DATABASE_URL: database.url }),
     ...options.env,
   });

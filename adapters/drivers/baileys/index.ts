@@ -28,6 +28,9 @@ import { LeaseKeeper, LeaseStore, realTimers, revokedAction, type LeaseHolder, t
 import { albumOf, chatJid, isReportable, mapIncoming, plain } from './message-mapping.ts';
 import { MessageStore } from './message-store.ts';
 import { quotedMessage, toBaileysContent, toJid } from './outgoing-mapping.ts';
+import { createOutbound, type Outbound } from '../../outbound/outbound.ts';
+import { downloadMediaUrl } from '../../outbound/media-url.ts';
+import { NOTHING_ALLOWED } from '../../../core/shared/outbound-policy.ts';
 
 /**
  * The unofficial network driver on Baileys 7 (WhatsApp Web multi-device).
@@ -95,6 +98,8 @@ export interface BaileysDriverOptions {
   messageRetentionMs?: number;
   /** Media download (tests replace it; the real one fetches from the network's CDN). */
   download?: typeof downloadMediaMessage;
+  /** Media `url` sends are downloaded here, through the outbound policy (default: nothing exempted). */
+  outbound?: Outbound;
   /** Failures inside event handling that have no caller to throw to. */
   onError?: (error: unknown, context: string) => void;
 }
@@ -187,6 +192,7 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
   const random = options.random ?? Math.random;
   const logger = options.logger ?? SILENT_LOGGER;
   const download = options.download ?? downloadMediaMessage;
+  const outbound = options.outbound ?? createOutbound(NOTHING_ALLOWED);
   const retentionMs = options.messageRetentionMs ?? 30 * 24 * 60 * 60 * 1000;
   const nowMs = () => (options.clock ? options.clock.now().getTime() : Date.now());
   const onError = options.onError ?? ((error: unknown, context: string) => console.error(`[baileys] ${context}:`, error));
@@ -524,6 +530,8 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
       const jid = toJid(message.to);
       const reactionKey =
         message.content.kind === 'reaction' ? await messages.keyOf(connection.id, message.content.reaction.messageId) : undefined;
+      // A URL is downloaded here, through the outbound policy, never by the library itself.
+      if (media?.url && !media.bytes) media = { ...media, bytes: await downloadMediaUrl(outbound, media.url), url: undefined };
       const content = toBaileysContent(message, { ...(media && { media }), ...(reactionKey && { reactionKey }) });
       const quoted = message.replyToExternalId
         ? quotedMessage(message.to, message.replyToExternalId, await messages.get(connection.id, message.replyToExternalId))

@@ -10,7 +10,7 @@ import type { Actor } from '../../../core/identity/identity.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
 const Media = t.Object({
-  url: t.Optional(t.String({ description: 'Public http(s) URL of the media' })),
+  url: t.Optional(t.String({ description: 'Public http(s) URL of the media; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' })),
   mediaId: t.Optional(t.String({ description: 'Id of media uploaded with an upload ticket' })),
   mimetype: t.Optional(t.String()),
 });

@@ -30,7 +30,7 @@ const WebhookView = t.Object({
 });
 
 const Settings = {
-  url: t.String({ description: 'Absolute http(s) URL that receives the deliveries' }),
+  url: t.String({ description: 'Absolute http(s) URL that receives the deliveries; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' }),
   events: t.Array(t.String(), { description: `Subset of ${CONNECTION_EVENTS.join(', ')}` }),
   connections: t.Optional(t.Array(t.String(), { description: 'Connection ids; without any, the webhook receives nothing' })),
   hmacEnabled: t.Optional(t.Boolean({ description: 'Sign each delivery (X-Switchboard-Signature-256); required for flow.data_exchange' })),

@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import { acceptSend } from '../../../core/messaging/send.ts';
-import { parseOutgoingContent } from '../../../core/messaging/outgoing.ts';
+import { assertOutboundMedia, parseOutgoingContent } from '../../../core/messaging/outgoing.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { defineTool } from '../tool.ts';
 
@@ -75,12 +75,12 @@ export const sendMessageTool = defineTool({
   },
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   async run(input, { actor, ctx }) {
-    const { connectionId, to, replyTo, idempotencyKey, ...content } = input;
+    const { connectionId, to, replyTo, idempotencyKey, ...fields } = input;
+    const content = parseOutgoingContent(fields);
+    await assertOutboundMedia(ctx.outbound, 'body', content);
     const { message, created } = await ctx.db
       .transaction()
-      .execute((trx) =>
-        acceptSend(messagingStores(trx, ctx), messagingDeps(ctx), actor, connectionId, { to, content: parseOutgoingContent(content), replyTo, idempotencyKey }),
-      );
+      .execute((trx) => acceptSend(messagingStores(trx, ctx), messagingDeps(ctx), actor, connectionId, { to, content, replyTo, idempotencyKey }));
     return {
       structured: {
         messageId: message.id,

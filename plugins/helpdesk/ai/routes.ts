@@ -13,7 +13,7 @@ const AiSettingsBody = t.Object({
   enabled: t.Boolean({ description: 'AI actions answer 422 "AI not configured" while false' }),
   provider: t.Optional(OneOf(AI_PROVIDERS, { description: 'The only provider kind: an OpenAI-compatible chat-completions API (default)' })),
   baseUrl: t.Optional(
-    t.Nullable(t.String({ description: `API root, e.g. https://api.openai.com/v1 (the service POSTs to <baseUrl>/chat/completions); required when enabled; up to ${MAX_AI_BASE_URL_LENGTH} characters` })),
+    t.Nullable(t.String({ description: `API root, e.g. https://api.openai.com/v1 (the service POSTs to <baseUrl>/chat/completions); required when enabled; up to ${MAX_AI_BASE_URL_LENGTH} characters; private, loopback and internal addresses (a local Ollama) need OUTBOUND_ALLOW` })),
   ),
   model: t.Optional(t.Nullable(t.String({ description: `Model name as the provider knows it; required when enabled; up to ${MAX_AI_MODEL_LENGTH} characters` }))),
   apiKey: t.Optional(t.Nullable(t.String({ description: 'Sent as a bearer token to the provider; sealed at rest, never returned. Left out: the stored key stays; null: removed' }))),
@@ -36,6 +36,7 @@ const NoBody = t.Optional(t.Object({}, { description: 'No fields', additionalPro
 export function aiRoutes(ctx: AppContext) {
   const settingsStores = (db: AppContext['db']) => ({ aiSettings: aiSettingsStore(db, ctx.box), plans: workspacePlans(db) });
   const assistStores = (): AiAssistStores => ({ ...conversationStores(ctx.db, ctx), aiSettings: aiSettingsStore(ctx.db, ctx.box) });
+  const ai = chatCompletions(ctx.outbound);
 
   return new Elysia({ name: 'plugins.helpdesk.ai', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk AI'] } })
     .use(authentication(ctx))
@@ -50,7 +51,7 @@ export function aiRoutes(ctx: AppContext) {
           response: { ...authErrors, 200: AiSettingsResponse },
           detail: { summary: 'Replace the AI settings (Owner, Admin; PRO plan); a PUT without apiKey keeps the stored key' },
         })
-        .post('/conversations/:id/ai/suggest-reply', async ({ actor, params }) => suggestReply(assistStores(), chatCompletions, actor, params.id), {
+        .post('/conversations/:id/ai/suggest-reply', async ({ actor, params }) => suggestReply(assistStores(), ai, actor, params.id), {
           params: Id,
           body: NoBody,
           response: { ...actionErrors, 200: t.Object({ suggestion: t.String({ description: 'A reply the agent may edit and send; nothing is sent' }) }) },
@@ -58,7 +59,7 @@ export function aiRoutes(ctx: AppContext) {
             summary: `Suggest the next reply from the conversation's recent messages (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s`,
           },
         })
-        .post('/conversations/:id/ai/summarize', async ({ actor, params }) => summarizeConversation(assistStores(), chatCompletions, actor, params.id), {
+        .post('/conversations/:id/ai/summarize', async ({ actor, params }) => summarizeConversation(assistStores(), ai, actor, params.id), {
           params: Id,
           body: NoBody,
           response: { ...actionErrors, 200: t.Object({ summary: t.String({ description: 'A few sentences for a colleague taking over (private notes included)' }) }) },

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../../adapters/http/context.ts';
 import type { JobDefinition } from '../../../adapters/queue/queue.ts';
-import { postRequest } from '../../../adapters/webhooks/http-sender.ts';
+import { outboundPost } from '../../../adapters/webhooks/http-sender.ts';
 import { API_CHANNEL_DELIVER_QUEUE, attemptApiDelivery } from '../../../core/helpdesk/api-channel-delivery.ts';
 import type { ApiChannelStores } from '../../../core/helpdesk/api-channel.ts';
 import type { UnitOfWork } from '../../../core/shared/unit-of-work.ts';
@@ -30,7 +30,7 @@ export function apiChannelJobs(ctx: AppContext): JobDefinition[] {
       // Retries are scheduled 5 s and 10 s out; find them within a second of their time.
       dueJobPollSeconds: 1,
       handle: async (data: { messageId: string }) => {
-        await attemptApiDelivery(uow, deps, { post: postRequest }, data.messageId);
+        await attemptApiDelivery(uow, deps, { post: outboundPost(ctx.outbound) }, data.messageId);
       },
     },
   ];

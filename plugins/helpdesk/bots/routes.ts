@@ -40,7 +40,7 @@ const SigningSecret = t.String({ description: 'Keys X-Helpdesk-Signature (hex HM
 const Settings = {
   name: t.String({ description: `1 to ${MAX_BOT_NAME_LENGTH} characters` }),
   description: t.Optional(t.Nullable(t.String({ description: `Up to ${MAX_BOT_DESCRIPTION_LENGTH} characters` }))),
-  webhookUrl: t.String({ description: 'Absolute http(s) URL that receives the bot\'s events' }),
+  webhookUrl: t.String({ description: 'Absolute http(s) URL that receives the bot\'s events; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' }),
   inboxIds: t.Optional(
     t.Array(t.String(), {
       maxItems: MAX_BOT_INBOXES,

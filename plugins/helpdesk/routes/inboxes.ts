@@ -52,7 +52,7 @@ const MembersView = t.Object({ data: t.Array(MemberView) });
 const Settings = {
   name: t.String({ description: '1 to 120 characters' }),
   timezone: t.Optional(t.String({ description: 'IANA zone name; default UTC' })),
-  webhookUrl: t.Optional(t.Nullable(t.String({ description: 'API inboxes: absolute http(s) URL receiving outgoing messages' }))),
+  webhookUrl: t.Optional(t.Nullable(t.String({ description: 'API inboxes: absolute http(s) URL receiving outgoing messages; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' }))),
   hmacMandatory: t.Optional(t.Boolean({ description: 'API inboxes: refuse inbound calls with neither x-helpdesk-token nor x-helpdesk-signature; default false' })),
 };
 
@@ -63,7 +63,7 @@ const NotFound = { 404: t.Union([StandardError, t.Object({ message: t.String(), 
 export function inboxRoutes(ctx: AppContext) {
   const stores = () => inboxStores(ctx.db, ctx.box);
   const inTransaction = <T>(work: (s: ReturnType<typeof inboxStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(inboxStores(trx, ctx.box)));
-  const deps: InboxDeps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random, isTimeZone };
+  const deps: InboxDeps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random, isTimeZone, outbound: ctx.outbound };
 
   return new Elysia({ name: 'plugins.helpdesk.inboxes', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))

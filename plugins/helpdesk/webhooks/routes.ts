@@ -19,7 +19,7 @@ import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } fr
 import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../../adapters/http/routes/webhooks.ts';
 import { messagingStores } from '../../../adapters/connections/stores.ts';
 import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
-import { httpSender } from '../../../adapters/webhooks/http-sender.ts';
+import { webhookSender } from '../../../adapters/webhooks/http-sender.ts';
 import { helpdeskWebhookStores } from './stores.ts';
 
 const HelpdeskWebhookView = t.Object({
@@ -33,7 +33,7 @@ const HelpdeskWebhookView = t.Object({
 });
 
 const Settings = {
-  url: t.String({ description: 'Absolute http(s) URL that receives the deliveries' }),
+  url: t.String({ description: 'Absolute http(s) URL that receives the deliveries; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' }),
   subscriptions: t.Array(t.String(), { description: `Event types: ${HELPDESK_EVENT_TYPES.join(', ')}` }),
   inboxId: t.Optional(t.Nullable(t.String({ description: 'Only events of this inbox; omitted or null: the whole workspace' }))),
   signingSecret: t.Optional(
@@ -97,7 +97,7 @@ export function helpdeskWebhookRoutes(ctx: AppContext) {
             detail: { summary: 'Delete a helpdesk webhook and its delivery history (PRO plan)' },
           },
         )
-        .post('/:id/test', async ({ actor, params }) => testHelpdeskWebhook(stores(), ctx, httpSender, actor, params.id), {
+        .post('/:id/test', async ({ actor, params }) => testHelpdeskWebhook(stores(), ctx, webhookSender(ctx.outbound), actor, params.id), {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields' })),
           response: {
@@ -106,7 +106,7 @@ export function helpdeskWebhookRoutes(ctx: AppContext) {
             200: t.Object({
               status: t.Nullable(t.Integer({ description: 'The HTTP status the endpoint answered; null when it did not answer' })),
               durationMs: t.Integer(),
-              error: t.Optional(t.String({ description: 'Why there was no answer (timeout after 10 s, connection refused)' })),
+              error: t.Optional(t.String({ description: 'Why there was no answer: "refused by the outbound policy: …" (no request sent) or "delivery failed"' })),
             }),
           },
           detail: {
