@@ -24,6 +24,10 @@ export interface Config {
   helpdeskPresenceTtlSeconds: number;
   /** `CAMPAIGN_PACER_MAX_SLEEP_SECONDS` (60): the longest a campaign's pacer sleeps before looking again. */
   campaignPacerMaxSleepSeconds: number;
+  /** `MAX_BODY_BYTES` (1 MiB): JSON, form and text bodies larger than this are refused (413). */
+  maxBodyBytes: number;
+  /** `MAX_MEDIA_BYTES` (16 MiB): uploads larger than this are refused (413). */
+  maxMediaBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -44,6 +48,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     oauthRateLimits: { authorize: integer(env, 'OAUTH_AUTHORIZE_RATE_LIMIT', 15, 1), token: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 120, 1) },
     helpdeskPresenceTtlSeconds: integer(env, 'HELPDESK_PRESENCE_TTL_SECONDS', DEFAULT_PRESENCE_TTL_SECONDS, 1),
     campaignPacerMaxSleepSeconds: integer(env, 'CAMPAIGN_PACER_MAX_SLEEP_SECONDS', 60, 1),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024),
+    maxMediaBytes: integer(env, 'MAX_MEDIA_BYTES', 16 * 1024 * 1024, 1024),
   };
 }
 
