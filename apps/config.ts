@@ -31,6 +31,10 @@ export interface Config {
   mailFrom: string | undefined;
   /** `OUTBOUND_ALLOW` (empty): hostnames, IPs and CIDRs the outbound policy lets customer URLs reach. */
   outboundAllow: OutboundAllowList;
+  /** `MAX_BODY_BYTES` (1 MiB): JSON, form and text bodies larger than this are refused (413). */
+  maxBodyBytes: number;
+  /** `MAX_MEDIA_BYTES` (16 MiB): uploads larger than this are refused (413). */
+  maxMediaBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +58,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || undefined,
     outboundAllow: outboundAllow(env),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024),
+    maxMediaBytes: integer(env, 'MAX_MEDIA_BYTES', 16 * 1024 * 1024, 1024),
   };
 }
 

@@ -62,6 +62,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
         oauthRateLimits: config.oauthRateLimits,
         helpdeskPresenceTtlSeconds: config.helpdeskPresenceTtlSeconds,
         campaignPacerMaxSleepSeconds: config.campaignPacerMaxSleepSeconds,
+        maxBodyBytes: config.maxBodyBytes,
+        maxMediaBytes: config.maxMediaBytes,
       },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,

@@ -2,8 +2,11 @@ import { Elysia, t } from 'elysia';
 import { swagger } from '@elysiajs/swagger';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { AppContext } from './context.ts';
-import { errorResponse } from './errors.ts';
+import { errorResponse, oauthResponse, standard } from './errors.ts';
 import { badRequest } from '../../core/shared/errors.ts';
+import { assertCleanText, bodyLimits, declaredLength, readBytes, readForm, readText, type BodyLimits } from './body.ts';
+import { parseJsonText, urlProblem } from './input-guard.ts';
+import { OAuthError } from '../../core/oauth/errors.ts';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../core/oauth/scopes.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { apiTokenRoutes } from './routes/api-tokens.ts';
@@ -29,8 +32,12 @@ import { oauthAppRoutes } from './routes/oauth-apps.ts';
  * disabled plugin's routes are simply not mounted, so they answer 404.
  */
 export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
+  const limits = bodyLimits(ctx.config);
   let app = new Elysia()
     .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    // First for every request, before routing, authentication or any body is read: a declared
+    // body larger than any route reads, and a URL with NUL, lone surrogates or broken escapes.
+    .onRequest(({ request }) => refuseEarly(request, limits))
     // `parse: 'none'` (raw uploads, signed callbacks) alongside the global hook below: Elysia
     // then looks `none` up as a named parser; this one claims the body without reading it.
     .parser('none', () => null)
@@ -39,21 +46,31 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(mcpRoutes(ctx, plugins, requestAuthenticator(ctx, MCP_PATH)))
     .use(oauthRoutes(ctx))
     .use(providerCallbackRoutes(ctx))
-    // Every JSON body of this API is an object; `1`, `[]` or `"x"` must not pass as an empty one.
+    // Runs before `transform` (authentication), also for `parse: 'none'` routes: every body is
+    // bounded here. JSON is parsed here (refused when too deep or with NUL/lone surrogates);
+    // every JSON body of this API is an object, so `1`, `[]` or `"x"` must not pass as an empty one.
     .onParse({ as: 'global' }, async ({ request, contentType }) => {
-      if (!contentType?.startsWith('application/json')) return;
+      const type = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
       // Read a copy: routes that check a signature over the raw bytes (provider callbacks,
-      // `parse: 'none'`) still read the original body after this hook.
-      const text = await request.clone().text();
-      if (text.trim() === '') return {};
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw badRequest('Request body is not valid JSON');
+      // `parse: 'none'`) or read their upload still read the original body after this hook.
+      if (type === 'application/json') {
+        const text = await readText(request.clone(), limits.body);
+        if (text.trim() === '') return {};
+        const body = parseJsonText(text);
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(['body must be a JSON object']);
+        return body;
       }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(['body must be a JSON object']);
-      return body;
+      if (type === 'application/x-www-form-urlencoded') {
+        await readForm(request.clone(), limits.body);
+        return;
+      }
+      if (type.startsWith('text/')) {
+        assertCleanText(await readText(request.clone(), limits.body), 'body');
+        return;
+      }
+      // Uploads and other bytes: a declared length was checked on arrival; a chunked body is
+      // counted here so that no reader after this one (Elysia's own included) takes more.
+      if (request.body && declaredLength(request) === undefined) await readBytes(request.clone(), limits.media);
     })
     .use(
       swagger({
@@ -112,4 +129,21 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     if (plugin.routes) app = app.use(plugin.routes(ctx)) as unknown as typeof app;
   }
   return app;
+}
+
+/**
+ * What is refused before anything else runs: a Content-Length over the largest limit (uploads;
+ * JSON routes apply the smaller one when they read) and a URL whose path or query decodes to
+ * NUL, a lone surrogate or broken UTF-8 (one place for every path parameter and query value).
+ */
+function refuseEarly(request: Request, limits: BodyLimits): Response | undefined {
+  const length = declaredLength(request);
+  if (length !== undefined && length > Math.max(limits.body, limits.media)) {
+    return standard(413, `The request body must be at most ${Math.max(limits.body, limits.media)} bytes`);
+  }
+  const problem = urlProblem(request.url);
+  if (!problem) return undefined;
+  // The OAuth endpoints answer in their own shape (spec 7.2, shape 3).
+  if (new URL(request.url).pathname.startsWith('/v3/oauth/')) return oauthResponse(new OAuthError('invalid_request', problem));
+  return standard(400, [problem]);
 }

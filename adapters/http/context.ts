@@ -39,6 +39,10 @@ export interface AppContext {
     helpdeskPresenceTtlSeconds?: number;
     /** `CAMPAIGN_PACER_MAX_SLEEP_SECONDS`: the longest a campaign's pacer sleeps before looking again. */
     campaignPacerMaxSleepSeconds?: number;
+    /** `MAX_BODY_BYTES` (1 MiB): the largest JSON, form or text body read. */
+    maxBodyBytes?: number;
+    /** `MAX_MEDIA_BYTES` (16 MiB): the largest upload read. */
+    maxMediaBytes?: number;
   };
   /** Which OAuth scopes open which route: the base table plus the enabled plugins' rows. */
   routeScopes: RouteScopeTable;

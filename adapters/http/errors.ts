@@ -11,7 +11,7 @@ export class HttpResponseError extends Error {
 
 /** Spec 7.2 shape 3: exactly `{ error, error_description }`; never cached. */
 export function oauthResponse(error: OAuthError, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ error: error.code, error_description: error.description }), {
+  return new Response(JSON.stringify({ error: error.code, error_description: capMessage(error.description) }), {
     status: error.status,
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
@@ -31,7 +31,7 @@ export function errorResponse(code: string | number, error: unknown): Response {
   }
   if (error instanceof OAuthError) return oauthResponse(error);
   if (error instanceof DomainError) {
-    if (error.shape === 'coded') return json(error.status, { message: error.message, hint: error.hint ?? '' });
+    if (error.shape === 'coded') return json(error.status, { message: capMessage(error.message), hint: capMessage(error.hint ?? '') });
     return standard(error.status, error.messages ?? error.message);
   }
   switch (code) {
@@ -54,7 +54,18 @@ export function errorResponse(code: string | number, error: unknown): Response {
 }
 
 export function standard(status: number, message: string | string[]): Response {
-  return json(status, { statusCode: status, message, error: STATUS_TEXT[status] ?? 'Error' });
+  const capped = Array.isArray(message) ? message.slice(0, MAX_MESSAGES).map(capMessage) : capMessage(message);
+  return json(status, { statusCode: status, message: capped, error: STATUS_TEXT[status] ?? 'Error' });
+}
+
+/**
+ * Messages may quote what the caller sent (a name, a value a schema refused): a long input is
+ * quoted as a prefix, so an error body stays small whatever the request carried.
+ */
+const MAX_MESSAGE_CHARS = 300;
+const MAX_MESSAGES = 20;
+function capMessage(message: string): string {
+  return message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}…`;
 }
 
 /** One message per broken rule, naming the field (`body.name: ...`). */

@@ -1,11 +1,13 @@
 import { Elysia } from 'elysia';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { readRequestBody } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import type { Actor } from '../../core/identity/identity.ts';
 import { joinScopes, satisfies } from '../../core/oauth/scopes.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { AppContext } from '../http/context.ts';
 import { errorResponse } from '../http/errors.ts';
+import { bodyLimits, readText } from '../http/body.ts';
+import { jsonTextProblem } from '../http/input-guard.ts';
+import { badRequest } from '../../core/shared/errors.ts';
 import { insufficientScope, MCP_PATH, mcpResourceMetadataUrl } from './challenge.ts';
 import { mcpTools } from './registry.ts';
 import { createMcpServer } from './server.ts';
@@ -63,6 +65,13 @@ async function handlePost(
   authenticate: McpAuthenticator,
   request: Request,
 ): Promise<Response> {
+  // The body is read (bounded, from a copy) before any authentication work, like every route's.
+  let text: string;
+  try {
+    text = await readText(request.clone(), bodyLimits(ctx.config).body);
+  } catch (error) {
+    return errorResponse('UNKNOWN', error);
+  }
   let actor: Actor;
   try {
     actor = await authenticate(request);
@@ -75,7 +84,9 @@ async function handlePost(
     return response;
   }
 
-  const body = await peekJson(request);
+  const problem = jsonTextProblem(text);
+  if (problem) return errorResponse('UNKNOWN', badRequest([`body ${problem}`]));
+  const body = parsedOrUndefined(text);
   if (actor.scopes !== undefined && body !== undefined) {
     for (const name of toolCalls(body)) {
       const tool = byName.get(name);
@@ -92,18 +103,17 @@ async function handlePost(
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    // Unreadable bodies go to the transport as they came: it answers them in JSON-RPC terms (413, -32700).
+    // Bodies that are not JSON go to the transport as they came: it answers them in JSON-RPC terms (-32700).
     return await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body });
   } finally {
     await server.close();
   }
 }
 
-/** The JSON body, read from a copy so the request stays whole; undefined when too large or not JSON. */
-async function peekJson(request: Request): Promise<unknown> {
+/** The JSON body; undefined when it is not JSON (the transport answers that in JSON-RPC terms, -32700). */
+function parsedOrUndefined(text: string): unknown {
   try {
-    const read = await readRequestBody(request.clone());
-    return read.tooLarge ? undefined : JSON.parse(read.text);
+    return JSON.parse(text);
   } catch {
     return undefined;
   }

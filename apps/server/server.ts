@@ -1,4 +1,5 @@
 import { createHttpApp } from '../../adapters/http/app.ts';
+import { errorResponse } from '../../adapters/http/errors.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../../core/shared/ports.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
@@ -23,7 +24,18 @@ export async function startService(config: Config, options: { worker: boolean; p
   const detachRealtime = runtime.realtime.attach(realtime.io);
   const app = createHttpApp(runtime.ctx, runtime.plugins)
     .use(realtime.routes)
-    .listen({ port: config.port, hostname: '0.0.0.0', websocket: realtime.websocket, idleTimeout: realtime.idleTimeout });
+    .listen({
+      port: config.port,
+      hostname: '0.0.0.0',
+      websocket: realtime.websocket,
+      idleTimeout: realtime.idleTimeout,
+      // Never Bun's HTML debug page (paths, source lines), whatever NODE_ENV says; what escapes Elysia is a JSON 500.
+      development: false,
+      error: (error: Error) => errorResponse('UNKNOWN', error),
+      // Bun answers its own limit with an empty 413, so it is set out of reach: the service's
+      // own limits (adapters/http/body.ts) refuse first, in JSON, and every body is read bounded.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    });
   const port = app.server!.port;
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
   return {

@@ -9,7 +9,7 @@ import type { ChatStore, MessageStore } from '../messaging/message.ts';
 import { assertOutboundMedia, isMediaKind, parseOutgoingContent, type OutgoingContent } from '../messaging/outgoing.ts';
 import { releaseCredits, reserveCredits, type CreditStore } from '../plans/metering.ts';
 import type { PlanCatalog } from '../plans/plans.ts';
-import { badRequest, coded, conflict, notFound, unprocessable } from '../shared/errors.ts';
+import { badRequest, coded, excerpt, conflict, notFound, unprocessable } from '../shared/errors.ts';
 import type { Outbox } from '../shared/outbox.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
@@ -319,7 +319,7 @@ function campaignPace(driver: NetworkDriver, input: CampaignInput['pace'], sched
     const timezone = input.quietHours.timezone ?? scheduleZone ?? 'UTC';
     if (Number.isNaN(minutesOf(from)) || Number.isNaN(minutesOf(to))) problems.push('body.pace.quietHours.from and .to must be times of day as HH:MM');
     else if (sendingHours({ from, to, timezone: 'UTC' }).week[0]!.length === 0) problems.push('body.pace.quietHours cannot cover the whole day: nothing would ever be sent');
-    if (!validZone(zones, timezone)) problems.push(`body.pace.quietHours.timezone "${timezone}" is not an IANA time zone`);
+    if (!validZone(zones, timezone)) problems.push(`body.pace.quietHours.timezone "${excerpt(timezone)}" is not an IANA time zone`);
     quietHours = { from, to, timezone };
   }
   if (problems.length > 0) throw badRequest(problems);

@@ -1,4 +1,4 @@
-import { badRequest } from '../shared/errors.ts';
+import { badRequest, excerpt } from '../shared/errors.ts';
 import type { ZoneRules } from '../helpdesk/business-hours.ts';
 
 const MINUTE_MS = 60_000;
@@ -15,7 +15,7 @@ export function parseStartTime(schedule: { startAt?: string | null; timezone?: s
     try {
       zones.offsetMinutes(timezone, 0);
     } catch {
-      throw badRequest([`body.schedule.timezone "${timezone}" is not an IANA time zone`]);
+      throw badRequest([`body.schedule.timezone "${excerpt(timezone)}" is not an IANA time zone`]);
     }
   }
   if (startAt === undefined || startAt === null || startAt === '') return null;

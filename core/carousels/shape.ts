@@ -1,5 +1,6 @@
 /** Small readers shared by the carousel checks: they never throw, whatever the JSON holds. */
 
+import { excerpt } from '../shared/errors.ts';
 import { isObject } from '../templates/template-json.ts';
 export { isObject, nonEmptyString, variablesOf, type Json } from '../templates/template-json.ts';
 
@@ -11,7 +12,7 @@ export const MAX_BUTTONS = 2;
 /** How a value reads in a message: `"quick_reply"`, `3`, `undefined`. */
 export function shown(value: unknown): string {
   if (value === undefined) return 'nothing';
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return JSON.stringify(excerpt(value));
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   return Array.isArray(value) ? 'an array' : 'an object';
 }

@@ -1,4 +1,4 @@
-import { badRequest, DomainError } from '../shared/errors.ts';
+import { badRequest, DomainError, excerpt } from '../shared/errors.ts';
 
 /**
  * Conversation status (spec 3.1): "States: `OPEN`, `PENDING`, `SNOOZED`, `RESOLVED`.
@@ -139,5 +139,5 @@ export function conversationActivityText(event: ConversationEvent, change: Conve
 }
 
 function refusal(from: ConversationStatus, event: ConversationEventType, why?: string): DomainError {
-  return new DomainError(422, `A conversation that is ${from} cannot take the event "${event}"${why ? `: ${why}` : ''}`);
+  return new DomainError(422, `A conversation that is ${from} cannot take the event "${excerpt(String(event))}"${why ? `: ${why}` : ''}`);
 }

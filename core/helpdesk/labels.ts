@@ -1,4 +1,4 @@
-import { badRequest } from '../shared/errors.ts';
+import { badRequest, excerpt } from '../shared/errors.ts';
 
 /**
  * Conversation labels as sets, and the deltas between them. Spec 6.5: `conversation.labels_changed`
@@ -25,8 +25,8 @@ export function labelKey(label: string): string {
 function problem(raw: string): string | null {
   const label = raw.trim();
   const length = [...label].length;
-  if (length < 1 || length > LABEL_MAX_LENGTH) return `label ${JSON.stringify(raw)} must be 1 to ${LABEL_MAX_LENGTH} characters`;
-  if (label.includes(',')) return `label ${JSON.stringify(raw)} must not contain a comma`;
+  if (length < 1 || length > LABEL_MAX_LENGTH) return `label ${JSON.stringify(excerpt(raw))} must be 1 to ${LABEL_MAX_LENGTH} characters`;
+  if (label.includes(',')) return `label ${JSON.stringify(excerpt(raw))} must not contain a comma`;
   return null;
 }
 

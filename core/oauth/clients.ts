@@ -1,6 +1,6 @@
 import type { Actor } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
-import { notFound } from '../shared/errors.ts';
+import { excerpt, notFound } from '../shared/errors.ts';
 import { base64url, hashSecret } from '../tokens/secret.ts';
 import { OAuthError } from './errors.ts';
 import { redirectUriProblem, webUrlProblem } from './redirect-uri.ts';
@@ -140,7 +140,7 @@ export function validateClientMetadata(m: Record<string, unknown>): ValidMetadat
   }
   for (const uri of uris) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw new OAuthError('invalid_redirect_uri', `redirect_uri ${JSON.stringify(uri)} ${problem}`);
+    if (problem) throw new OAuthError('invalid_redirect_uri', `redirect_uri ${JSON.stringify(typeof uri === 'string' ? excerpt(uri, 200) : uri)} ${problem}`);
   }
 
   const name = optionalString(m, 'client_name', metadataError);
@@ -162,7 +162,7 @@ export function validateClientMetadata(m: Record<string, unknown>): ValidMetadat
   if (m.grant_types !== undefined) {
     if (!Array.isArray(m.grant_types) || m.grant_types.length === 0) throw metadataError('grant_types must be a non-empty array');
     for (const grant of m.grant_types) {
-      if (!(GRANT_TYPES as readonly unknown[]).includes(grant)) throw metadataError(`grant_types: ${JSON.stringify(grant)} is not supported (authorization_code, refresh_token)`);
+      if (!(GRANT_TYPES as readonly unknown[]).includes(grant)) throw metadataError(`grant_types: ${JSON.stringify(typeof grant === 'string' ? excerpt(grant) : grant)} is not supported (authorization_code, refresh_token)`);
     }
     grantTypes = GRANT_TYPES.filter((g) => (m.grant_types as unknown[]).includes(g));
     if (!grantTypes.includes('authorization_code')) throw metadataError('grant_types must include authorization_code');
@@ -188,8 +188,8 @@ export function validateClientMetadata(m: Record<string, unknown>): ValidMetadat
 /** Known, requestable scopes only: `legacy` and unknown names are refused. */
 export function requestableScopes(names: string[], fail: (description: string) => Error): Scope[] {
   for (const name of names) {
-    if ((UNREQUESTABLE_SCOPES as readonly string[]).includes(name)) throw fail(`the scope "${name}" cannot be requested`);
-    if (!isScope(name)) throw fail(`unknown scope "${name}"`);
+    if ((UNREQUESTABLE_SCOPES as readonly string[]).includes(name)) throw fail(`the scope "${excerpt(name)}" cannot be requested`);
+    if (!isScope(name)) throw fail(`unknown scope "${excerpt(name)}"`);
   }
   return names as Scope[];
 }

@@ -32,3 +32,8 @@ export const notFound = (message: string) => new DomainError(404, message);
 export const conflict = (message: string) => new DomainError(409, message);
 export const unprocessable = (message: string) => new DomainError(422, message);
 export const coded = (status: number, code: string, hint: string) => new DomainError(status, code, 'coded', hint);
+
+/** At most `max` characters of an input value, for quoting it in an error message (a 10 MB name is not echoed back). */
+export function excerpt(value: string, max = 60): string {
+  return value.length <= max ? value : `${value.slice(0, max)}…`;
+}

@@ -1,6 +1,8 @@
 import { Elysia, t } from 'elysia';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { outboundPost } from '../../adapters/webhooks/http-sender.ts';
+import { bodyLimits, readText } from '../../adapters/http/body.ts';
+import { standard } from '../../adapters/http/errors.ts';
 import { isAuthentic } from '../../adapters/drivers/cloud-api/signature.ts';
 import { webhookStore } from '../../adapters/postgres/repositories/webhook-store.ts';
 import { asEncryptedFlowRequest, decryptFlowRequest, encryptFlowResponse, FlowDecryptionError } from '../../adapters/crypto/flow-encryption.ts';
@@ -24,6 +26,7 @@ export const DATA_EXCHANGE_PREFIX = '/v3/flows/data-exchange';
 const DECRYPTION_FAILED = 421; // the platform re-fetches the public key and retries
 const SIGNATURE_FAILED = 432;
 
+/** The encrypted answer is text; failures are JSON in the standard shape (spec 7.2) like every other error. */
 const text = (body: string, status: number) => new Response(body, { status, headers: { 'content-type': 'text/plain' } });
 
 /**
@@ -42,9 +45,9 @@ export function answerDataExchange(ctx: AppContext) {
     '/:endpointId',
     async ({ params, request }) => {
       const key = await flowKeyStore(ctx.db, ctx.box).byEndpoint(params.endpointId);
-      if (!key) return text('No Flow endpoint here', 404);
-      const raw = await request.text();
-      if (!signedByPlatform(key, raw, request.headers.get('x-hub-signature-256'))) return text('Invalid x-hub-signature-256', SIGNATURE_FAILED);
+      if (!key) return standard(404, 'No Flow endpoint here');
+      const raw = await readText(request, bodyLimits(ctx.config).body);
+      if (!signedByPlatform(key, raw, request.headers.get('x-hub-signature-256'))) return standard(SIGNATURE_FAILED, 'Invalid x-hub-signature-256');
       let body: unknown;
       try {
         body = JSON.parse(raw);
@@ -52,12 +55,12 @@ export function answerDataExchange(ctx: AppContext) {
         body = undefined;
       }
       const encrypted = asEncryptedFlowRequest(body);
-      if (!encrypted) return text('The body must be { encrypted_flow_data, encrypted_aes_key, initial_vector }', 400);
+      if (!encrypted) return standard(400, 'The body must be { encrypted_flow_data, encrypted_aes_key, initial_vector }');
       let decrypted;
       try {
         decrypted = decryptFlowRequest(key.privateKeyPem, encrypted);
       } catch (error) {
-        if (error instanceof FlowDecryptionError) return text(error.message, DECRYPTION_FAILED);
+        if (error instanceof FlowDecryptionError) return standard(DECRYPTION_FAILED, error.message);
         throw error;
       }
       const { payload, aesKey, iv } = decrypted;
@@ -71,7 +74,7 @@ export function answerDataExchange(ctx: AppContext) {
           const reply = await askCustomer(ctx, key, payload);
           if (reply.ok) return answer(reply.answer);
           const shown = errorAnswer(payload, reply.reason);
-          return shown ? answer(shown) : text(`The business could not answer: ${reply.reason}`, 502);
+          return shown ? answer(shown) : standard(502, `The business could not answer: ${reply.reason}`);
         }
       }
     },

@@ -5,6 +5,7 @@ import { badRequest } from '../../../core/shared/errors.ts';
 import { mediaDownload } from '../../connections/jobs.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
+import { bodyLimits, readBytes } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { presentMessage } from './messages.ts';
@@ -23,6 +24,7 @@ const MediaView = t.Object({ mediaId: Uuid, mimetype: t.String(), size: t.Intege
  */
 export function mediaRoutes(ctx: AppContext) {
   const deps = messagingDeps(ctx);
+  const limits = bodyLimits(ctx.config);
   const inTransaction = <T>(work: (stores: ReturnType<typeof messagingStores>) => Promise<T>) =>
     ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
 
@@ -33,7 +35,7 @@ export function mediaRoutes(ctx: AppContext) {
         .post(
           '',
           async ({ actor, params, request, set }) => {
-            const file = await readUpload(request);
+            const file = await readUpload(request, limits.media);
             const item = await inTransaction((stores) => uploadMedia(stores, deps, actor, params.id, file));
             set.status = 201;
             return { mediaId: item.id, mimetype: item.mimetype, size: item.size ?? file.bytes.length, fileName: item.fileName };
@@ -71,7 +73,7 @@ export function mediaRoutes(ctx: AppContext) {
     .post(
       '/v3/connections/media/uploads/:ticketId',
       async ({ params, request, set }) => {
-        const file = await readUpload(request);
+        const file = await readUpload(request, limits.media);
         const { media, message } = await inTransaction((stores) => uploadByTicket(stores, deps, params.ticketId, file));
         set.status = 201;
         return { mediaId: media.id, message: presentMessage(message) };
@@ -98,12 +100,13 @@ export function mediaRoutes(ctx: AppContext) {
     );
 }
 
-async function readUpload(request: Request): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
+/** The raw bytes, counted while they arrive and refused past MAX_MEDIA_BYTES (413) without holding more. */
+async function readUpload(request: Request, limit: number): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
   const mimetype = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (!mimetype || mimetype === 'application/json' || mimetype.startsWith('multipart/')) {
     throw badRequest('Send the raw bytes with the media Content-Type (for example image/jpeg)');
   }
-  const bytes = new Uint8Array(await request.arrayBuffer());
+  const bytes = await readBytes(request, limit);
   const fileName = request.headers.get('x-file-name') ?? undefined;
   return { bytes, mimetype, fileName };
 }

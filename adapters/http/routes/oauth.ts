@@ -5,7 +5,9 @@ import { registerClient } from '../../../core/oauth/clients.ts';
 import { OAuthError } from '../../../core/oauth/errors.ts';
 import type { OAuthDeps } from '../../../core/oauth/store.ts';
 import { grantTokens, introspectToken, revokeToken, type TokenParams } from '../../../core/oauth/tokens.ts';
-import { DomainError } from '../../../core/shared/errors.ts';
+import { DomainError, excerpt } from '../../../core/shared/errors.ts';
+import { bodyLimits, readForm, readText } from '../body.ts';
+import { parseJsonText, textProblem } from '../input-guard.ts';
 import { baseStores, unitOfWork, type BaseStores } from '../../postgres/stores.ts';
 import type { AppContext } from '../context.ts';
 import { HttpResponseError, oauthResponse } from '../errors.ts';
@@ -25,6 +27,7 @@ export const CONSENT_PAGE_PATH = '/oauth/consent';
  */
 export function oauthRoutes(ctx: AppContext) {
   const deps = oauthDeps(ctx);
+  const bodyLimit = bodyLimits(ctx.config).body;
   // Section 8: per IP and minute, each endpoint counted on its own.
   const limits = ctx.config.oauthRateLimits ?? { token: 120, authorize: 15 };
   const perMinute = (limit: number) => rateLimiter({ limit, windowMs: 60_000, clock: ctx.clock });
@@ -45,7 +48,7 @@ export function oauthRoutes(ctx: AppContext) {
       '/v3/oauth/register',
       async ({ request, server }) => {
         limit('register', request, server);
-        const metadata = await jsonObject(request, 'invalid_client_metadata');
+        const metadata = await jsonObject(request, bodyLimit, 'invalid_client_metadata');
         const client = await inTransaction((stores) => registerClient(stores, deps, metadata));
         return new Response(JSON.stringify(client), { status: 201, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
       },
@@ -84,7 +87,12 @@ export function oauthRoutes(ctx: AppContext) {
     .post(
       '/v3/oauth/authorize/decision',
       async ({ request }) => {
-        const form = new URLSearchParams(await request.text());
+        let form: URLSearchParams;
+        try {
+          form = await readForm(request, bodyLimit);
+        } catch (error) {
+          return errorPage(error);
+        }
         const session = await currentSession(ctx, request);
         const requestId = form.get('request_id') ?? '';
         if (!session) return seeOther(`/signin?return_to=${encodeURIComponent(`${CONSENT_PAGE_PATH}?request=${requestId}`)}`);
@@ -110,7 +118,7 @@ export function oauthRoutes(ctx: AppContext) {
       '/v3/oauth/token',
       async ({ request, server }) => {
         limit('token', request, server);
-        const params = await formOrJson(request);
+        const params = await formOrJson(request, bodyLimit);
         const client = await authenticated(request, params);
         const tokens = await grantTokens(unitOfWork(ctx.db), deps, client, params);
         return new Response(JSON.stringify(tokens), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' } });
@@ -121,7 +129,7 @@ export function oauthRoutes(ctx: AppContext) {
       '/v3/oauth/revoke',
       async ({ request, server }) => {
         limit('revoke', request, server);
-        const params = await formOrJson(request);
+        const params = await formOrJson(request, bodyLimit);
         const client = await authenticated(request, params);
         await inTransaction((stores) => revokeToken(stores, deps, client, params));
         return new Response('{}', { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
@@ -132,7 +140,7 @@ export function oauthRoutes(ctx: AppContext) {
       '/v3/oauth/introspect',
       async ({ request, server }) => {
         limit('introspect', request, server);
-        const params = await formOrJson(request);
+        const params = await formOrJson(request, bodyLimit);
         const client = await authenticated(request, params);
         const answer = await introspectToken(baseStores(ctx.db), deps, client, params);
         return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
@@ -177,45 +185,49 @@ function queryParams(request: Request): AuthorizeParams {
 }
 
 /** Token, revoke and introspect take form-urlencoded (RFC 6749) or JSON (spec 4.1); no parameter twice. */
-async function formOrJson(request: Request): Promise<TokenParams> {
+async function formOrJson(request: Request, limit: number): Promise<TokenParams> {
   const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-  const text = await request.text();
   if (type === 'application/json') {
-    const body = parseJsonObject(text, 'invalid_request');
+    const body = await jsonBody(request, limit, 'invalid_request');
     const params: TokenParams = {};
     for (const [key, value] of Object.entries(body)) {
-      if (typeof value !== 'string') throw new OAuthError('invalid_request', `${key} must be a string`);
+      if (typeof value !== 'string') throw new OAuthError('invalid_request', `${excerpt(key, 40)} must be a string`);
       params[key] = value;
     }
     return params;
   }
   if (type !== 'application/x-www-form-urlencoded') throw new OAuthError('invalid_request', 'send the parameters as application/x-www-form-urlencoded or application/json');
   const params: TokenParams = {};
-  for (const [key, value] of new URLSearchParams(text)) {
-    if (key in params) throw new OAuthError('invalid_request', `the parameter ${key} must not be repeated`);
+  for (const [key, value] of await inOAuthTerms('invalid_request', () => readForm(request, limit))) {
+    if (key in params) throw new OAuthError('invalid_request', `the parameter ${excerpt(key, 40)} must not be repeated`);
     params[key] = value;
   }
   return params;
 }
 
-async function jsonObject(request: Request, code: 'invalid_client_metadata' | 'invalid_request'): Promise<Record<string, unknown>> {
+async function jsonObject(request: Request, limit: number, code: 'invalid_client_metadata' | 'invalid_request'): Promise<Record<string, unknown>> {
   const type = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') throw new OAuthError(code, 'send the client metadata as application/json');
-  return parseJsonObject(await request.text(), code);
+  return jsonBody(request, limit, code);
 }
 
-function parseJsonObject(text: string, code: 'invalid_client_metadata' | 'invalid_request'): Record<string, unknown> {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new OAuthError(code, 'the body is not valid JSON');
-  }
+/** At most `limit` bytes of JSON (413 beyond, in the standard shape); bad JSON, depth, NUL and lone surrogates in OAuth terms. */
+async function jsonBody(request: Request, limit: number, code: 'invalid_client_metadata' | 'invalid_request'): Promise<Record<string, unknown>> {
+  const body = await inOAuthTerms(code, async () => parseJsonText(await readText(request, limit)));
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError(code, 'the body must be a JSON object');
   return body as Record<string, unknown>;
 }
 
-/** `Authorization: Basic` with the form-urlencoded client id and secret (RFC 6749 2.3.1). */
+/** A 400 of the shared body readers said as an OAuth error (spec 7.2 shape 3); a 413 stays as it is. */
+async function inOAuthTerms<T>(code: 'invalid_client_metadata' | 'invalid_request', read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof DomainError && error.status === 400) throw new OAuthError(code, error.messages?.join('; ') ?? error.message);
+    throw error;
+  }
+}
+
 function basicCredentials(header: string | null): ClientCredentials['basic'] {
   const match = header && /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   if (!match) {
@@ -226,7 +238,9 @@ function basicCredentials(header: string | null): ClientCredentials['basic'] {
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 401);
   try {
-    return { clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')), secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')) };
+    const credentials = { clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')), secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')) };
+    if (textProblem(credentials.clientId) || textProblem(credentials.secret)) throw new Error('not text');
+    return credentials;
   } catch {
     throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 401);
   }

@@ -4,9 +4,13 @@ import { driverView } from '../../../core/messaging/deliver.ts';
 import { driverEventsFor } from '../../connections/driver-events.ts';
 import { messagingStores } from '../../connections/stores.ts';
 import type { AppContext } from '../context.ts';
+import { bodyLimits, readText } from '../body.ts';
 import { StandardError } from '../schemas.ts';
 
 export const PROVIDER_CALLBACK_PREFIX = '/v3/webhooks/whatsapp';
+
+/** The platform batches events per POST (a few KB each); 4 MiB leaves room for a full batch. */
+const CALLBACK_MIN_BYTES = 4 * 1024 * 1024;
 
 /**
  * The network provider's callbacks (spec 4.5, 5.6): `GET` answers the verify handshake,
@@ -39,8 +43,10 @@ export function providerCallbackRoutes(ctx: AppContext) {
     .post(
       '/:connectionId',
       async ({ params, request }) => {
+        // Bounded and read before anything is looked up: a batch of platform events is larger
+        // than an API body, so callbacks take at least CALLBACK_MIN_BYTES.
+        const raw = await readText(request, Math.max(bodyLimits(ctx.config).body, CALLBACK_MIN_BYTES));
         const { connection, callbacks } = await callbacksOf(params.connectionId);
-        const raw = await request.text();
         const headers: Record<string, string> = {};
         request.headers.forEach((value, name) => (headers[name] = value));
         if (!callbacks.authentic(driverView(connection), raw, headers)) throw new DomainError(401, 'Invalid x-hub-signature-256');

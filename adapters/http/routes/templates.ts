@@ -15,6 +15,7 @@ import {
 import { listTemplates } from '../../../core/templates/template-list.ts';
 import { templateDeps, templateStores } from '../../connections/template-stores.ts';
 import { authentication } from '../auth.ts';
+import { bodyLimits, readMultipart } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
@@ -58,6 +59,7 @@ const platformErrors = { ...errors, 409: StandardError, 502: StandardError };
 /** Templates of an official connection (spec 3.5, 4.3). */
 export function templateRoutes(ctx: AppContext) {
   const deps = templateDeps(ctx);
+  const mediaLimit = bodyLimits(ctx.config).media;
   const stores = () => templateStores(ctx.db, ctx);
 
   return new Elysia({ name: 'routes.templates', prefix: '/v3/connections/:id/templates', detail: { tags: ['Templates'] } })
@@ -99,7 +101,7 @@ export function templateRoutes(ctx: AppContext) {
         .post(
           '/header-media',
           async ({ actor, params, request, set }) => {
-            const file = await readFile(request);
+            const file = await readFile(request, mediaLimit);
             const { handle } = await uploadHeaderMedia(stores(), deps, actor, params.id, file);
             set.status = 201;
             return { handle };
@@ -114,7 +116,7 @@ export function templateRoutes(ctx: AppContext) {
         .post(
           '/send-media',
           async ({ actor, params, request, set }) => {
-            const file = await readFile(request);
+            const file = await readFile(request, mediaLimit);
             const { mediaId, expiresAt } = await uploadSendMedia(stores(), deps, actor, params.id, file);
             set.status = 201;
             return { mediaId, expiresAt: iso(expiresAt) };
@@ -149,14 +151,10 @@ export function templateRoutes(ctx: AppContext) {
     );
 }
 
-async function readFile(request: Request): Promise<UploadedFile> {
+async function readFile(request: Request, limit: number): Promise<UploadedFile> {
   if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('multipart/form-data')) throw badRequest(['body: a multipart/form-data upload with a `file` field']);
-  let form: FormData;
-  try {
-    form = await request.formData();
-  } catch {
-    throw badRequest(['body: a multipart/form-data upload with a `file` field']);
-  }
+  const form = await readMultipart(request, limit);
+  if (!form) throw badRequest(['body: a multipart/form-data upload with a `file` field']);
   const file = form.get('file');
   if (!(file instanceof Blob)) throw badRequest(['file: required (a multipart field named `file`)']);
   const mimetype = (file.type || '').split(';')[0]!.trim().toLowerCase();

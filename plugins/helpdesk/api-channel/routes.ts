@@ -12,8 +12,9 @@ import {
 } from '../../../core/helpdesk/api-channel.ts';
 import { DELIVERY_OUTCOMES, MESSAGE_STATUSES } from '../../../core/helpdesk/message-status.ts';
 import type { ConversationDeps } from '../../../core/helpdesk/conversations.ts';
-import { badRequest } from '../../../core/shared/errors.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
+import { bodyLimits, readBytes } from '../../../adapters/http/body.ts';
+import { parseJsonText } from '../../../adapters/http/input-guard.ts';
 import { StandardError, Uuid } from '../../../adapters/http/schemas.ts';
 import { helpdeskMessageStores } from '../conversation-store.ts';
 import { inboxById } from './store.ts';
@@ -90,20 +91,16 @@ Outgoing: each reply of the inbox is POSTed to channelConfig.webhookUrl as \`{ e
 /** The API channel's inbound endpoint (spec 4.5, 5.6): no apikey; the inbox's secret or a signature over the raw body. */
 export function apiChannelRoutes(ctx: AppContext) {
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
+  const bodyLimit = bodyLimits(ctx.config).body;
 
   return new Elysia({ name: 'plugins.helpdesk.api-channel', prefix: API_CHANNEL_PREFIX, detail: { tags: ['Helpdesk API channel'] } }).post(
     '/:inboxId',
     async ({ params, request, set }) => {
       // The raw bytes, as signed: read before anything parses them.
-      const raw = new Uint8Array(await request.arrayBuffer());
+      const raw = await readBytes(request, bodyLimit);
       const inbox = await inboxById(ctx.db, ctx, params.inboxId);
       authenticateInbound(inbox, { token: request.headers.get(TOKEN_HEADER), signature: request.headers.get(SIGNATURE_HEADER) }, raw);
-      let body: unknown;
-      try {
-        body = JSON.parse(new TextDecoder().decode(raw));
-      } catch {
-        throw badRequest('Request body is not valid JSON');
-      }
+      const body = parseJsonText(new TextDecoder().decode(raw));
       const input = parseInbound(body);
       if (input.kind === 'message') {
         const received = await ctx.db.transaction().execute((trx) => receiveApiMessage(helpdeskMessageStores(trx, ctx), deps, inbox!, input));

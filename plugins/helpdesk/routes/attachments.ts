@@ -5,6 +5,7 @@ import { badRequest, notFound } from '../../../core/shared/errors.ts';
 import { MAX_MEDIA_BYTES } from '../../../core/media/media.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
+import { bodyLimits, readBytes, readMultipart } from '../../../adapters/http/body.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
 import { fetchReceivedMedia } from '../../../adapters/connections/jobs.ts';
@@ -36,7 +37,7 @@ export function attachmentRoutes(ctx: AppContext) {
       app.post(
         '/:id/attachments',
         async ({ actor, params, request, set }) => {
-          const file = await readFile(request);
+          const file = await readFile(request, bodyLimits(ctx.config).media);
           const attachment = await ctx.db.transaction().execute((trx) => uploadAttachment(conversationStores(trx, ctx), ctx, actor, params.id, file));
           set.status = 201;
           return {
@@ -102,15 +103,11 @@ async function fromNetwork(ctx: AppContext, mediaId: string): Promise<Uint8Array
 }
 
 /** The raw bytes with their Content-Type (and X-File-Name), or a multipart form with one `file`. */
-async function readFile(request: Request): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
+async function readFile(request: Request, limit: number): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
   const contentType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (contentType === 'multipart/form-data') {
-    let form: FormData;
-    try {
-      form = await request.formData();
-    } catch {
-      throw badRequest('The multipart body could not be read');
-    }
+    const form = await readMultipart(request, limit);
+    if (!form) throw badRequest('The multipart body could not be read');
     const file = form.get('file');
     if (!(file instanceof File)) throw badRequest('The multipart body needs one file part named file');
     const mimetype = (file.type || 'application/octet-stream').split(';')[0]!.trim().toLowerCase();
@@ -118,7 +115,7 @@ async function readFile(request: Request): Promise<{ bytes: Uint8Array; mimetype
   }
   if (!contentType || contentType === 'application/json') throw badRequest('Send the raw bytes with the file\'s Content-Type (for example application/pdf), or a multipart form with a file');
   const name = request.headers.get('x-file-name');
-  return { bytes: new Uint8Array(await request.arrayBuffer()), mimetype: contentType, fileName: name ? safeDecode(name) : undefined };
+  return { bytes: await readBytes(request, limit), mimetype: contentType, fileName: name ? safeDecode(name) : undefined };
 }
 
 /** X-File-Name may be percent-encoded (headers are ASCII); a name that is not stays as sent. */
