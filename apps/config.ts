@@ -4,6 +4,8 @@ import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/presence.ts';
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
   port: number;
+  /** `HOST` (default 0.0.0.0, every interface): the address the HTTP server binds. */
+  host: string;
   dataDir: string;
   databaseUrl: string | undefined;
   publicUrl: string;
@@ -32,6 +34,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const port = integer(env, 'PORT', 3000, 0);
   return {
     port,
+    host: env.HOST?.trim() || '0.0.0.0',
     dataDir: env.DATA_DIR || './.data',
     databaseUrl: env.DATABASE_URL || undefined,
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
