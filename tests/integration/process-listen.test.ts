@@ -16,10 +16,8 @@ const running: ServerProcess[] = [];
 function envWith(extra: Record<string, string>): Record<string, string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-listen-'));
   dirs.push(dataDir);
-  const env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, DATABASE_URL: '', PORT: '0', ...extra };
-  delete env.HOST;
-  if (extra.HOST) env.HOST = extra.HOST;
-  return env;
+  const { HOST: _inherited, ...inherited } = process.env as Record<string, string>;
+  return { ...inherited, DATA_DIR: dataDir, DATABASE_URL: '', PORT: '0', ...extra };
 }
 
 async function start(extra: Record<string, string>): Promise<ServerProcess> {
