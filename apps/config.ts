@@ -26,6 +26,10 @@ export interface Config {
   helpdeskPresenceTtlSeconds: number;
   /** `CAMPAIGN_PACER_MAX_SLEEP_SECONDS` (60): the longest a campaign's pacer sleeps before looking again. */
   campaignPacerMaxSleepSeconds: number;
+  /** `AUTH_FAILURE_LIMIT` (100): failed API keys, tokens and links per client address and minute before 429. */
+  authFailureLimit: number;
+  /** `TRUST_PROXY` (0): how many proxies in front of the service append to `X-Forwarded-For`; `true` is 1. */
+  trustProxy: number;
 }
 
 export class ConfigError extends Error {}
@@ -47,6 +51,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     oauthRateLimits: { authorize: integer(env, 'OAUTH_AUTHORIZE_RATE_LIMIT', 15, 1), token: integer(env, 'OAUTH_TOKEN_RATE_LIMIT', 120, 1) },
     helpdeskPresenceTtlSeconds: integer(env, 'HELPDESK_PRESENCE_TTL_SECONDS', DEFAULT_PRESENCE_TTL_SECONDS, 1),
     campaignPacerMaxSleepSeconds: integer(env, 'CAMPAIGN_PACER_MAX_SLEEP_SECONDS', 60, 1),
+    authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 100, 1),
+    trustProxy: trustProxy(env),
   };
 }
 
@@ -66,4 +72,12 @@ function integer(env: Record<string, string | undefined>, key: string, fallback:
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new ConfigError(`${key} must be an integer of at least ${min}, got "${raw}"`);
   return value;
+}
+
+/** `TRUST_PROXY`: a number of proxies; `true`/`yes`/`on` mean one, `false`/`no`/`off` none. */
+function trustProxy(env: Record<string, string | undefined>): number {
+  const raw = (env.TRUST_PROXY ?? '').trim().toLowerCase();
+  if (['true', 'yes', 'on'].includes(raw)) return 1;
+  if (['false', 'no', 'off'].includes(raw)) return 0;
+  return integer(env, 'TRUST_PROXY', 0, 0);
 }

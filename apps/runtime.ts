@@ -58,6 +58,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
         oauthRateLimits: config.oauthRateLimits,
         helpdeskPresenceTtlSeconds: config.helpdeskPresenceTtlSeconds,
         campaignPacerMaxSleepSeconds: config.campaignPacerMaxSleepSeconds,
+        authFailureLimit: config.authFailureLimit,
+        trustProxy: config.trustProxy,
       },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,

@@ -11,6 +11,7 @@ import * as realtime from './migrations/base/0009_realtime.ts';
 import * as templates from './migrations/base/0010_templates.ts';
 import * as deliveryQueue from './migrations/base/0011_delivery_queue.ts';
 import * as pluginEventQueue from './migrations/base/0012_plugin_event_queue.ts';
+import * as authFailures from './migrations/base/0013_auth_failures.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -37,6 +38,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0010_templates': templates,
     '0011_delivery_queue': deliveryQueue,
     '0012_plugin_event_queue': pluginEventQueue,
+    '0013_auth_failures': authFailures,
   },
 };
 

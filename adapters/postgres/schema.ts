@@ -246,6 +246,7 @@ export interface Database {
   oauth_tokens: OAuthTokensTable;
   web_sessions: WebSessionsTable;
   templates: TemplatesTable;
+  auth_failures: AuthFailuresTable;
   schema_migrations: SchemaMigrationsTable;
 }
 
@@ -350,3 +351,12 @@ export type UserRow = Selectable<UsersTable>;
 export type WorkspaceRow = Selectable<WorkspacesTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type NewApiToken = Insertable<ApiTokensTable>;
+
+/** Failed authentications per (kind, key) (migration 0013; core/security/auth-throttle.ts). */
+export interface AuthFailuresTable {
+  kind: string;
+  key: string;
+  failures: number;
+  started_at: Date;
+  updated_at: Date;
+}

@@ -37,6 +37,8 @@ export async function startService(config: Config, options: { worker: boolean; p
     await runtime.close();
     throw listenError(error, config);
   }
+  const server = app.server!;
+  runtime.ctx.peerAddress = (request) => server.requestIP(request)?.address;
   const port = app.server!.port;
   const host = app.server!.hostname ?? config.host;
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
