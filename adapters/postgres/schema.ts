@@ -359,4 +359,5 @@ export interface AuthFailuresTable {
   failures: number;
   started_at: Date;
   updated_at: Date;
+  blocked_until: Date | null;
 }

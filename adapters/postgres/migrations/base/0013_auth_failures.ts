@@ -13,6 +13,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('failures', 'integer', (c) => c.notNull())
     .addColumn('started_at', 'timestamptz', (c) => c.notNull())
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('blocked_until', 'timestamptz')
     .addPrimaryKeyConstraint('auth_failures_pkey', ['kind', 'key'])
     .execute();
   await sql`create index auth_failures_updated_idx on auth_failures (updated_at)`.execute(db);
