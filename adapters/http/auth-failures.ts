@@ -104,6 +104,16 @@ function create(ctx: AppContext) {
 }
 
 /**
+ * When `error` refuses a credential of `kind` (401, or 404 for a link or inbox that names
+ * nothing: guessing), counts the failure against the client's address; 429 once over the limit.
+ * Then the caller rethrows `error`.
+ */
+export async function countRefusal(ctx: AppContext, kind: FailureKind, request: Request, error: unknown, peer?: string | null): Promise<void> {
+  const status = (error as { status?: number }).status;
+  if (status === 401 || status === 404) await authFailures(ctx).failed(kind, clientAddress(ctx, request, peer));
+}
+
+/**
  * The client's address: the peer of the TCP connection, or with `TRUST_PROXY=<n>` the address
  * the n-th proxy in front of the service saw (the n-th `X-Forwarded-For` entry from the right).
  * Without `TRUST_PROXY` the header is ignored: any client could write it.

@@ -63,6 +63,29 @@ describe('failed API keys are limited per client address', () => {
   });
 });
 
+describe('the helpdesk inbound token and signed links are limited the same way', () => {
+  test(`a wrong x-helpdesk-token: ${LIMIT} failures a minute, then 429; the right token still passes`, async () => {
+    now = new Date(now.getTime() + 3_600_000);
+    const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { channelType: 'API', name: 'Shop app', webhookUrl: 'https://example.com/hook' } });
+    expect(inbox.status).toBe(201);
+    const inbound = (token: string) =>
+      service.call('POST', `/webhooks/helpdesk/${inbox.body.id}`, { headers: { 'x-helpdesk-token': token }, body: { sourceId: crypto.randomUUID(), contact: { identifier: 'c-1' }, content: 'hi' } });
+    for (let i = 0; i < LIMIT; i++) expect((await inbound(`wrong-${i}`)).status).toBe(401);
+    const limited = await inbound('wrong-again');
+    expectStandardError(limited, 429, 'Too Many Requests');
+    expect(limited.headers.get('retry-after')).not.toBeNull();
+    expect((await inbound(inbox.body.inboundWebhookSecret)).status).not.toBe(429);
+  });
+
+  test(`a forged media download link: ${LIMIT} failures a minute, then 429`, async () => {
+    const download = () => service.call('GET', `/v3/connections/media/${crypto.randomUUID()}/download?token=forged.${crypto.randomUUID()}`);
+    for (let i = 0; i < LIMIT; i++) expect((await download()).status).toBe(401);
+    expectStandardError(await download(), 429, 'Too Many Requests');
+    const attachment = await service.call('GET', `/v3/helpdesk/messages/attachments/${crypto.randomUUID()}/public/download?token=forged`);
+    expect(attachment.status).toBe(429);
+  });
+});
+
 describe('the client address', () => {
   const ctx = (trustProxy: number) => ({ config: { publicUrl: '', trustProxy }, peerAddress: () => '10.0.0.2' }) as unknown as AppContext;
   const request = new Request('http://x/', { headers: { 'x-forwarded-for': '198.51.100.1, 203.0.113.9' } });

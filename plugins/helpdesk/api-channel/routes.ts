@@ -14,6 +14,7 @@ import { DELIVERY_OUTCOMES, MESSAGE_STATUSES } from '../../../core/helpdesk/mess
 import type { ConversationDeps } from '../../../core/helpdesk/conversations.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
+import { countRefusal } from '../../../adapters/http/auth-failures.ts';
 import { StandardError, Uuid } from '../../../adapters/http/schemas.ts';
 import { helpdeskMessageStores } from '../conversation-store.ts';
 import { inboxById } from './store.ts';
@@ -93,11 +94,17 @@ export function apiChannelRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.api-channel', prefix: API_CHANNEL_PREFIX, detail: { tags: ['Helpdesk API channel'] } }).post(
     '/:inboxId',
-    async ({ params, request, set }) => {
+    async ({ params, request, set, server }) => {
       // The raw bytes, as signed: read before anything parses them.
       const raw = new Uint8Array(await request.arrayBuffer());
       const inbox = await inboxById(ctx.db, ctx, params.inboxId);
-      authenticateInbound(inbox, { token: request.headers.get(TOKEN_HEADER), signature: request.headers.get(SIGNATURE_HEADER) }, raw);
+      try {
+        authenticateInbound(inbox, { token: request.headers.get(TOKEN_HEADER), signature: request.headers.get(SIGNATURE_HEADER) }, raw);
+      } catch (error) {
+        // Guessing an inbox's token (or id) is limited per client address across processes.
+        await countRefusal(ctx, 'inbound-token', request, error, server?.requestIP(request)?.address);
+        throw error;
+      }
       let body: unknown;
       try {
         body = JSON.parse(new TextDecoder().decode(raw));
@@ -122,6 +129,7 @@ export function apiChannelRoutes(ctx: AppContext) {
         400: StandardError,
         401: StandardError,
         404: StandardError,
+        429: StandardError,
       },
       detail: {
         summary: 'API channel: push a message or a reply\'s status into an API inbox',
