@@ -39,8 +39,8 @@ export async function startService(config: Config, options: { worker: boolean; p
   }
   const server = app.server!;
   runtime.ctx.peerAddress = (request) => server.requestIP(request)?.address;
-  const port = app.server!.port;
-  const host = app.server!.hostname ?? config.host;
+  const port = server.port;
+  const host = server.hostname ?? config.host;
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
   return {
     url: `http://${reachableHost(host)}:${port}`,

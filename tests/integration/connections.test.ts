@@ -361,7 +361,7 @@ describe('issue 19 §5: "A cloud-api connection claims its phone number id only 
     sim.outageNext(1);
     const res = await create(victim.token, { name: 'later', driver: 'cloud-api', credentials });
     expectStandardError(res, 502, 'Bad Gateway');
-    expect(res.body.message).toContain('could not be reached');
+    expect(res.body.message).toContain('nothing was stored');
     expect((await list(victim.token)).body).toHaveLength(before);
     expect(await phoneNumberIdRows(credentials.phoneNumberId)).toBe(0);
     // Once it answers again, the same request succeeds.

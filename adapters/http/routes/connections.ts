@@ -80,7 +80,8 @@ export function connectionRoutes(ctx: AppContext) {
               driver: t.Optional(t.String({ description: 'Default `sandbox`. `baileys` pairs a real account by QR; `cloud-api` needs credentials and a paid plan.' })),
               credentials: t.Optional(OfficialCredentials),
             }),
-            response: { ...authErrors, 201: ConnectionView },
+            // 422: the platform does not confirm that the credentials own the phone number id; 502: it could not be asked.
+            response: { ...authErrors, 201: ConnectionView, 422: StandardError, 502: StandardError },
             detail: { summary: 'Create a connection' },
           },
         )
@@ -102,7 +103,7 @@ export function connectionRoutes(ctx: AppContext) {
           {
             params: t.Object({ id: t.String() }),
             body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 120 })), credentials: t.Optional(OfficialCredentials) }),
-            response: { ...authErrors, ...NotFound, 200: ConnectionView },
+            response: { ...authErrors, ...NotFound, 200: ConnectionView, 422: StandardError, 502: StandardError },
             detail: { summary: 'Rename, or change credentials (fields left out keep their value)' },
           },
         )
