@@ -5,6 +5,8 @@ import { parseAllowList, type OutboundAllowList } from '../core/shared/outbound-
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
   port: number;
+  /** `HOST` (default 0.0.0.0, every interface): the address the HTTP server binds. */
+  host: string;
   dataDir: string;
   databaseUrl: string | undefined;
   publicUrl: string;
@@ -35,6 +37,10 @@ export interface Config {
   maxBodyBytes: number;
   /** `MAX_MEDIA_BYTES` (16 MiB): uploads larger than this are refused (413). */
   maxMediaBytes: number;
+  /** `AUTH_FAILURE_LIMIT` (100): failed API keys, tokens and links per client address and minute before 429. */
+  authFailureLimit: number;
+  /** `TRUST_PROXY` (0): how many proxies in front of the service append to `X-Forwarded-For`; `true` is 1. */
+  trustProxy: number;
 }
 
 export class ConfigError extends Error {}
@@ -43,6 +49,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const port = integer(env, 'PORT', 3000, 0);
   return {
     port,
+    host: env.HOST?.trim() || '0.0.0.0',
     dataDir: env.DATA_DIR || './.data',
     databaseUrl: env.DATABASE_URL || undefined,
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
@@ -60,6 +67,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundAllow: outboundAllow(env),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024),
     maxMediaBytes: integer(env, 'MAX_MEDIA_BYTES', 16 * 1024 * 1024, 1024),
+    authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 100, 1),
+    trustProxy: trustProxy(env),
   };
 }
 
@@ -98,4 +107,12 @@ function integer(env: Record<string, string | undefined>, key: string, fallback:
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new ConfigError(`${key} must be an integer of at least ${min}, got "${raw}"`);
   return value;
+}
+
+/** `TRUST_PROXY`: a number of proxies; `true`/`yes`/`on` mean one, `false`/`no`/`off` none. */
+function trustProxy(env: Record<string, string | undefined>): number {
+  const raw = (env.TRUST_PROXY ?? '').trim().toLowerCase();
+  if (['true', 'yes', 'on'].includes(raw)) return 1;
+  if (['false', 'no', 'off'].includes(raw)) return 0;
+  return integer(env, 'TRUST_PROXY', 0, 0);
 }

@@ -64,6 +64,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
         campaignPacerMaxSleepSeconds: config.campaignPacerMaxSleepSeconds,
         maxBodyBytes: config.maxBodyBytes,
         maxMediaBytes: config.maxMediaBytes,
+        authFailureLimit: config.authFailureLimit,
+        trustProxy: config.trustProxy,
       },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,

@@ -6,6 +6,7 @@ import { OAuthError } from '../../core/oauth/errors.ts';
 import { satisfies } from '../../core/oauth/scopes.ts';
 import { forbidden } from '../../core/shared/errors.ts';
 import { baseStores } from '../postgres/stores.ts';
+import { authFailures, clientAddress } from './auth-failures.ts';
 import type { AppContext } from './context.ts';
 import { HttpResponseError, oauthResponse, standard } from './errors.ts';
 import { routeKey } from './route-scopes.ts';
@@ -40,6 +41,27 @@ export function authentication(ctx: AppContext) {
 }
 
 export async function authenticateRequest(
+  ctx: AppContext,
+  request: Request,
+  headers: Record<string, string | undefined>,
+  route: string,
+): Promise<Actor> {
+  try {
+    return await authenticateCredential(ctx, request, headers, route);
+  } catch (error) {
+    // A credential presented and refused counts against the client's address: 429 once over the
+    // limit. Valid credentials never reach this (no database work for them).
+    if (refused(error) && (headers['apikey'] !== undefined || headers['authorization'] !== undefined)) {
+      await authFailures(ctx).failed('credential', clientAddress(ctx, request));
+    }
+    throw error;
+  }
+}
+
+const refused = (error: unknown) =>
+  (error instanceof HttpResponseError ? error.response.status : (error as { status?: number }).status) === 401;
+
+async function authenticateCredential(
   ctx: AppContext,
   request: Request,
   headers: Record<string, string | undefined>,

@@ -43,7 +43,13 @@ export interface AppContext {
     maxBodyBytes?: number;
     /** `MAX_MEDIA_BYTES` (16 MiB): the largest upload read. */
     maxMediaBytes?: number;
+    /** `AUTH_FAILURE_LIMIT`: failed credentials per client address and minute before 429 (adapters/http/auth-failures.ts). */
+    authFailureLimit?: number;
+    /** `TRUST_PROXY`: proxies in front of the service whose `X-Forwarded-For` entry names the client (0: none). */
+    trustProxy?: number;
   };
+  /** The TCP peer's address of a request, once the server listens (set by apps/server). */
+  peerAddress?: (request: Request) => string | undefined;
   /** Which OAuth scopes open which route: the base table plus the enabled plugins' rows. */
   routeScopes: RouteScopeTable;
   keys: ServiceKeys;

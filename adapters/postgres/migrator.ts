@@ -12,6 +12,7 @@ import * as templates from './migrations/base/0010_templates.ts';
 import * as deliveryQueue from './migrations/base/0011_delivery_queue.ts';
 import * as pluginEventQueue from './migrations/base/0012_plugin_event_queue.ts';
 import * as invitations from './migrations/base/0013_invitations.ts';
+import * as authFailures from './migrations/base/0014_auth_failures.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -39,6 +40,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0011_delivery_queue': deliveryQueue,
     '0012_plugin_event_queue': pluginEventQueue,
     '0013_invitations': invitations,
+    '0014_auth_failures': authFailures,
   },
 };
 

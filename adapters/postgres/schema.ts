@@ -249,6 +249,7 @@ export interface Database {
   web_sessions: WebSessionsTable;
   templates: TemplatesTable;
   invitations: InvitationsTable;
+  auth_failures: AuthFailuresTable;
   schema_migrations: SchemaMigrationsTable;
 }
 
@@ -369,3 +370,13 @@ export type UserRow = Selectable<UsersTable>;
 export type WorkspaceRow = Selectable<WorkspacesTable>;
 export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type NewApiToken = Insertable<ApiTokensTable>;
+
+/** Failed authentications per (kind, key) (migration 0014; core/security/auth-throttle.ts). */
+export interface AuthFailuresTable {
+  kind: string;
+  key: string;
+  failures: number;
+  started_at: Date;
+  updated_at: Date;
+  blocked_until: Date | null;
+}

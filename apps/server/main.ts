@@ -9,7 +9,7 @@ const service = await startService(config, { worker }).catch((error: Error) => {
   process.exit(1);
 });
 const where = config.databaseUrl ? 'Postgres' : `the embedded database in ${config.dataDir}`;
-console.log(`Switchboard listening on ${service.url} (public URL ${config.publicUrl}) on ${where}${worker ? ', with the worker' : ''}`);
+console.log(`Switchboard listening on ${service.url} (bound to ${service.bound}; public URL ${config.publicUrl}) on ${where}${worker ? ', with the worker' : ''}`);
 console.log(`Plugins: ${service.runtime.plugins.map((p) => p.name).join(', ') || 'none'}`);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -8,7 +8,10 @@ import { startBackgroundWork } from '../background.ts';
 import { openRealtimeTransport } from '../../adapters/realtime/transport.ts';
 
 export interface RunningService {
+  /** Where this machine reaches the server (loopback when bound to every interface). */
   url: string;
+  /** The address and port actually bound, e.g. `0.0.0.0:3000`. */
+  bound: string;
   runtime: Runtime;
   stop(): Promise<void>;
 }
@@ -22,24 +25,39 @@ export async function startService(config: Config, options: { worker: boolean; p
   const stopBackgroundWork = options.worker ? await startBackgroundWork(runtime) : async () => {};
   const realtime = openRealtimeTransport(runtime.ctx, runtime.plugins, { databaseUrl: config.databaseUrl });
   const detachRealtime = runtime.realtime.attach(realtime.io);
-  const app = createHttpApp(runtime.ctx, runtime.plugins)
-    .use(realtime.routes)
-    .listen({
-      port: config.port,
-      hostname: '0.0.0.0',
-      websocket: realtime.websocket,
-      idleTimeout: realtime.idleTimeout,
-      // Never Bun's HTML debug page (paths, source lines), whatever NODE_ENV says; what escapes Elysia is a JSON 500.
-      development: false,
-      error: (error: Error) => errorResponse('UNKNOWN', error),
-      // Bun answers its own limit with an empty 413, so it is set out of reach: the service's
-      // own limits (adapters/http/body.ts) refuse first, in JSON, and every body is read bounded.
-      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    });
-  const port = app.server!.port;
+  let app;
+  try {
+    app = createHttpApp(runtime.ctx, runtime.plugins)
+      .use(realtime.routes)
+      .listen({
+        port: config.port,
+        hostname: config.host,
+        // Elysia's default `reusePort` lets a second process share the port and split the requests.
+        reusePort: false,
+        websocket: realtime.websocket,
+        idleTimeout: realtime.idleTimeout,
+        // Never Bun's HTML debug page (paths, source lines), whatever NODE_ENV says; what escapes Elysia is a JSON 500.
+        development: false,
+        error: (error: Error) => errorResponse('UNKNOWN', error),
+        // Bun answers its own limit with an empty 413, so it is set out of reach: the service's
+        // own limits (adapters/http/body.ts) refuse first, in JSON, and every body is read bounded.
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      });
+  } catch (error) {
+    await stopBackgroundWork();
+    detachRealtime();
+    await realtime.close();
+    await runtime.close();
+    throw listenError(error, config);
+  }
+  const server = app.server!;
+  runtime.ctx.peerAddress = (request) => server.requestIP(request)?.address;
+  const port = server.port;
+  const host = server.hostname ?? config.host;
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${reachableHost(host)}:${port}`,
+    bound: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     runtime,
     async stop() {
       await stopBackgroundWork();
@@ -49,4 +67,19 @@ export async function startService(config: Config, options: { worker: boolean; p
       await runtime.close();
     },
   };
+}
+
+/** Why the server could not listen, in words an operator acts on. */
+function listenError(error: unknown, config: Config): Error {
+  const code = (error as { code?: string }).code;
+  if (code === 'EADDRINUSE') return new Error(`port ${config.port} is in use (on ${config.host}); stop the other process or set PORT`);
+  if (code === 'EADDRNOTAVAIL' || code === 'EINVAL') return new Error(`cannot listen on HOST ${config.host}: not an address of this machine`);
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** A wildcard address is reached through loopback. */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
 }

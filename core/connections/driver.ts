@@ -75,6 +75,12 @@ export interface NetworkDriver {
   readonly capabilities: DriverCapabilities;
   /** Checks and completes a connection's settings at creation; throws a DomainError when unusable. */
   prepareCredentials?(input: Record<string, unknown>): Record<string, string>;
+  /**
+   * Official networks: asks the platform whether these credentials (as `prepareCredentials`
+   * returned them) own the number they name, before the service claims it. Throws a
+   * DomainError: 422 when the platform says no, 502 when it cannot be asked.
+   */
+  confirmCredentials?(credentials: Record<string, string>): Promise<void>;
   /** Opens (or resumes) the session; progress is reported through `events`. */
   connect(connection: DriverConnection, events: DriverEvents, options?: { pairingPhoneNumber?: string }): Promise<void>;
   /** Closes the session; with `logout` the pairing ends too. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -9,15 +10,18 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  */
 
 let service: TestService;
+let sim: GraphSimulator;
 type Owner = { userId: string; workspaceId: string; token: string };
 
 beforeAll(async () => {
   // Issue 3 item 2: "Quota `USER_PLAN_EXCEEDED_CONNECTIONS`". The FREE plan holds one connection here.
-  service = await startTestService({ env: { PLAN_FREE_CONNECTIONS: '1' } });
+  sim = await startGraphSimulator();
+  service = await startTestService({ env: { PLAN_FREE_CONNECTIONS: '1', CLOUD_API_BASE_URL: sim.baseUrl } });
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   await service?.stop();
+  sim?.stop();
 }, HOOK_TIMEOUT);
 
 const create = (apikey: string, body: unknown) => service.call('POST', '/v3/connections', { apikey, body });
@@ -212,12 +216,13 @@ describe('plan quotas', () => {
   });
 });
 
+/** The credentials of a business of its own on the platform (the Graph simulator): its token owns its number. */
 function goodCredentials() {
-  const digits = () => String(100_000_000_000_000 + Math.floor(Math.random() * 899_999_999_999_999));
+  const business = sim.addBusiness({ accessToken: `EAAG${crypto.randomUUID().replace(/-/g, '')}SECRETTAIL` });
   return {
-    phoneNumberId: digits(),
-    businessAccountId: digits(),
-    accessToken: `EAAG${crypto.randomUUID().replace(/-/g, '')}SECRETTAIL`,
+    phoneNumberId: business.phoneNumberId,
+    businessAccountId: business.businessAccountId,
+    accessToken: business.accessToken,
     appSecret: `appsecret${crypto.randomUUID().replace(/-/g, '')}`,
     verifyToken: `verify-${crypto.randomUUID()}`,
   };
@@ -276,6 +281,7 @@ describe('official (cloud-api) connections on PRO', () => {
     }
 
     // Rotating just the access token keeps the other fields (PATCH: "fields left out keep their value").
+    sim.addBusiness({ phoneNumberId: credentials.phoneNumberId, accessToken: 'EAAGnewtokenWXYZ' });
     const rotated = await service.call('PATCH', `/v3/connections/${id}`, { apikey: owner.token, body: { credentials: { accessToken: 'EAAGnewtokenWXYZ' } } });
     expect(rotated.status).toBe(200);
     expect(rotated.body.credentials).toMatchObject({ phoneNumberId: credentials.phoneNumberId, accessToken: '••••WXYZ' });
@@ -294,6 +300,72 @@ describe('official (cloud-api) connections on PRO', () => {
     const res = await create(owner.token, { name: 'two', driver: 'cloud-api', credentials });
     expectStandardError(res, 409, 'Conflict');
     expect((await list(owner.token)).body).toHaveLength(before);
+  });
+});
+
+describe('issue 19 §5: "A cloud-api connection claims its phone number id only after the platform confirms the credentials own it"', () => {
+  let victim: Owner;
+  let intruder: Owner;
+
+  beforeAll(async () => {
+    victim = await service.bootstrap({ plan: 'PRO' });
+    intruder = await service.bootstrap({ plan: 'PRO' });
+  }, HOOK_TIMEOUT);
+
+  const phoneNumberIdRows = async (phoneNumberId: string) =>
+    (await service.runtime.ctx.db.selectFrom('connections').select('id').where('routing_key', '=', phoneNumberId).execute()).length;
+
+  test('a bogus connection in another workspace claims nothing (422), and the real owner then connects its number (201, not 409)', async () => {
+    const real = goodCredentials();
+    const bogus = { ...goodCredentials(), phoneNumberId: real.phoneNumberId, accessToken: 'EAAGbogus0000' };
+    const squat = await create(intruder.token, { name: 'squat', driver: 'cloud-api', credentials: bogus });
+    expectStandardError(squat, 422, 'Unprocessable Entity');
+    expect(squat.body.message).toContain(`did not confirm that these credentials own phone number id ${real.phoneNumberId}`);
+    expect(await phoneNumberIdRows(real.phoneNumberId)).toBe(0);
+
+    // A working token of the intruder's own business does not own the victim's number either.
+    const ownToken = goodCredentials();
+    const borrowed = await create(intruder.token, { name: 'squat', driver: 'cloud-api', credentials: { ...ownToken, phoneNumberId: real.phoneNumberId } });
+    expectStandardError(borrowed, 422, 'Unprocessable Entity');
+
+    const owned = await create(victim.token, { name: 'ours', driver: 'cloud-api', credentials: real });
+    expect(owned.status).toBe(201);
+    expect(await phoneNumberIdRows(real.phoneNumberId)).toBe(1);
+  });
+
+  test('the 409 does not tell a workspace without working credentials which numbers are registered', async () => {
+    const registered = goodCredentials();
+    expect((await create(victim.token, { name: 'registered', driver: 'cloud-api', credentials: registered })).status).toBe(201);
+    const unregistered = goodCredentials();
+    const probe = (phoneNumberId: string) =>
+      create(intruder.token, { name: 'probe', driver: 'cloud-api', credentials: { ...goodCredentials(), phoneNumberId, accessToken: 'EAAGguess' } });
+    const [onRegistered, onUnregistered] = [await probe(registered.phoneNumberId), await probe(unregistered.phoneNumberId)];
+    expect([onRegistered.status, onUnregistered.status]).toEqual([422, 422]);
+    expect(onRegistered.body.message.replace(registered.phoneNumberId, 'N')).toBe(onUnregistered.body.message.replace(unregistered.phoneNumberId, 'N'));
+  });
+
+  test('changing credentials to a number the token does not own is 422 and changes nothing', async () => {
+    const mine = goodCredentials();
+    const created = await create(intruder.token, { name: 'mine', driver: 'cloud-api', credentials: mine });
+    expect(created.status).toBe(201);
+    const theirs = goodCredentials();
+    const moved = await service.call('PATCH', `/v3/connections/${created.body.id}`, { apikey: intruder.token, body: { credentials: { phoneNumberId: theirs.phoneNumberId } } });
+    expectStandardError(moved, 422, 'Unprocessable Entity');
+    expect((await get(intruder.token, created.body.id)).body.credentials.phoneNumberId).toBe(mine.phoneNumberId);
+    expect(await phoneNumberIdRows(theirs.phoneNumberId)).toBe(0);
+  });
+
+  test('when the platform cannot be asked, creation is 502 and no connection is stored', async () => {
+    const credentials = goodCredentials();
+    const before = (await list(victim.token)).body.length;
+    sim.outageNext(1);
+    const res = await create(victim.token, { name: 'later', driver: 'cloud-api', credentials });
+    expectStandardError(res, 502, 'Bad Gateway');
+    expect(res.body.message).toContain('nothing was stored');
+    expect((await list(victim.token)).body).toHaveLength(before);
+    expect(await phoneNumberIdRows(credentials.phoneNumberId)).toBe(0);
+    // Once it answers again, the same request succeeds.
+    expect((await create(victim.token, { name: 'later', driver: 'cloud-api', credentials })).status).toBe(201);
   });
 });
 

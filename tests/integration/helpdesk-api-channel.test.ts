@@ -353,7 +353,7 @@ describe('OpenAPI', () => {
     const op = doc.paths['/webhooks/helpdesk/{inboxId}'].post;
     expect(op.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['x-helpdesk-token', 'x-helpdesk-signature']));
     expect(op.requestBody.content['application/json'].schema.oneOf.map((s: any) => s.title)).toEqual(['Message', 'Status update']);
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '201', '400', '401', '404']);
+    expect(Object.keys(op.responses).sort()).toEqual(['200', '201', '400', '401', '404', '429']);
     expect(op.description).toMatch(/HMAC-SHA256 of the raw request body/);
   });
 });

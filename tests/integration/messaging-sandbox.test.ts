@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -9,6 +10,8 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  */
 
 let service: TestService;
+/** The platform an official connection's credentials are confirmed with (one test makes one). */
+let sim: GraphSimulator;
 type Owner = { userId: string; workspaceId: string; token: string };
 let owner: Owner;
 let connectionId: string;
@@ -16,7 +19,8 @@ let phoneNumber: string;
 
 beforeAll(async () => {
   // FREE workspaces get 2 message credits a month here (the quota test); PRO ones keep the default.
-  service = await startTestService({ env: { PLAN_FREE_MESSAGES: '2' } });
+  sim = await startGraphSimulator();
+  service = await startTestService({ env: { PLAN_FREE_MESSAGES: '2', CLOUD_API_BASE_URL: sim.baseUrl } });
   owner = await service.bootstrap({ plan: 'PRO' });
   const connected = await newConnectedConnection(owner.token, 'main');
   connectionId = connected.id;
@@ -25,6 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await service?.stop();
+  sim?.stop();
 }, HOOK_TIMEOUT);
 
 // ------------------------------------------------------------------------------------------
@@ -686,10 +691,10 @@ describe('presence, edits and deletes pass the provider data through (spec 6.1)'
 
 describe('sandbox endpoints exist only on sandbox connections (issue 3 item 7: "Disabled unless the connection is a sandbox one")', () => {
   test('on an official connection every sandbox endpoint is 404 and nothing is stored', async () => {
-    const digits = () => String(100_000_000_000_000 + Math.floor(Math.random() * 899_999_999_999_999));
+    const business = sim.addBusiness();
     const official = await service.call('POST', '/v3/connections', {
       apikey: owner.token,
-      body: { name: 'official', driver: 'cloud-api', credentials: { phoneNumberId: digits(), businessAccountId: digits(), accessToken: 'EAAGtoken', verifyToken: 'v' } },
+      body: { name: 'official', driver: 'cloud-api', credentials: { ...business, verifyToken: 'v' } },
     });
     expect(official.status).toBe(201);
     const id = official.body.id;

@@ -6,7 +6,7 @@ import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { cookiesAreSecure, setCookie } from '../../adapters/http/pages/cookies.ts';
 import { CONTENT_SECURITY_POLICY, safeReturnPath } from '../../adapters/http/pages/html.ts';
-import { SIGN_IN_ATTEMPTS_PER_MINUTE } from '../../adapters/http/pages/sign-in.ts';
+import { SIGN_IN_POLICIES } from '../../adapters/http/auth-failures.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
@@ -264,36 +264,87 @@ describe('return_to and cookies, as rules', () => {
   });
 });
 
-describe('rate limit', () => {
+describe('issue 19 §5: "Sign-in lockout must not lock the real user out: throttle per account and address with backoff, not a hard block"', () => {
+  // A clock that stands still unless a test moves it; TRUST_PROXY=1 lets a test speak from several addresses.
+  let now = new Date('2026-03-02T10:00:00Z');
   let limited: TestService;
   beforeAll(async () => {
-    limited = await startTestService();
+    limited = await startTestService({ env: { TRUST_PROXY: '1' }, clock: { now: () => now } });
   }, HOOK_TIMEOUT);
   afterAll(async () => {
     await limited?.stop();
   }, HOOK_TIMEOUT);
 
-  test(`after ${SIGN_IN_ATTEMPTS_PER_MINUTE} failures a minute from one IP every attempt is 429, even with the right password; successes do not count`, async () => {
+  const later = (seconds: number) => (now = new Date(now.getTime() + seconds * 1000));
+  async function account(): Promise<string> {
     const email = uniqueEmail('limited');
     const owner = await limited.bootstrap({ email });
     await setPassword(baseStores(limited.runtime.ctx.db), passwordHasher, owner.userId, PASSWORD);
+    return email;
+  }
+  async function attempt(email: string, password: string, address: string) {
     const page = await fetch(`${limited.url}/signin`);
     const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
     const csrf = (await page.text()).match(/name="csrf" value="([^"]+)"/)![1]!;
-    const attempt = (password: string) =>
-      fetch(`${limited.url}/signin`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-        body: new URLSearchParams({ email, password, csrf }),
-      });
-    for (let i = 0; i < SIGN_IN_ATTEMPTS_PER_MINUTE + 2; i++) expect((await attempt(PASSWORD)).status).toBe(303);
-    const statuses: number[] = [];
-    for (let i = 0; i < SIGN_IN_ATTEMPTS_PER_MINUTE; i++) statuses.push((await attempt(`wrong password ${i}`)).status);
-    expect(statuses).toEqual(Array(SIGN_IN_ATTEMPTS_PER_MINUTE).fill(401));
-    const refused = await attempt(PASSWORD);
-    expect(refused.status).toBe(429);
-    expect(refused.headers.get('retry-after')).toBe('60');
-    expect(refused.headers.getSetCookie().join()).not.toContain('sb_session');
+    return fetch(`${limited.url}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, 'x-forwarded-for': address },
+      body: new URLSearchParams({ email, password, csrf }),
+    });
+  }
+  const { free } = SIGN_IN_POLICIES.accountFromAddress;
+  /** Each attempt checks a password with the real (deliberately slow) hasher. */
+  const SLOW = 180_000;
+
+  test(`after ${free} failures on one account from one address the wait doubles with each failure, and the right password works once it is over`, async () => {
+    const email = await account();
+    for (let i = 0; i < free; i++) expect((await attempt(email, `wrong ${i}`, '198.51.100.10')).status).toBe(401);
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const refused = await attempt(email, PASSWORD, '198.51.100.10');
+      expect(refused.status).toBe(429);
+      expect(refused.headers.getSetCookie().join()).not.toContain('sb_session');
+      waits.push(Number(refused.headers.get('retry-after')));
+      later(waits.at(-1)!);
+      if (i < 3) expect((await attempt(email, `wrong again ${i}`, '198.51.100.10')).status).toBe(401);
+    }
+    expect(waits).toEqual([1, 2, 4, 8]);
+    // Waiting is all it takes: no hard block.
+    expect((await attempt(email, PASSWORD, '198.51.100.10')).status).toBe(303);
+    // The success clears this address's count for the account: a typo afterwards is a plain 401.
+    expect((await attempt(email, 'typo', '198.51.100.10')).status).toBe(401);
+    expect((await attempt(email, PASSWORD, '198.51.100.10')).status).toBe(303);
+  }, SLOW);
+
+  test('guessing from many addresses slows the account down, but not for the person at an address they signed in from', async () => {
+    const email = await account();
+    expect((await attempt(email, PASSWORD, '192.0.2.50')).status).toBe(303); // the person, from home
+    later(60);
+    const { free: accountFree } = SIGN_IN_POLICIES.account;
+    for (let i = 0; i < accountFree; i++) expect((await attempt(email, `guess ${i}`, `203.0.113.${i + 1}`)).status).toBe(401);
+    // A new address now waits (the account's own throttle) ...
+    const stranger = await attempt(email, PASSWORD, '203.0.113.200');
+    expect(stranger.status).toBe(429);
+    expect(Number(stranger.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // ... the person at home does not.
+    expect((await attempt(email, PASSWORD, '192.0.2.50')).status).toBe(303);
+  }, SLOW);
+
+  test('one address guessing across many accounts is slowed down for every account', async () => {
+    const { free: addressFree } = SIGN_IN_POLICIES.address;
+    // Few guesses per account (under the per-account throttles), many accounts.
+    const emails = await Promise.all(Array.from({ length: 8 }, () => account()));
+    later(3600);
+    for (let i = 0; i < addressFree; i++) expect((await attempt(emails[i % 8]!, `spray ${i}`, '198.51.100.99')).status).toBe(401);
+    const other = await account();
+    expect((await attempt(other, 'spray', '198.51.100.99')).status).toBe(429);
+    // Another address is not affected.
+    expect((await attempt(other, PASSWORD, '198.51.100.98')).status).toBe(303);
+  }, SLOW);
+
+  test('the counts are kept in the database (every server process sees them)', async () => {
+    const rows = await limited.runtime.ctx.db.selectFrom('auth_failures').select(['kind']).distinct().execute();
+    expect(rows.map((r) => r.kind).sort()).toEqual(['signin-account', 'signin-account-address', 'signin-address', 'signin-known-address']);
   });
 });

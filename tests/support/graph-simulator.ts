@@ -4,7 +4,8 @@ import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
  * A local stand-in for the network's business Cloud API (Graph API), answering like the real
  * one so the `cloud-api` driver is tested for real (ARCHITECTURE.md, "Network drivers"):
  *
- * - `GET  /{version}/{phone-number-id}`             the number (`display_phone_number`, `verified_name`)
+ * - `GET  /{version}/{phone-number-id}`             the number (`display_phone_number`, `verified_name`); a token
+ *                                                   that does not own the number gets 100 (GraphMethodException)
  * - `POST /{version}/{phone-number-id}/messages`    validated sends → `{ messaging_product, contacts, messages: [{ id }] }`,
  *                                                   and `status: read` (+ `typing_indicator`) → `{ success: true }`
  * - `POST /{version}/{phone-number-id}/media`       multipart upload (file, type, messaging_product) → `{ id }`
@@ -100,7 +101,10 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
   const closedWindows = new Set<string>();
   const pending = new Set<Promise<unknown>>();
   let throttle = { remaining: 0, code: 130429, httpStatus: 429 };
+  let outage = 0;
   let baseUrl = '';
+  /** Tokens of other businesses → the one phone number id each may read (see `addBusiness`). */
+  const otherBusinesses = new Map<string, string>();
   /** Graph features taught to the simulator by other modules (templates, Flows…), asked in order. */
   const extensions: GraphExtension[] = [];
 
@@ -142,6 +146,20 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     /** The next `n` sends are refused as throttled (130429 with HTTP 429 unless told otherwise). */
     throttleNext(n: number, how: { code?: number; httpStatus?: number } = {}) {
       throttle = { remaining: n, code: how.code ?? 130429, httpStatus: how.httpStatus ?? (how.code === 131056 ? 400 : 429) };
+    },
+    /**
+     * Another business on the platform: its token reads its own number (`GET /{phone-number-id}`)
+     * and nothing else, as a system-user token of another WhatsApp Business Account. Give an
+     * existing `phoneNumberId` for a second (rotated) token of the same number.
+     */
+    addBusiness(given: { phoneNumberId?: string; accessToken?: string } = {}) {
+      const business = { phoneNumberId: given.phoneNumberId ?? graphId(), businessAccountId: graphId(), accessToken: given.accessToken ?? `EAAG${randomBytes(24).toString('hex')}` };
+      otherBusinesses.set(business.accessToken, business.phoneNumberId);
+      return business;
+    },
+    /** The next `n` versioned requests of any kind answer 503 (code 2, temporary downtime). */
+    outageNext(n: number) {
+      outage = n;
     },
     /** Stores media as if a contact had sent it; returns its media id. */
     addMedia(bytes: Uint8Array, mimeType: string, fileName?: string): string {
@@ -262,6 +280,15 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     }
     if (!/^v\d+\.\d+$/.test(parts[0] ?? '')) return graphError(400, 2500, `Unknown path components: ${url.pathname}`);
     if (!request.headers.get('authorization')) return graphError(400, 2500, 'An active access token must be used to query information about the current user.');
+    if (outage > 0) {
+      outage -= 1;
+      return graphError(503, 2, 'Service temporarily unavailable', { type: 'OAuthException' });
+    }
+    const otherNumber = otherBusinesses.get(request.headers.get('authorization')!.replace(/^Bearer /, ''));
+    if (otherNumber !== undefined) {
+      if (parts.length === 2 && request.method === 'GET' && parts[1] === otherNumber) return phoneNumberNode(url.searchParams.get('fields'), otherNumber);
+      return unsupported(request.method === 'GET' ? 'get' : 'post', parts[1] ?? '');
+    }
     if (!authorized) return invalidToken();
 
     for (const extension of extensions) {
@@ -285,7 +312,7 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     return graphError(400, 2500, `Unknown path components: /${parts.slice(1).join('/')}`);
   }
 
-  function phoneNumberNode(fields: string | null): Response {
+  function phoneNumberNode(fields: string | null, id = phoneNumberId): Response {
     const all: Record<string, unknown> = {
       verified_name: verifiedName,
       code_verification_status: 'VERIFIED',
@@ -297,7 +324,7 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     const wanted = fields ? fields.split(',').map((f) => f.trim()) : Object.keys(all);
     const node: Record<string, unknown> = {};
     for (const field of wanted) if (field in all) node[field] = all[field];
-    return Response.json({ ...node, id: phoneNumberId });
+    return Response.json({ ...node, id });
   }
 
   async function messages(request: Request): Promise<Response> {

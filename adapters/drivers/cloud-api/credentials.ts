@@ -1,6 +1,7 @@
 import type { DriverConnection } from '../../../core/connections/driver.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
-import { badRequest } from '../../../core/shared/errors.ts';
+import { badRequest, DomainError, unprocessable } from '../../../core/shared/errors.ts';
+import type { GraphPhoneNumber } from './graph-types.ts';
 
 /**
  * The customer's own platform credentials of an official connection (spec 1.2: "the
@@ -61,7 +62,7 @@ export function prepareCloudApiCredentials(input: Record<string, unknown>): Reco
 }
 
 /** The credentials of a stored connection; a connection without them cannot talk to the API. */
-export function readCredentials(connection: DriverConnection): CloudApiCredentials {
+export function readCredentials(connection: Pick<DriverConnection, 'credentials'>): CloudApiCredentials {
   const { phoneNumberId, businessAccountId, accessToken, appSecret, verifyToken } = connection.credentials;
   if (!phoneNumberId || !accessToken) {
     throw new DriverError('The connection has no Cloud API credentials (phoneNumberId and accessToken are required)', 'CREDENTIALS_MISSING', false);
@@ -73,4 +74,25 @@ export function readCredentials(connection: DriverConnection): CloudApiCredentia
     verifyToken: verifyToken ?? '',
     ...(appSecret ? { appSecret } : {}),
   };
+}
+
+/**
+ * Before a connection claims a phone number id, the platform must confirm that the token can
+ * read that number (`GET /{phone-number-id}`): a token of another business cannot. Otherwise a
+ * bogus connection would claim someone else's number, and the 409 of the next one would tell
+ * anybody which numbers are registered here.
+ */
+export async function confirmNumberOwnership(client: { phoneNumber(): Promise<GraphPhoneNumber> }, phoneNumberId: string): Promise<void> {
+  let number: GraphPhoneNumber;
+  try {
+    number = await client.phoneNumber();
+  } catch (error) {
+    if (!(error instanceof DriverError)) throw error;
+    if (error.retryable) {
+      // The cause (DNS, refused, timeout) is the operator's business, not the caller's.
+      throw new DomainError(502, 'The platform could not be reached or did not answer whether these credentials own the number; nothing was stored. Try again later.');
+    }
+    throw unprocessable(`The platform did not confirm that these credentials own phone number id ${phoneNumberId}: ${error.message}`);
+  }
+  if (number.id !== phoneNumberId) throw unprocessable(`The platform did not confirm that these credentials own phone number id ${phoneNumberId}`);
 }

@@ -8,7 +8,7 @@ import {
   type SendResult,
 } from '../../../core/connections/driver.ts';
 import { isMediaKind, type OutgoingMessage } from '../../../core/messaging/outgoing.ts';
-import { prepareCloudApiCredentials, readCredentials } from './credentials.ts';
+import { confirmNumberOwnership, prepareCloudApiCredentials, readCredentials } from './credentials.ts';
 import { GraphClient, type FetchLike } from './graph-client.ts';
 import { ingestWebhook } from './ingest.ts';
 import { mediaSourceOf, toGraphBody, type MediaRef } from './outgoing.ts';
@@ -62,6 +62,8 @@ export function createCloudApiDriver(options: CloudApiDriverOptions): NetworkDri
     prepareCredentials: prepareCloudApiCredentials,
 
     templates: createCloudApiTemplates(clientOptions),
+
+    confirmCredentials: (credentials) => confirmNumberOwnership(new GraphClient(clientOptions, readCredentials({ credentials })), credentials.phoneNumberId ?? ''),
 
     /**
      * No QR for an official number: `GET /{phone-number-id}` proves the token and the id.

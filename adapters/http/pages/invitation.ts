@@ -5,11 +5,10 @@ import { DomainError } from '../../../core/shared/errors.ts';
 import { passwordHasher } from '../../crypto/password-hasher.ts';
 import { baseStores } from '../../postgres/stores.ts';
 import type { AppContext } from '../context.ts';
-import { rateLimiter } from '../rate-limit.ts';
+import { authFailures, clientAddress } from '../auth-failures.ts';
 import { endSession, startSession } from '../web-session.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
 import { formField, html, htmlResponse, isFormPost, layout, messagePage } from './html.ts';
-import { SIGN_IN_ATTEMPTS_PER_MINUTE } from './sign-in.ts';
 
 /**
  * Answering an invitation: `GET /invitations/accept?token=…` shows the workspace, the roles and
@@ -19,7 +18,7 @@ import { SIGN_IN_ATTEMPTS_PER_MINUTE } from './sign-in.ts';
  * signs in; `action=decline` declines. Wrong passwords count against the sign-in limit per IP.
  */
 export function invitationPages(ctx: AppContext) {
-  const limiter = rateLimiter({ limit: SIGN_IN_ATTEMPTS_PER_MINUTE, windowMs: 60_000, clock: ctx.clock });
+  const throttle = authFailures(ctx);
   const hidden = { detail: { hide: true } };
 
   return new Elysia({ name: 'pages.invitation' })
@@ -63,11 +62,21 @@ export function invitationPages(ctx: AppContext) {
           return htmlResponse(messagePage('Invitation declined', 'You declined the invitation. Nothing else changed.', { kind: 'notice' }));
         }
 
-        const ip = server?.requestIP(request)?.address ?? 'unknown';
-        if (!limiter.hit(ip)) {
-          return htmlResponse(messagePage('Too many attempts', 'Too many failed attempts from your network. Wait a minute, then try again.'), {
+        // A password typed here is a sign-in attempt for the invited address: the same throttle
+        // (per account, per address, in Postgres) as /signin, so an inviter holding the link
+        // cannot guess an existing account's password faster than at the sign-in page.
+        let invited: InvitationDetails;
+        try {
+          invited = await openInvitation(baseStores(ctx.db), ctx, token);
+        } catch (error) {
+          if (error instanceof DomainError) return unusable(error);
+          throw error;
+        }
+        const attempt = await throttle.signIn(invited.invitation.email, clientAddress(ctx, request, server?.requestIP(request)?.address));
+        if (!attempt.admitted) {
+          return htmlResponse(messagePage('Too many attempts', `Too many failed attempts. Wait ${attempt.retryAfterSeconds} seconds, then try again.`), {
             status: 429,
-            headers: { 'retry-after': '60' },
+            headers: { 'retry-after': String(attempt.retryAfterSeconds) },
           });
         }
         const password = formField(body, 'password') ?? '';
@@ -77,7 +86,7 @@ export function invitationPages(ctx: AppContext) {
           const joined = await ctx.db
             .transaction()
             .execute((trx) => acceptInvitation(baseStores(trx), { ...ctx, hasher: passwordHasher }, token, { password, name: formField(body, 'name') }));
-          limiter.release(ip);
+          await attempt.succeeded();
           await endSession(ctx, request); // whoever was signed in on this browser before
           const { setCookie } = await startSession(ctx, joined.user.id);
           return htmlResponse(

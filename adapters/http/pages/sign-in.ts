@@ -6,14 +6,7 @@ import type { AppContext } from '../context.ts';
 import { csrfMatches, currentSession, endSession, startSession } from '../web-session.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
 import { formField, html, htmlResponse, isFormPost, layout, messagePage, safeReturnPath, seeOther } from './html.ts';
-import { rateLimiter } from '../rate-limit.ts';
-
-/**
- * Failed sign-in attempts allowed per client IP and minute (a post with a good CSRF token and a
- * wrong email or password); then every attempt is 429, the right password included, until the
- * oldest failure is a minute old.
- */
-export const SIGN_IN_ATTEMPTS_PER_MINUTE = 15;
+import { authFailures, clientAddress } from '../auth-failures.ts';
 
 /**
  * Person sign-in on the service's own pages (email and password), before approving an app:
@@ -22,7 +15,7 @@ export const SIGN_IN_ATTEMPTS_PER_MINUTE = 15;
  * `GET /account` shows who is signed in.
  */
 export function signInPages(ctx: AppContext) {
-  const limiter = rateLimiter({ limit: SIGN_IN_ATTEMPTS_PER_MINUTE, windowMs: 60_000, clock: ctx.clock });
+  const throttle = authFailures(ctx);
   const hidden = { detail: { hide: true } };
 
   return new Elysia({ name: 'pages.sign-in' })
@@ -42,23 +35,24 @@ export function signInPages(ctx: AppContext) {
         if (!isFormPost(request)) return htmlResponse(messagePage('Cannot sign in', 'Send the sign-in form from the sign-in page.'), { status: 415 });
         const returnTo = safeReturnPath(formField(body, 'return_to'));
         if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) return expiredForm(returnTo);
-        // Each attempt takes a slot before the (slow) verification, so parallel guesses are
-        // counted too; a successful sign-in gives its slot back: failures are what is limited.
-        const ip = server?.requestIP(request)?.address ?? 'unknown';
-        if (!limiter.hit(ip)) {
-          return htmlResponse(messagePage('Too many attempts', 'Too many failed sign-in attempts from your network. Wait a minute, then try again.'), {
+        // Throttled per account and address with a growing delay, never a block (auth-failures.ts);
+        // the attempt counts before the (slow) verification, and is forgiven when it succeeds.
+        const email = formField(body, 'email') ?? '';
+        const attempt = await throttle.signIn(email, clientAddress(ctx, request, server?.requestIP(request)?.address));
+        if (!attempt.admitted) {
+          const wait = attempt.retryAfterSeconds;
+          return htmlResponse(messagePage('Too many attempts', `Too many failed sign-in attempts. Wait ${wait} second${wait === 1 ? '' : 's'}, then try again.`), {
             status: 429,
-            headers: { 'retry-after': '60' },
+            headers: { 'retry-after': String(wait) },
           });
         }
 
-        const email = formField(body, 'email') ?? '';
         const user = await verifySignIn(baseStores(ctx.db), passwordHasher, email, formField(body, 'password') ?? '');
         if (!user) {
           const { csrf, setCookie } = formToken(ctx, request);
           return htmlResponse(signInPage({ csrf, returnTo, email, error: 'Wrong email or password.' }), { status: 401, cookies: [setCookie] });
         }
-        limiter.release(ip);
+        await attempt.succeeded();
         await endSession(ctx, request); // a session held before (another person's) ends here
         const { setCookie } = await startSession(ctx, user.id);
         return seeOther(returnTo, [setCookie]);

@@ -12,6 +12,7 @@ import {
 import type { Connection } from '../../../core/connections/connection.ts';
 import { CONNECTION_STATUSES } from '../../../core/connections/connection-status.ts';
 import { capabilityFlags } from '../../../core/connections/driver.ts';
+import { confirmChangedCredentials, confirmNewCredentials } from '../../../core/connections/credential-claims.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -67,9 +68,9 @@ export function connectionRoutes(ctx: AppContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const connection = await inTransaction((stores) =>
-              createConnection(stores, deps, actor, { name: body.name, driver: body.driver ?? 'sandbox', credentials: body.credentials }),
-            );
+            const input = { name: body.name, driver: body.driver ?? 'sandbox', credentials: body.credentials };
+            await confirmNewCredentials(messagingStores(ctx.db, ctx).identity, deps, actor, input);
+            const connection = await inTransaction((stores) => createConnection(stores, deps, actor, input));
             set.status = 201;
             return present(ctx, connection);
           },
@@ -79,7 +80,8 @@ export function connectionRoutes(ctx: AppContext) {
               driver: t.Optional(t.String({ description: 'Default `sandbox`. `baileys` pairs a real account by QR; `cloud-api` needs credentials and a paid plan.' })),
               credentials: t.Optional(OfficialCredentials),
             }),
-            response: { ...authErrors, 201: ConnectionView },
+            // 422: the platform does not confirm that the credentials own the phone number id; 502: it could not be asked.
+            response: { ...authErrors, 201: ConnectionView, 422: StandardError, 502: StandardError },
             detail: { summary: 'Create a connection' },
           },
         )
@@ -94,11 +96,14 @@ export function connectionRoutes(ctx: AppContext) {
         })
         .patch(
           '/:id',
-          async ({ actor, params, body }) => present(ctx, await inTransaction((stores) => updateConnection(stores, deps, actor, params.id, body))),
+          async ({ actor, params, body }) => {
+            await confirmChangedCredentials(messagingStores(ctx.db, ctx).connections, deps, actor, params.id, body);
+            return present(ctx, await inTransaction((stores) => updateConnection(stores, deps, actor, params.id, body)));
+          },
           {
             params: t.Object({ id: t.String() }),
             body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 120 })), credentials: t.Optional(OfficialCredentials) }),
-            response: { ...authErrors, ...NotFound, 200: ConnectionView },
+            response: { ...authErrors, ...NotFound, 200: ConnectionView, 422: StandardError, 502: StandardError },
             detail: { summary: 'Rename, or change credentials (fields left out keep their value)' },
           },
         )

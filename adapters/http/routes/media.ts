@@ -9,6 +9,7 @@ import { bodyLimits, readBytes } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { presentMessage } from './messages.ts';
+import { countRefusal } from '../auth-failures.ts';
 
 /** Raw uploads are read by the handler (no JSON parsing); this documents them. */
 const RAW_BYTES = {
@@ -87,14 +88,19 @@ export function mediaRoutes(ctx: AppContext) {
     )
     .get(
       '/v3/connections/media/:mediaId/download',
-      async ({ params, query }) => {
-        assertDownloadToken(deps, params.mediaId, query.token);
+      async ({ params, query, request, server }) => {
+        try {
+          assertDownloadToken(deps, params.mediaId, query.token);
+        } catch (error) {
+          await countRefusal(ctx, 'signed-link', request, error, server?.requestIP(request)?.address);
+          throw error;
+        }
         return mediaDownload(ctx, params.mediaId);
       },
       {
         params: t.Object({ mediaId: t.String() }),
         query: t.Object({ token: t.Optional(t.String()) }),
-        response: { 200: t.Any({ description: 'The raw bytes' }), 401: StandardError, 404: StandardError },
+        response: { 200: t.Any({ description: 'The raw bytes' }), 401: StandardError, 404: StandardError, 429: StandardError },
         detail: { summary: 'Signed media download (7 days): streams the bytes, no API key' },
       },
     );

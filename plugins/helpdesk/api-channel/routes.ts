@@ -15,6 +15,7 @@ import type { ConversationDeps } from '../../../core/helpdesk/conversations.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { bodyLimits, readBytes } from '../../../adapters/http/body.ts';
 import { parseJsonText } from '../../../adapters/http/input-guard.ts';
+import { countRefusal } from '../../../adapters/http/auth-failures.ts';
 import { StandardError, Uuid } from '../../../adapters/http/schemas.ts';
 import { helpdeskMessageStores } from '../conversation-store.ts';
 import { inboxById } from './store.ts';
@@ -95,11 +96,17 @@ export function apiChannelRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.api-channel', prefix: API_CHANNEL_PREFIX, detail: { tags: ['Helpdesk API channel'] } }).post(
     '/:inboxId',
-    async ({ params, request, set }) => {
+    async ({ params, request, set, server }) => {
       // The raw bytes, as signed: read before anything parses them.
       const raw = await readBytes(request, bodyLimit);
       const inbox = await inboxById(ctx.db, ctx, params.inboxId);
-      authenticateInbound(inbox, { token: request.headers.get(TOKEN_HEADER), signature: request.headers.get(SIGNATURE_HEADER) }, raw);
+      try {
+        authenticateInbound(inbox, { token: request.headers.get(TOKEN_HEADER), signature: request.headers.get(SIGNATURE_HEADER) }, raw);
+      } catch (error) {
+        // Guessing an inbox's token (or id) is limited per client address across processes.
+        await countRefusal(ctx, 'inbound-token', request, error, server?.requestIP(request)?.address);
+        throw error;
+      }
       const body = parseJsonText(new TextDecoder().decode(raw));
       const input = parseInbound(body);
       if (input.kind === 'message') {
@@ -119,6 +126,7 @@ export function apiChannelRoutes(ctx: AppContext) {
         400: StandardError,
         401: StandardError,
         404: StandardError,
+        429: StandardError,
       },
       detail: {
         summary: 'API channel: push a message or a reply\'s status into an API inbox',

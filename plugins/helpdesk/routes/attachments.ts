@@ -6,6 +6,7 @@ import { MAX_MEDIA_BYTES } from '../../../core/media/media.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import { bodyLimits, readBytes, readMultipart } from '../../../adapters/http/body.ts';
+import { countRefusal } from '../../../adapters/http/auth-failures.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
 import { fetchReceivedMedia } from '../../../adapters/connections/jobs.ts';
@@ -64,8 +65,13 @@ export function attachmentRoutes(ctx: AppContext) {
     .use(upload)
     .get(
       '/v3/helpdesk/messages/attachments/:id/public/download',
-      async ({ params, query }) => {
-        assertAttachmentToken(links, params.id, query.token);
+      async ({ params, query, request, server }) => {
+        try {
+          assertAttachmentToken(links, params.id, query.token);
+        } catch (error) {
+          await countRefusal(ctx, 'signed-link', request, error, server?.requestIP(request)?.address);
+          throw error;
+        }
         const found = await attachmentForDownload(ctx.db, params.id);
         if (!found) throw notFound('Attachment not found');
         let bytes: Uint8Array | undefined = found.bytes ? new Uint8Array(found.bytes) : undefined;
@@ -86,7 +92,7 @@ export function attachmentRoutes(ctx: AppContext) {
       {
         params: t.Object({ id: t.String() }),
         query: t.Object({ token: t.Optional(t.String()) }),
-        response: { 200: t.Any({ description: 'The raw bytes, with the file\'s Content-Type and Content-Disposition' }), 401: StandardError, 404: StandardError },
+        response: { 200: t.Any({ description: 'The raw bytes, with the file\'s Content-Type and Content-Disposition' }), 401: StandardError, 404: StandardError, 429: StandardError },
         detail: { summary: 'Signed attachment download (no API key; the link in a message\'s attachments, valid 7 days): streams the bytes' },
       },
     );
