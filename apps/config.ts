@@ -45,6 +45,17 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** For the processes' entry points: a bad setting is one clear line and exit 1, not a stack trace. */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`Switchboard could not start: ${error.message}`);
+    process.exit(1);
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0);
   return {

@@ -1,8 +1,8 @@
-import { loadConfig } from '../config.ts';
+import { loadConfigOrExit } from '../config.ts';
 import { startService } from './server.ts';
 
 /** `bun run start`: server and worker in one process. `--no-worker` serves HTTP only. */
-const config = loadConfig();
+const config = loadConfigOrExit();
 const worker = !process.argv.includes('--no-worker');
 const service = await startService(config, { worker }).catch((error: Error) => {
   console.error(`Switchboard could not start: ${error.message}`);

@@ -1,9 +1,9 @@
-import { loadConfig } from '../config.ts';
+import { loadConfigOrExit } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
 import { startBackgroundWork } from '../background.ts';
 
 /** The worker alone, for production on Postgres: run as many as you like. */
-const config = loadConfig();
+const config = loadConfigOrExit();
 if (!config.databaseUrl) {
   console.error('A separate worker needs DATABASE_URL; on the embedded database `bun run start` runs the worker itself.');
   process.exit(1);

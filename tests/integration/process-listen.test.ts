@@ -75,3 +75,13 @@ describe('issue 19 §5: HOST is configurable and the start-up line prints the ad
     expect(await new Response(child.stderr).text()).toContain('Switchboard could not start: cannot listen on HOST 192.0.2.1');
   }, 120_000);
 });
+
+describe('a bad setting stops the start with one clear line', () => {
+  test('OUTBOUND_ALLOW with a bad entry: exit 1, the message names it, no stack trace or source excerpt', async () => {
+    const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: ROOT, env: envWith({ OUTBOUND_ALLOW: '127.0.0.0/8,bogus/99' }), stdout: 'pipe', stderr: 'pipe' });
+    const code = await child.exited;
+    const stderr = await new Response(child.stderr).text();
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe('Switchboard could not start: OUTBOUND_ALLOW must list hostnames, IP addresses or CIDRs separated by commas: "bogus/99" is not a hostname, an IP address or a CIDR');
+  }, 60_000);
+});
