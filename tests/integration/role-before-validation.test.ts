@@ -41,6 +41,9 @@ const REFUSED: Array<[method: string, path: string, body: unknown]> = [
   ['PATCH', `/v3/webhooks/${NIL}`, { url: 12 }],
   ['POST', '/v3/oauth/clients', { redirect_uris: 'x' }],
   ['PATCH', `/v3/accounts/${NIL}`, { name: '' }],
+  ['POST', '/v3/helpdesk/labels', { name: 9 }],
+  ['PATCH', `/v3/helpdesk/labels/${NIL}`, { name: 9 }],
+  ['POST', '/v3/helpdesk/webhooks', { url: 9 }],
 ];
 
 describe('an Agent sending an invalid body to a route their role may not use', () => {
