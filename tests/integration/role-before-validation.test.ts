@@ -44,6 +44,9 @@ const REFUSED: Array<[method: string, path: string, body: unknown]> = [
   ['POST', '/v3/helpdesk/labels', { name: 9 }],
   ['PATCH', `/v3/helpdesk/labels/${NIL}`, { name: 9 }],
   ['POST', '/v3/helpdesk/webhooks', { url: 9 }],
+  ['POST', '/v3/helpdesk/teams', { name: 9 }],
+  ['POST', '/v3/helpdesk/sla-policies', { name: 9 }],
+  ['PUT', `/v3/helpdesk/teams/${NIL}/members`, { userIds: 'all' }],
 ];
 
 describe('an Agent sending an invalid body to a route their role may not use', () => {
