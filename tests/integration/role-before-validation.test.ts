@@ -46,6 +46,10 @@ const REFUSED: Array<[method: string, path: string, body: unknown]> = [
   ['POST', '/v3/helpdesk/webhooks', { url: 9 }],
   ['POST', '/v3/helpdesk/teams', { name: 9 }],
   ['POST', '/v3/helpdesk/sla-policies', { name: 9 }],
+  ['POST', '/v3/helpdesk/canned-responses', { shortCode: 9 }],
+  ['POST', '/v3/helpdesk/inboxes', { name: 9 }],
+  ['POST', `/v3/connections/${NIL}/chats/messages/send-flow`, { to: 9 }],
+  ['POST', `/v3/connections/${NIL}/flows`, { name: 9 }],
   ['PUT', `/v3/helpdesk/teams/${NIL}/members`, { userIds: 'all' }],
 ];
 
