@@ -57,6 +57,7 @@ export function flowRoutes(ctx: AppContext) {
             return { ...created, validation_errors: validationErrors };
           },
           {
+            role: ['connections', 'write'],
             params: Id,
             body: t.Object({
               flowJson: t.Union([t.Record(t.String(), t.Any()), t.String()], { description: 'The Flow JSON, as an object or a string holding one' }),
@@ -96,6 +97,7 @@ export function flowRoutes(ctx: AppContext) {
             return { ...presentMessage(sent.message), flowToken: sent.flowToken };
           },
           {
+            role: ['messages.send', 'write'],
             params: Id,
             body: t.Object({
               to: t.String(),
@@ -121,6 +123,7 @@ export function flowRoutes(ctx: AppContext) {
           '/flows-encryption',
           async ({ actor, params, body }) => encryptionView(await provisionFlowKey(stores(), deps, actor, params.id, { rotate: body?.rotate })),
           {
+            role: ['connections', 'write'],
             params: Id,
             body: t.Optional(t.Object({ rotate: t.Optional(t.Boolean({ description: 'A new key pair even if the number has one' })) }, { additionalProperties: true })),
             response: { ...authErrors, ...NotFound, ...Refused, 200: EncryptionView },

@@ -49,6 +49,7 @@ export function accountRoutes(ctx: AppContext) {
           '/v3/accounts/:id',
           ({ actor, params, body }) => updateWorkspace(baseStores(ctx.db).identity, actor, params.id, body),
           {
+            role: ['workspace.update', 'write'],
             params: t.Object({ id: Uuid }),
             body: t.Object({
               name: t.Optional(t.String({ minLength: 1, maxLength: 120, error: 'must be a string of 1 to 120 characters' })),

@@ -24,7 +24,7 @@ const ApiToken = t.Object({
 export function apiTokenRoutes(ctx: AppContext) {
   return new Elysia({ name: 'routes.api-tokens', prefix: '/v3/api-tokens', detail: { tags: ['API tokens'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'tokens' }, (app) =>
       app
         .post(
           '',

@@ -75,6 +75,7 @@ export function connectionRoutes(ctx: AppContext) {
             return present(ctx, connection);
           },
           {
+            role: ['connections', 'write'],
             body: t.Object({
               name: t.String({ minLength: 1, maxLength: 120, error: 'must be a string of 1 to 120 characters' }),
               driver: t.Optional(t.String({ description: 'Default `sandbox`. `baileys` pairs a real account by QR; `cloud-api` needs credentials and a paid plan.' })),
@@ -101,6 +102,7 @@ export function connectionRoutes(ctx: AppContext) {
             return present(ctx, await inTransaction((stores) => updateConnection(stores, deps, actor, params.id, body)));
           },
           {
+            role: ['connections', 'write'],
             params: t.Object({ id: t.String() }),
             body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 120 })), credentials: t.Optional(OfficialCredentials) }),
             response: { ...authErrors, ...NotFound, 200: ConnectionView, 422: StandardError, 502: StandardError },
@@ -114,6 +116,7 @@ export function connectionRoutes(ctx: AppContext) {
             return { id: params.id, deleted: true as const };
           },
           {
+            role: ['connections', 'write'],
             params: t.Object({ id: t.String() }),
             response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
             detail: { summary: 'Delete a connection; its session is ended and the pairing removed' },
@@ -126,6 +129,7 @@ export function connectionRoutes(ctx: AppContext) {
             return present(ctx, await settled(ctx, actor.workspaceId, params.id));
           },
           {
+            role: ['connections', 'write'],
             params: t.Object({ id: t.String() }),
             body: t.Optional(
               t.Object({
@@ -142,6 +146,7 @@ export function connectionRoutes(ctx: AppContext) {
           '/:id/disconnect',
           async ({ actor, params }) => present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: false }))),
           {
+            role: ['connections', 'write'],
             params: t.Object({ id: t.String() }),
             body: t.Optional(t.Object({}, { description: 'No fields' })),
             response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },
@@ -152,6 +157,7 @@ export function connectionRoutes(ctx: AppContext) {
           '/:id/logout',
           async ({ actor, params }) => present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: true }))),
           {
+            role: ['connections', 'write'],
             params: t.Object({ id: t.String() }),
             body: t.Optional(t.Object({}, { description: 'No fields' })),
             response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },

@@ -31,7 +31,7 @@ export function mediaRoutes(ctx: AppContext) {
 
   const withKey = new Elysia({ name: 'routes.media.apikey', prefix: '/v3/connections/:id/media', detail: { tags: ['Media'] } })
     .use(authentication(ctx))
-    .guard({ auth: true, params: t.Object({ id: t.String() }) }, (app) =>
+    .guard({ auth: true, role: ['messages.send', 'write'], params: t.Object({ id: t.String() }) }, (app) =>
       app
         .post(
           '',

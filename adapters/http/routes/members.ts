@@ -58,7 +58,7 @@ const Roles = t.Array(RoleName, { minItems: 1, error: 'must list at least one of
 export function memberRoutes(ctx: AppContext) {
   return new Elysia({ name: 'routes.members', prefix: '/v3/members', detail: { tags: ['Members'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'members' }, (app) =>
       app
         .get(
           '',

@@ -89,6 +89,7 @@ export function messageRoutes(ctx: AppContext) {
             return presentMessage(message);
           },
           {
+            role: ['messages.send', 'write'],
             body: SendBody,
             response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 422: StandardError },
             detail: {
@@ -109,6 +110,7 @@ export function messageRoutes(ctx: AppContext) {
             return presentMessage(message);
           },
           {
+            role: ['messages.send', 'write'],
             body: t.Object({ to: t.String(), name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) }),
             response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 422: StandardError },
             detail: { summary: 'Send a pre-approved template; a template known here must be APPROVED (422) and its variables fit it (400, every problem at once) (201 means the platform accepted the call, not delivery)' },

@@ -68,7 +68,7 @@ export function oauthAppRoutes(ctx: AppContext) {
   const deps = oauthDeps(ctx);
   return new Elysia({ name: 'routes.oauth-apps', prefix: '/v3/oauth', detail: { tags: ['OAuth'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'tokens' }, (app) =>
       app
         .get(
           '/consents',

@@ -87,6 +87,7 @@ export function templateRoutes(ctx: AppContext) {
             return presentTemplate(template);
           },
           {
+            role: ['connections', 'write'],
             params: Params,
             body: CreateBody,
             response: { ...platformErrors, 201: TemplateView },
@@ -107,6 +108,7 @@ export function templateRoutes(ctx: AppContext) {
             return { handle };
           },
           {
+            role: ['connections', 'write'],
             parse: 'none',
             params: Params,
             response: { ...platformErrors, 201: t.Object({ handle: t.String({ description: 'Permanent; put it in the HEADER’s example.header_handle' }) }) },
@@ -122,6 +124,7 @@ export function templateRoutes(ctx: AppContext) {
             return { mediaId, expiresAt: iso(expiresAt) };
           },
           {
+            role: ['messages.send', 'write'],
             parse: 'none',
             params: Params,
             response: { ...platformErrors, 201: t.Object({ mediaId: t.String(), expiresAt: Timestamp }) },
@@ -143,6 +146,7 @@ export function templateRoutes(ctx: AppContext) {
             return { id: params.templateId, deleted: true as const };
           },
           {
+            role: ['connections', 'write'],
             params: TemplateParams,
             response: { ...platformErrors, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
             detail: { summary: 'Delete the template on the platform and here (that name in that language)' },

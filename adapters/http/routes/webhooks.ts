@@ -77,7 +77,7 @@ export function webhookRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'routes.webhooks', prefix: '/v3/webhooks', detail: { tags: ['Webhooks'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'connections' }, (app) =>
       app
         .post(
           '',

@@ -54,6 +54,7 @@ export function cannedResponseRoutes(ctx: AppContext) {
             return presentCannedResponse(created);
           },
           {
+            role: ['helpdesk.configure', 'write'],
             body: t.Object({ shortCode: ShortCode, content: Content }),
             response: { ...authErrors, 201: CannedResponseView, 409: StandardError },
             detail: { summary: 'Create a canned response (Manager and above, PRO plan); a short code already used (in any case) is 409' },
@@ -65,6 +66,7 @@ export function cannedResponseRoutes(ctx: AppContext) {
           detail: { summary: 'One canned response' },
         })
         .patch('/:id', async ({ actor, params, body }) => presentCannedResponse(await inTransaction((s) => updateCannedResponse(s, ctx, actor, params.id, body))), {
+          role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({ shortCode: t.Optional(ShortCode), content: t.Optional(Content) }),
           response: { ...authErrors, 200: CannedResponseView, 409: StandardError },
@@ -76,7 +78,7 @@ export function cannedResponseRoutes(ctx: AppContext) {
             await inTransaction((s) => deleteCannedResponse(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
-          { params: Id, response: { ...authErrors, 200: Deleted }, detail: { summary: 'Delete a canned response (Manager and above, PRO plan)' } },
+          { role: ['helpdesk.configure', 'write'], params: Id, response: { ...authErrors, 200: Deleted }, detail: { summary: 'Delete a canned response (Manager and above, PRO plan)' } },
         ),
     );
 }

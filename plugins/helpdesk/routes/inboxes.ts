@@ -67,6 +67,8 @@ export function inboxRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.inboxes', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
+    // Only creation checks the role early: the writes on one inbox answer an Agent 404 for an
+    // inbox they cannot see (never 403), so that check stays in core, after visibility.
     .guard({ auth: true }, (app) =>
       app
         .post(
@@ -77,6 +79,7 @@ export function inboxRoutes(ctx: AppContext) {
             return { ...present(inbox, actor), ...(inbox.inboundSecret !== null && { inboundWebhookSecret: inbox.inboundSecret }) };
           },
           {
+            role: ['helpdesk.configure', 'write'],
             body: t.Object({
               ...Settings,
               channelType: t.UnionEnum([...CHANNEL_TYPES], { description: 'API: an API-channel inbox; CONNECTION: bound to connectionId' }),

@@ -58,6 +58,7 @@ export function labelRoutes(ctx: AppContext) {
             return presentLabel(label);
           },
           {
+            role: ['helpdesk.configure', 'write'],
             body: t.Object({ name: t.String({ description: `1 to ${LABEL_MAX_LENGTH} characters, no comma` }), ...Fields }),
             response: { ...authErrors, 201: LabelView, 409: StandardError },
             detail: { summary: 'Create a label (Manager and above, PRO plan); a name already used (in any case) is 409' },
@@ -69,6 +70,7 @@ export function labelRoutes(ctx: AppContext) {
           detail: { summary: 'One label' },
         })
         .patch('/:id', async ({ actor, params, body }) => presentLabel(await inTransaction((s) => updateLabel(s, ctx, actor, params.id, body))), {
+          role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({ name: t.Optional(t.String({ description: 'A new name: every conversation wearing the label is renamed too' })), ...Fields }),
           response: { ...authErrors, ...NotFound, 200: LabelView, 409: StandardError },
@@ -81,6 +83,7 @@ export function labelRoutes(ctx: AppContext) {
             return { id: params.id, deleted: true as const };
           },
           {
+            role: ['helpdesk.configure', 'write'],
             params: Id,
             response: { ...authErrors, ...NotFound, 200: Deleted },
             detail: { summary: 'Delete a label (Manager and above, PRO plan); it is taken off every conversation' },

@@ -63,6 +63,7 @@ export function teamRoutes(ctx: AppContext) {
             return present(team);
           },
           {
+            role: ['helpdesk.configure', 'write'],
             body: t.Object({ name: Name, description: t.Optional(Description) }),
             response: { ...authErrors, 201: TeamView, 409: StandardError },
             detail: { summary: 'Create a team (Owner, Admin, Manager; PRO plan); 409 when the name is taken' },
@@ -74,6 +75,7 @@ export function teamRoutes(ctx: AppContext) {
           detail: { summary: 'One team with its members' },
         })
         .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateTeam(s, deps, actor, params.id, body))), {
+          role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({ name: t.Optional(Name), description: t.Optional(Description) }),
           response: { ...authErrors, ...NotFound, 200: TeamView, 409: StandardError },
@@ -86,6 +88,7 @@ export function teamRoutes(ctx: AppContext) {
             return { id: params.id, deleted: true as const };
           },
           {
+            role: ['helpdesk.configure', 'write'],
             params: Id,
             response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
             detail: {
@@ -103,6 +106,7 @@ export function teamRoutes(ctx: AppContext) {
           '/:id/members',
           async ({ actor, params, body }) => ({ data: (await inTransaction((s) => setTeamMembers(s, deps, actor, params.id, body.userIds))).map(presentMember) }),
           {
+            role: ['helpdesk.configure', 'write'],
             params: Id,
             body: t.Object({ userIds: t.Array(t.String(), { description: 'Members of the workspace; replaces the team members', maxItems: 500 }) }),
             response: { ...authErrors, ...NotFound, 200: MembersView },

@@ -28,7 +28,7 @@ export function slaPolicyRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.sla.policies', prefix: '/v3/helpdesk/sla-policies', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'helpdesk.configure' }, (app) =>
       app
         .get(
           '',

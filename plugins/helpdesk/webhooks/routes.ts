@@ -51,7 +51,7 @@ export function helpdeskWebhookRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.webhooks', prefix: '/v3/helpdesk/webhooks', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'helpdesk.configure' }, (app) =>
       app
         .post(
           '',
