@@ -8,6 +8,7 @@ import { broadcastHelpdeskEvent } from '../../plugins/helpdesk/realtime/broadcas
 import { freshDatabase, onPostgres } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import { HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
+import { inviteAndAccept } from '../support/invitations.ts';
 
 /**
  * Issue 19, section 4: a revocation "takes effect on live websockets within a second or two, on
@@ -102,9 +103,8 @@ describe.skipIf(!onPostgres)('a change made through one server process reaches s
   });
 
   test('an Agent added to an inbox through process 1 hears it on process 2 without a heartbeat', async () => {
-    const added = await call('POST', '/v3/members', { email: uniqueEmail('agent'), roles: ['AGENT'] });
-    expect(added.status).toBe(201);
-    const agentId: string = added.body.userId;
+    // Members join by invitation: invited and accepted over HTTP on process 1.
+    const agentId = await inviteAndAccept(first.url, owner.token, uniqueEmail('agent'), ['AGENT']);
     const token = (await createApiToken(baseStores(first.runtime.ctx.db).tokens, first.runtime.ctx, { userId: agentId, workspaceId: owner.workspaceId, roles: ['OWNER'] }, 'agent')).token!;
     const socket = await connect(token);
     expect((await call('PUT', `/v3/helpdesk/inboxes/${inboxId}/members`, { userIds: [agentId] })).status).toBe(200);
