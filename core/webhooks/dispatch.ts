@@ -182,7 +182,15 @@ export async function flushBatch(
   key: { webhookId: string; connectionId: string; remoteJid: string; version: number },
 ): Promise<Batch | undefined> {
   const batch = await stores.batches.lock(key.webhookId, key.connectionId, key.remoteJid);
-  if (!batch || !dueForFlush(batch.window, key.version, deps.clock.now())) return undefined;
+  if (!batch || batch.window.version !== key.version) return undefined;
+  const now = deps.clock.now();
+  if (!dueForFlush(batch.window, key.version, now)) {
+    // The queue counts a job's wait from its transaction's start, which can be a little before
+    // the window's arrival time, so this flush may run just early: it must not be dropped, or
+    // the batch would be held for ever. Try again at the window's end.
+    await scheduleFlush(stores, batch, now);
+    return undefined;
+  }
   await stores.batches.delete(key.webhookId, key.connectionId, key.remoteJid);
   const webhook = await webhookById(stores, batch);
   if (!webhook) return batch;
@@ -199,15 +207,20 @@ async function hold(stores: DispatchStores, deps: DispatchDeps, webhook: Webhook
   const window = openOrSlide(existing?.window, deps.clock.now(), webhook.messageGroupDelay!);
   const batch: Batch = { webhookId: webhook.id, connectionId: event.connectionId!, remoteJid: event.remoteJid!, window, events: [...(existing?.events ?? []), event] };
   await stores.batches.save(batch);
+  await scheduleFlush(stores, batch, deps.clock.now());
+  return batch;
+}
+
+/** A flush job for the batch's current window version, due when the window closes. */
+async function scheduleFlush(stores: Pick<DispatchStores, 'outbox'>, batch: Batch, now: Date): Promise<void> {
   await stores.outbox.enqueue(
     FLUSH_QUEUE,
-    { webhookId: webhook.id, connectionId: batch.connectionId, remoteJid: batch.remoteJid, version: window.version },
+    { webhookId: batch.webhookId, connectionId: batch.connectionId, remoteJid: batch.remoteJid, version: batch.window.version },
     // No dedupe key: versions start again at 1 with every new window, so a key built on them
     // would hit an earlier window's finished job (pg-boss keeps it for days) and the new window
     // would never be flushed. A replayed fan-out is already a no-op (the event is held once).
-    { startAfterSeconds: Math.max(0, (window.closesAt.getTime() - deps.clock.now().getTime()) / 1000) },
+    { startAfterSeconds: Math.max(0, (batch.window.closesAt.getTime() - now.getTime()) / 1000) },
   );
-  return batch;
 }
 
 type DeliveryInput = { webhookId: string; workspaceId: string; target: DeliveryTarget; event: string; eventIds: string[]; body: string };

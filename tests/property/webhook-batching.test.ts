@@ -359,4 +359,37 @@ describe('batching window: fanOut and flushBatch on real stores', () => {
       { numRuns: 30 },
     );
   });
+
+  test('a flush that runs before its window closes is scheduled again, and the batch goes out at the end', async () => {
+    // The queue counts a job's wait from its transaction's start, so a flush can run a little
+    // early; it must neither deliver early nor drop the batch.
+    const uow = messagingUnitOfWork(ctx);
+    const deps = dispatchDeps(ctx);
+    const webhook = await uow.transaction((stores) =>
+      createWebhook(stores, ctx, actor, { url: 'http://receiver.invalid/early', events: ['messages.upsert'], connections: [connectionId], messageGroupDelay: 5 }),
+    );
+    const remoteJid = `55118${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}@s.whatsapp.net`;
+    try {
+      now = BASE + 10_000_000;
+      const eventId = await logEvent(remoteJid, { n: 0, at: now, messageTimestamp: Math.floor(now / 1000) }, '3EB0EARLY');
+      await uow.transaction((stores) => fanOut(stores, deps, eventId));
+      const [first] = await flushJobs(webhook.id, remoteJid);
+      expect(first!.version).toBe(1);
+
+      now += 4_990;
+      expect(await uow.transaction((stores) => flushBatch(stores, deps, { webhookId: webhook.id, connectionId, remoteJid, version: 1 }))).toBeUndefined();
+      expect(await database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', webhook.id).execute()).toEqual([]);
+      const again = (await flushJobs(webhook.id, remoteJid)).filter((j) => j.id !== first!.id);
+      expect(again).toHaveLength(1);
+      expect(again[0]!.version).toBe(1);
+      expect(Math.abs(again[0]!.delay - 0.01)).toBeLessThan(0.005);
+
+      now += 10;
+      expect(await uow.transaction((stores) => flushBatch(stores, deps, { webhookId: webhook.id, connectionId, remoteJid, version: 1 }))).toBeDefined();
+      expect(await database.db.selectFrom('webhook_deliveries').select('event_ids').where('webhook_id', '=', webhook.id).execute()).toEqual([{ event_ids: [eventId] }]);
+      expect(await database.db.selectFrom('webhook_batches').selectAll().where('webhook_id', '=', webhook.id).execute()).toEqual([]);
+    } finally {
+      await uow.transaction((stores) => stores.webhooks.delete(webhook.id));
+    }
+  });
 });
