@@ -147,6 +147,16 @@ describe('completing a pairing with a sync token', () => {
     expect((await connection(owner.token, id)).phoneNumber).toBe(IMPORTED);
   });
 
+  test('two completions racing with one token: exactly one succeeds, the other is 409', async () => {
+    const owner = await service.bootstrap({ plan: 'PRO' });
+    const id = await createConnection(owner.token);
+    const token = await syncToken(owner.token, id);
+    const answers = await Promise.all([complete(token, sessionMaterial()), complete(token, sessionMaterial('4915155555555'))]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    const winner = answers.find((a) => a.status === 201)!;
+    expect((await eventually(() => connection(owner.token, id), (c) => c.status === 'CONNECTED')).phoneNumber).toBe(winner.body.phoneNumber);
+  });
+
   test('no token, a forged or tampered token, an expired one: 401 with a bearer challenge', async () => {
     const owner = await service.bootstrap({ plan: 'PRO' });
     const id = await createConnection(owner.token);

@@ -152,7 +152,7 @@ export function syncSessionRoutes(ctx: AppContext) {
         return view;
       },
       options(
-        'Re-pair a connection that was paired before (logged out, dropped) with session material of the same number (bearer: sync token); a CONNECTED connection is logged out first.',
+        'Re-pair a connection that was paired before (logged out, dropped) with session material of the same number (bearer: sync token). A CONNECTED connection answers 409: disconnect or log it out first.',
       ),
     );
 }
