@@ -341,4 +341,21 @@ describe('on the Baileys driver', () => {
       expect(stored).not.toContain(secret);
     }
   });
+
+  test('a connection waiting for its QR scan takes the imported pairing instead: the QR session is replaced', async () => {
+    const owner = await service.bootstrap({ plan: 'PRO' });
+    const number = '4915166666666';
+    const id = await createConnection(owner.token, 'baileys');
+    const pairing = await service.call('POST', `/v3/connections/${id}/connect`, { apikey: owner.token });
+    expect(pairing.body.status).toBe('QR_PENDING');
+    const res = await complete(await syncToken(owner.token, id), sessionMaterial(number));
+    expect(res.status).toBe(201);
+    const after = await eventually(() => connection(owner.token, id), (c) => c.status === 'CONNECTED');
+    expect(after.status).toBe('CONNECTED');
+    expect(after.phoneNumber).toBe(number);
+    expect(after.qr).toBeNull();
+    const mine = sockets.filter((s) => s.config.connectionId === id);
+    expect(mine.length).toBeGreaterThanOrEqual(2);
+    expect(mine.at(-1)!.config.auth.creds.me?.id).toBe(`${number}:7@s.whatsapp.net`);
+  });
 });
