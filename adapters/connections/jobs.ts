@@ -74,6 +74,14 @@ export async function runSessionCommand(ctx: AppContext, command: SessionCommand
         await driver.connect(driverView(connection), driverEventsFor(ctx, connection.id), { pairingPhoneNumber: command.pairingPhoneNumber });
       }
       return;
+    case 'restart':
+      // An imported pairing: a session still running on the old one (waiting for a QR scan) is
+      // closed first, so the new session opens from the imported credentials.
+      if (connection.status === 'CONNECTING' || connection.status === 'QR_PENDING' || connection.status === 'CONNECTED') {
+        await driver.disconnect(driverView(connection), { logout: false });
+        await driver.connect(driverView(connection), driverEventsFor(ctx, connection.id));
+      }
+      return;
     case 'disconnect':
     case 'logout':
       await driver.disconnect(driverView(connection), { logout: command.action === 'logout' });

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
 import type { AppContext } from '../http/context.ts';
+import type { StoresImportedSessions } from '../drivers/index.ts';
 import type { Database } from '../postgres/schema.ts';
 import { baseStores } from '../postgres/stores.ts';
 import { connectionStore } from '../postgres/repositories/connection-store.ts';
@@ -36,6 +37,15 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
         .executeTakeFirst();
       if (!row) return undefined;
       return { components: (typeof row.components === 'string' ? JSON.parse(row.components) : row.components) as unknown[] };
+    },
+    // Sync tokens are single-use like upload tickets: their ids share the record of used ones.
+    syncTokens: { use: (jti: string, expiresAt: Date) => mediaStore(db).useTicket(`sync-session:${jti}`, expiresAt) },
+    // Imported session material goes to the driver's own pairing store, in this transaction.
+    pairings: {
+      async replace(connection: { id: string; driver: string }, material: unknown) {
+        const driver = ctx.drivers.get(connection.driver) as Partial<StoresImportedSessions> | undefined;
+        await driver?.storeImportedSession?.(db, connection.id, material);
+      },
     },
     eventLog: eventLog(db),
     fanouts: pendingFanouts(db),

@@ -23,6 +23,15 @@ export interface DriverOptions {
   extra?: NetworkDriver[];
 }
 
+/**
+ * A driver that keeps a pairing of its own (Baileys' auth state) stores imported session material
+ * (the sync flow) through this, inside the transaction that moves the connection. A driver with
+ * `sessionImport` but without this keeps nothing but the number (the sandbox).
+ */
+export interface StoresImportedSessions {
+  storeImportedSession(db: Kysely<any>, connectionId: string, material: unknown): Promise<void>;
+}
+
 export function createDrivers(options: DriverOptions): Map<string, NetworkDriver> {
   const drivers: NetworkDriver[] = [
     createSandboxDriver(),

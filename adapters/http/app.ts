@@ -16,6 +16,7 @@ import { messageRoutes } from './routes/messages.ts';
 import { templateRoutes } from './routes/templates.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
+import { syncSessionRoutes, syncTokenRoutes } from './routes/sync-session.ts';
 import { providerCallbackRoutes } from './routes/provider-callbacks.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { signInPages } from './pages/sign-in.ts';
@@ -46,6 +47,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(mcpRoutes(ctx, plugins, requestAuthenticator(ctx, MCP_PATH)))
     .use(oauthRoutes(ctx))
     .use(providerCallbackRoutes(ctx))
+    .use(syncSessionRoutes(ctx))
     // Runs before `transform` (authentication), also for `parse: 'none'` routes: every body is
     // bounded here. JSON is parsed here (refused when too deep or with NUL/lone surrogates);
     // every JSON body of this API is an object, so `1`, `[]` or `"x"` must not pass as an empty one.
@@ -89,6 +91,11 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
           components: {
             securitySchemes: {
               apikey: { type: 'apiKey', in: 'header', name: 'apikey' },
+              syncToken: {
+                type: 'http',
+                scheme: 'bearer',
+                description: 'Sync token (spec 5.6) from POST /v3/connections/{id}/sync-session: signed, bound to one connection, single-use, valid 10 minutes',
+              },
               oauth2: {
                 type: 'oauth2',
                 description: 'OAuth 2.1 bearer token (spec 5.3): PKCE S256, scopes narrow the approver’s role. Discovery: /.well-known/oauth-authorization-server',
@@ -114,6 +121,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(apiTokenRoutes(ctx))
     .use(memberRoutes(ctx))
     .use(connectionRoutes(ctx))
+    .use(syncTokenRoutes(ctx))
     .use(messageRoutes(ctx))
     .use(templateRoutes(ctx))
     .use(mediaRoutes(ctx))

@@ -51,6 +51,8 @@ export const BASE_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/connections/:id/connect', scopes: ['connections:connect'] },
   { method: 'POST', path: '/v3/connections/:id/disconnect', scopes: ['connections:connect'] },
   { method: 'POST', path: '/v3/connections/:id/logout', scopes: ['connections:connect'] },
+  // Asking for a sync token is pairing a number (spec 2.7: "Pair and disconnect a number").
+  { method: 'POST', path: '/v3/connections/:id/sync-session', scopes: ['connections:connect'] },
 
   { method: 'GET', path: '/v3/connections/:id/chats', scopes: ['messages:read'] },
   { method: 'GET', path: '/v3/connections/:id/chats/messages', scopes: ['messages:read'] },

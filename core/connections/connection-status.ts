@@ -26,15 +26,18 @@ export type ConnectionEvent =
   /** The user asks to disconnect, keeping the pairing. */
   | 'disconnect'
   /** The user asks to log out, ending the pairing. */
-  | 'logout';
+  | 'logout'
+  /** A companion handed over the account's session material (sync flow, spec 4.3): the session opens with it. */
+  | 'imported';
 
 /** The transition table: for each status, the events it accepts and where they lead. */
 export const CONNECTION_TRANSITIONS: Record<ConnectionStatus, Partial<Record<ConnectionEvent, ConnectionStatus>>> = {
-  DISCONNECTED: { connect: 'CONNECTING', logout: 'LOGGED_OUT', disconnect: 'DISCONNECTED' },
-  CONNECTING: { qr: 'QR_PENDING', opened: 'CONNECTED', dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'CONNECTING' },
-  QR_PENDING: { qr: 'QR_PENDING', opened: 'CONNECTED', dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'QR_PENDING' },
+  // `imported` replaces the pairing, so it is refused while a live session uses the current one.
+  DISCONNECTED: { connect: 'CONNECTING', logout: 'LOGGED_OUT', disconnect: 'DISCONNECTED', imported: 'CONNECTING' },
+  CONNECTING: { qr: 'QR_PENDING', opened: 'CONNECTED', dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'CONNECTING', imported: 'CONNECTING' },
+  QR_PENDING: { qr: 'QR_PENDING', opened: 'CONNECTED', dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'QR_PENDING', imported: 'CONNECTING' },
   CONNECTED: { dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'CONNECTED', opened: 'CONNECTED' },
-  LOGGED_OUT: { connect: 'CONNECTING', logout: 'LOGGED_OUT', disconnect: 'LOGGED_OUT' },
+  LOGGED_OUT: { connect: 'CONNECTING', logout: 'LOGGED_OUT', disconnect: 'LOGGED_OUT', imported: 'CONNECTING' },
 };
 
 export function canTransition(from: ConnectionStatus, event: ConnectionEvent): boolean {
@@ -54,5 +57,5 @@ export function wantsSession(status: ConnectionStatus): boolean {
 }
 
 function describe(event: ConnectionEvent): string {
-  return { connect: 'connect', qr: 'show a QR code', opened: 'open', dropped: 'drop', loggedOut: 'be logged out', disconnect: 'disconnect', logout: 'log out' }[event];
+  return { connect: 'connect', qr: 'show a QR code', opened: 'open', dropped: 'drop', loggedOut: 'be logged out', disconnect: 'disconnect', logout: 'log out', imported: 'take imported session material (log out first)' }[event];
 }

@@ -10,7 +10,8 @@ import type { NetworkDriver } from './driver.ts';
 
 /** Queue of session work (connect, disconnect, logout) carried out by the worker. */
 export const SESSION_QUEUE = 'connections.session';
-export type SessionCommand = { connectionId: string; action: 'connect' | 'disconnect' | 'logout' | 'forget'; pairingPhoneNumber?: string; driver?: string };
+/** `restart`: close whatever session runs and open one from the stored pairing (an imported one). */
+export type SessionCommand = { connectionId: string; action: 'connect' | 'disconnect' | 'logout' | 'forget' | 'restart'; pairingPhoneNumber?: string; driver?: string };
 
 export interface ConnectionStores {
   connections: ConnectionStore;
@@ -175,7 +176,7 @@ export async function applySessionUpdate(
   }
 }
 
-async function transition(
+export async function transition(
   stores: ConnectionStores,
   deps: Pick<ConnectionDeps, 'clock'>,
   connection: Connection,

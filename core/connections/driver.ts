@@ -109,8 +109,28 @@ export interface NetworkDriver {
   sendTyping?(connection: DriverConnection, to: string, typing: boolean, lastContactMessageId?: string): Promise<void>;
   /** Provider callbacks over HTTP (official networks): verification handshake and delivery. */
   callbacks?: ProviderCallbacks;
+  /** Multi-device networks: taking over a pairing made elsewhere (the sync flow, spec 4.3). */
+  sessionImport?: SessionImport;
   /** Closes this process's sessions and gives them up to other workers (at shutdown). */
   shutdown?(): Promise<void>;
+}
+
+/**
+ * Session material handed over by a companion: the account's multi-device auth state (keys and
+ * device identity) as another client holds it. `inspect` checks it without storing anything and
+ * answers the normalized material with the account it belongs to, or throws a 400 DomainError
+ * listing every problem; the service then stores it sealed, in the transaction that moves the
+ * connection, and the driver opens its next session with it.
+ */
+export interface SessionImport {
+  inspect(material: unknown): ImportedSession;
+}
+
+export interface ImportedSession {
+  /** Digits of the account's own number, international format. */
+  phoneNumber: string;
+  /** The material as the driver will store it (normalized; never shown or logged). */
+  material: unknown;
 }
 
 /** A raw platform call: a JSON body, or a multipart form (a file is a Blob with its file name). */

@@ -11,6 +11,8 @@ import {
   type ConnectionStatus,
 } from '../../core/connections/connection-status.ts';
 import { applySessionUpdate, requestConnect, requestDisconnect, SESSION_QUEUE, type ConnectionStores } from '../../core/connections/connections.ts';
+import { completeSyncSession, issueSyncToken, type SyncSessionDeps, type SyncSessionStores } from '../../core/connections/sync-session.ts';
+import type { NetworkDriver } from '../../core/connections/driver.ts';
 import type { Actor, IdentityStore } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
@@ -29,10 +31,15 @@ import { DomainError } from '../../core/shared/errors.ts';
  * - `qr` is only for a phone that is pairing (not once CONNECTED);
  * - `loggedOut` and `logout` always end in LOGGED_OUT; `disconnect` keeps the pairing
  *   (DISCONNECTED), except that a logged-out connection has no pairing to keep;
- * - `connect` while a session is already wanted changes nothing.
+ * - `connect` while a session is already wanted changes nothing;
+ * - `imported` (issue 20 item 3: a companion hands over the account's session material) replaces
+ *   the pairing and asks for a session from it, from anywhere but CONNECTED, whose live session
+ *   uses the current pairing.
  */
 
-const EVENTS: ConnectionEvent[] = ['connect', 'qr', 'opened', 'dropped', 'loggedOut', 'disconnect', 'logout'];
+const EVENTS: ConnectionEvent[] = ['connect', 'qr', 'opened', 'dropped', 'loggedOut', 'disconnect', 'logout', 'imported'];
+/** The events that ask for a session from outside one. */
+const STARTERS: ConnectionEvent[] = ['connect', 'imported'];
 const SESSION: ConnectionStatus[] = ['CONNECTING', 'QR_PENDING', 'CONNECTED'];
 const inSession = (s: ConnectionStatus) => SESSION.includes(s);
 
@@ -53,6 +60,8 @@ function modelNext(from: ConnectionStatus, event: ConnectionEvent): ConnectionSt
       return 'LOGGED_OUT';
     case 'disconnect':
       return from === 'LOGGED_OUT' ? 'LOGGED_OUT' : 'DISCONNECTED';
+    case 'imported':
+      return from === 'CONNECTED' ? undefined : 'CONNECTING';
   }
 }
 
@@ -93,11 +102,11 @@ describe('the transition table against the documented meaning', () => {
     for (const s of CONNECTION_STATUSES) expect(wantsSession(s)).toBe(inSession(s));
   });
 
-  test('only connect leaves DISCONNECTED or LOGGED_OUT toward a session', () => {
+  test('only connect or an imported session leaves DISCONNECTED or LOGGED_OUT toward a session', () => {
     for (const from of ['DISCONNECTED', 'LOGGED_OUT'] as const) {
       for (const event of EVENTS) {
         const to = CONNECTION_TRANSITIONS[from][event];
-        if (to !== undefined && wantsSession(to)) expect(event).toBe('connect');
+        if (to !== undefined && wantsSession(to)) expect(STARTERS).toContain(event);
       }
     }
   });
@@ -117,7 +126,7 @@ describe('the transition table against the documented meaning', () => {
 
 interface PureModel {
   status: ConnectionStatus;
-  /** Set by logout / loggedOut; cleared only by a connect (pairing starts over). */
+  /** Set by logout / loggedOut; cleared only by a connect (pairing starts over) or an imported pairing. */
   unpaired: boolean;
 }
 
@@ -137,13 +146,13 @@ class Apply implements fc.Command<PureModel, { status: ConnectionStatus }> {
       const before = m.status;
       m.status = expected;
       if (this.event === 'logout' || this.event === 'loggedOut') m.unpaired = true;
-      if (this.event === 'connect') m.unpaired = false;
-      // A logged-out connection reaches a session again only through connect.
-      if (!inSession(before) && inSession(m.status)) expect(this.event).toBe('connect');
+      if (this.event === 'connect' || this.event === 'imported') m.unpaired = false;
+      // A logged-out connection reaches a session again only through connect or an imported pairing.
+      if (!inSession(before) && inSession(m.status)) expect(STARTERS).toContain(this.event);
     }
     expect(r.status).toBe(m.status);
     expect(wantsSession(r.status)).toBe(inSession(m.status));
-    // After a logout nothing but connect brings the connection back to CONNECTED.
+    // After a logout nothing but connect (or an imported pairing) brings the connection back to CONNECTED.
     if (m.unpaired) expect(r.status === 'CONNECTED' || r.status === 'QR_PENDING' || r.status === 'CONNECTING').toBe(false);
   }
   toString = () => this.event;
@@ -178,6 +187,10 @@ interface Fakes {
   published: ConnectionEventRecord[];
   queued: Array<{ queue: string; data: any }>;
   stores: ConnectionStores;
+  /** The same stores with what the sync flow adds: used token ids, the pairing store. */
+  sync: SyncSessionStores;
+  replaced: unknown[];
+  lastToken?: string;
 }
 
 function fakes(start: ConnectionStatus): Fakes {
@@ -217,6 +230,14 @@ function fakes(start: ConnectionStatus): Fakes {
     events: { publish: async (e) => void f.published.push(e), publishMany: async (es) => void f.published.push(...es) },
     outbox: { enqueue: async (queue, data) => void f.queued.push({ queue, data }), enqueueMany: async () => {} },
   };
+  const used = new Set<string>();
+  f.replaced = [];
+  f.sync = {
+    ...f.stores,
+    identity: { getMembership: async () => ({ roles: ['OWNER'] }) } as unknown as IdentityStore,
+    syncTokens: { use: async (jti) => !used.has(jti) && Boolean(used.add(jti)) },
+    pairings: { replace: async (_connection, material) => void f.replaced.push(material) },
+  };
   return f;
 }
 
@@ -224,6 +245,10 @@ interface UseCaseModel {
   status: ConnectionStatus;
   changes: number;
   queued: number;
+  /** The connection has a number (it opened once, or a pairing was imported). */
+  paired: boolean;
+  /** Imported pairings stored. */
+  replaced: number;
 }
 
 const clock = { now: () => new Date(1_750_000_000_000) };
@@ -270,12 +295,76 @@ class DriverReport implements fc.AsyncCommand<UseCaseModel, Fakes> {
     if (expected !== undefined) {
       if (expected !== m.status) m.changes += 1;
       m.status = expected;
+      if (this.event === 'opened') m.paired = true;
     }
     check(m, f);
     // A QR code is shown only while pairing.
     expect(f.row.qr !== null).toBe(f.row.status === 'QR_PENDING');
   }
   toString = () => `driver:${this.event}`;
+}
+
+/** The number the fake network opens with, and the account of the imported material. */
+const NUMBER = '15550100001';
+const syncDeps: SyncSessionDeps = {
+  clock,
+  ids: { next: () => crypto.randomUUID() },
+  drivers: new Map([['sandbox', { sessionImport: { inspect: (material: unknown) => ({ phoneNumber: NUMBER, material }) } } as unknown as NetworkDriver]]),
+  signingKey: new Uint8Array(32).fill(7),
+};
+
+/**
+ * A companion completes with a fresh sync token: `pair` only a connection without a number,
+ * `reconnect` only one with it; either is refused (409) while CONNECTED. An accepted one stores
+ * the pairing and queues a session restart from it.
+ */
+class CompanionImport implements fc.AsyncCommand<UseCaseModel, Fakes> {
+  constructor(readonly mode: 'pair' | 'reconnect') {}
+  check = () => true;
+  async run(m: UseCaseModel, f: Fakes) {
+    const wrongMode = this.mode === 'pair' ? m.paired : !m.paired;
+    const expected = wrongMode ? undefined : modelNext(m.status, 'imported');
+    const { syncToken } = await issueSyncToken(f.sync, syncDeps, owner, CONNECTION);
+    let error: unknown;
+    try {
+      await completeSyncSession(f.sync, syncDeps, { token: syncToken, material: { creds: 'x' }, mode: this.mode });
+      f.lastToken = syncToken;
+    } catch (e) {
+      error = e;
+    }
+    if (expected === undefined) expect409(error);
+    else {
+      expect(error).toBeUndefined();
+      if (expected !== m.status) m.changes += 1;
+      m.status = expected;
+      m.paired = true;
+      m.queued += 1;
+      m.replaced += 1;
+      expect(f.queued.at(-1)).toEqual({ queue: SESSION_QUEUE, data: { connectionId: CONNECTION, action: 'restart' } });
+      expect(f.row.phoneNumber).toBe(NUMBER);
+    }
+    expect(f.replaced).toHaveLength(m.replaced);
+    check(m, f);
+  }
+  toString = () => `companion:${this.mode}`;
+}
+
+/** A sync token that completed once is refused (409) whatever the state; nothing changes. */
+class Replay implements fc.AsyncCommand<UseCaseModel, Fakes> {
+  check = () => true;
+  async run(m: UseCaseModel, f: Fakes) {
+    if (!f.lastToken) return;
+    let error: unknown;
+    try {
+      await completeSyncSession(f.sync, syncDeps, { token: f.lastToken, material: { creds: 'x' }, mode: m.paired ? 'reconnect' : 'pair' });
+    } catch (e) {
+      error = e;
+    }
+    expect409(error);
+    expect(f.replaced).toHaveLength(m.replaced);
+    check(m, f);
+  }
+  toString = () => 'companion:replay';
 }
 
 function check(m: UseCaseModel, f: Fakes) {
@@ -292,7 +381,7 @@ function check(m: UseCaseModel, f: Fakes) {
 }
 
 describe('the connection use cases follow the machine', () => {
-  test('random user requests and driver reports', async () => {
+  test('random user requests, driver reports and companions completing the sync flow', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...CONNECTION_STATUSES),
@@ -300,11 +389,13 @@ describe('the connection use cases follow the machine', () => {
           [
             fc.constantFrom('connect', 'disconnect', 'logout').map((a) => new UserRequest(a as 'connect' | 'disconnect' | 'logout')),
             fc.constantFrom('qr', 'opened', 'dropped', 'loggedOut').map((e) => new DriverReport(e as 'qr' | 'opened' | 'dropped' | 'loggedOut')),
+            fc.constantFrom('pair', 'reconnect').map((mode) => new CompanionImport(mode as 'pair' | 'reconnect')),
+            fc.constant(new Replay()),
           ],
           { maxCommands: 50 },
         ),
         async (start, cmds) => {
-          await fc.asyncModelRun(() => ({ model: { status: start, changes: 0, queued: 0 }, real: fakes(start) }), cmds);
+          await fc.asyncModelRun(() => ({ model: { status: start, changes: 0, queued: 0, paired: false, replaced: 0 }, real: fakes(start) }), cmds);
         },
       ),
       { numRuns: 200 },

@@ -234,3 +234,22 @@ export function createKeyCache(ttlMs = 5 * 60 * 1000, now: () => number = Date.n
     },
   };
 }
+
+/**
+ * Replaces a connection's pairing with imported session material (the sync flow), sealed like
+ * every stored value, inside the caller's transaction: the old credentials and keys go first, so
+ * nothing of the previous pairing mixes with the new one.
+ */
+export async function replaceAuthState(
+  db: Kysely<any>,
+  box: SecretBox | undefined,
+  connectionId: string,
+  material: { creds: unknown; keys: Record<string, Record<string, unknown>> },
+): Promise<void> {
+  await clearAuthState(db, connectionId);
+  const rows = [{ connection_id: connectionId, kind: CREDS_KIND, key_id: CREDS_ID, value: storedValue(box, material.creds) }];
+  for (const [kind, entries] of Object.entries(material.keys)) {
+    for (const [id, value] of Object.entries(entries)) rows.push({ connection_id: connectionId, kind, key_id: id, value: storedValue(box, value) });
+  }
+  for (let i = 0; i < rows.length; i += CHUNK) await db.insertInto('baileys_auth').values(rows.slice(i, i + CHUNK)).execute();
+}

@@ -22,7 +22,8 @@ import { SESSION_ELSEWHERE, DriverError, type DriverCapabilities, type DriverCon
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import type { OutgoingMessage } from '../../../core/messaging/outgoing.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
-import { clearAuthState, createKeyCache, LeaseLostError, readStoredValue, usePostgresAuthState, type PostgresAuthState } from './auth-state.ts';
+import { clearAuthState, createKeyCache, LeaseLostError, readStoredValue, replaceAuthState, usePostgresAuthState, type PostgresAuthState } from './auth-state.ts';
+import { inspectSessionMaterial, type SessionMaterial } from './session-material.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { LeaseKeeper, LeaseStore, realTimers, revokedAction, type LeaseHolder, type Timers } from './lease.ts';
 import { albumOf, chatJid, isReportable, mapIncoming, plain } from './message-mapping.ts';
@@ -170,6 +171,12 @@ export interface BaileysDriver extends NetworkDriver {
   shutdown(): Promise<void>;
   readonly leases: LeaseStore;
   readonly messages: MessageStore;
+  /**
+   * Stores imported session material (checked by `sessionImport.inspect`) as the connection's
+   * pairing, in the caller's transaction `db`. A session still running on the old pairing (one
+   * waiting for a QR scan) loses its lease, so its writes are fenced off from the new pairing.
+   */
+  storeImportedSession(db: Kysely<any>, connectionId: string, material: unknown): Promise<void>;
 }
 
 const SILENT_LOGGER: ILogger = {
@@ -580,6 +587,13 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
     },
 
     runningSessions: () => [...sessions.keys()],
+
+    sessionImport: { inspect: inspectSessionMaterial },
+
+    async storeImportedSession(trx, connectionId, material) {
+      await new LeaseStore(trx, options.clock).revoke(connectionId, 'disconnect');
+      await replaceAuthState(trx, options.box, connectionId, material as SessionMaterial);
+    },
 
     async shutdown() {
       for (const session of [...sessions.values()]) {

@@ -1,5 +1,6 @@
 import type { DriverConnection, DriverEvents, NetworkDriver } from '../../../core/connections/driver.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
+import { inspectSessionMaterial } from '../baileys/session-material.ts';
 
 /** What a contact on the sandbox network would have seen of "typing…", newest last. */
 export interface SandboxTyping {
@@ -27,8 +28,13 @@ export function createSandboxDriver(): SandboxDriver {
     capabilities: { official: false, sendWindow: false, templates: false, carousels: false, flows: false, typing: true, pairing: 'instant' },
 
     async connect(connection: DriverConnection, events: DriverEvents) {
-      await events.status({ event: 'opened', phoneNumber: sandboxNumber(connection.id) });
+      // A number the connection already has (an imported session's account) stays its number.
+      await events.status({ event: 'opened', phoneNumber: connection.phoneNumber ?? sandboxNumber(connection.id) });
     },
+
+    // The sandbox simulates an unofficial account, so it takes the same session material (checked
+    // the same way) and keeps only its number: there is no real session to open with it.
+    sessionImport: { inspect: inspectSessionMaterial },
 
     async disconnect() {},
 

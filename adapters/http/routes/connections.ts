@@ -18,7 +18,7 @@ import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
-const ConnectionView = t.Object({
+export const ConnectionView = t.Object({
   id: Uuid,
   name: t.String(),
   driver: t.String({ description: 'Network driver: `sandbox`, `cloud-api` (official), `baileys` (unofficial, QR)' }),
@@ -168,7 +168,7 @@ export function connectionRoutes(ctx: AppContext) {
 }
 
 /** Waits briefly for the worker to move the connection past CONNECTING (QR shown or open). */
-async function settled(ctx: AppContext, workspaceId: string, id: string): Promise<Connection> {
+export async function settled(ctx: AppContext, workspaceId: string, id: string): Promise<Connection> {
   const connections = messagingStores(ctx.db, ctx).connections;
   const deadline = Date.now() + 5_000;
   for (;;) {
@@ -180,7 +180,7 @@ async function settled(ctx: AppContext, workspaceId: string, id: string): Promis
 
 const SECRET_FIELDS = new Set(['accessToken', 'appSecret', 'verifyToken']);
 
-async function present(ctx: AppContext, c: Connection) {
+export async function present(ctx: AppContext, c: Connection) {
   const driver = ctx.drivers.get(c.driver);
   const capabilities = driver?.capabilities;
   return {
