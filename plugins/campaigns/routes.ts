@@ -52,7 +52,7 @@ export function campaignRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.campaigns', prefix: '/v3/campaigns', detail: { tags: ['Campaigns'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'messages.send' }, (app) =>
       app
         .get(
           '/opt-outs',

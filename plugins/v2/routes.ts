@@ -100,6 +100,7 @@ export function v2Routes(ctx: AppContext) {
             return { presence: signal.typing ? 'composing' : 'paused' };
           },
           {
+            role: ['messages.send', 'write'],
             params: Chat,
             body: t.Object({ presence: t.String({ description: PRESENCES.join(' or ') }) }),
             response: { ...authErrors, ...NotFound, 202: t.Object({ presence: t.String() }), 422: StandardError },
@@ -116,6 +117,7 @@ export function v2Routes(ctx: AppContext) {
             return presentMessage(message);
           },
           {
+            role: ['messages.send', 'write'],
             params: Chat,
             body: V2SendBody,
             response: { ...authErrors, ...NotFound, 200: V2Message, 201: V2Message, 422: StandardError },

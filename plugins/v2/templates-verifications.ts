@@ -42,6 +42,7 @@ export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
             return presentTemplate(template);
           },
           {
+            role: ['connections', 'write'],
             params: Id,
             body: t.Object({ name: t.String(), language: t.String(), category: t.String(), components: t.Array(t.Any()) }),
             response: { ...Errors, 400: StandardError, 409: StandardError, 502: StandardError, 201: V2Template },
@@ -52,6 +53,7 @@ export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
           '/connections/:id/verifications',
           async ({ actor, params, body }) => presentVerification(await checkNumber(messagingStores(ctx.db, ctx).connections, ctx, actor, body.phone, params.id)),
           {
+            role: ['messages.send', 'write'],
             params: Id,
             body: Phone,
             response: { ...Errors, 400: StandardError, 503: StandardError, 200: V2Verification },
@@ -59,6 +61,7 @@ export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
           },
         )
         .post('/verifications', async ({ actor, body }) => presentVerification(await checkNumber(messagingStores(ctx.db, ctx).connections, ctx, actor, body.phone)), {
+          role: ['messages.send', 'write'],
           body: Phone,
           response: { ...Errors, 400: StandardError, 503: StandardError, 200: V2Verification },
           detail: { summary: 'v2: is this number on the network? Asked through the first connected connection of the workspace that can tell (422 when none)' },

@@ -30,7 +30,7 @@ export function sandboxRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'routes.sandbox', prefix: '/v3/connections/:id/sandbox', detail: { tags: ['Sandbox network'] } })
     .use(authentication(ctx))
-    .guard({ auth: true, params: t.Object({ id: t.String() }) }, (app) =>
+    .guard({ auth: true, role: ['connections', 'write'], params: t.Object({ id: t.String() }) }, (app) =>
       app
         .post(
           '/messages',

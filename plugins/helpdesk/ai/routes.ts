@@ -40,6 +40,8 @@ export function aiRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.ai', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk AI'] } })
     .use(authentication(ctx))
+    // The AI actions keep their role check in core: an Agent outside the conversation's inbox gets
+    // 404 first (and `helpdesk.work` is every role's anyway).
     .guard({ auth: true }, (app) =>
       app
         .get('/ai-settings', async ({ actor }) => present(await getAiSettings(settingsStores(ctx.db), actor)), {
@@ -47,6 +49,7 @@ export function aiRoutes(ctx: AppContext) {
           detail: { summary: 'The workspace\'s AI provider (every member reads; the key is never returned, apiKeySet says whether one is stored)' },
         })
         .put('/ai-settings', async ({ actor, body }) => present(await ctx.db.transaction().execute((trx) => putAiSettings(settingsStores(trx), ctx, actor, body))), {
+          role: ['helpdesk.ai', 'write'],
           body: AiSettingsBody,
           response: { ...authErrors, 200: AiSettingsResponse },
           detail: { summary: 'Replace the AI settings (Owner, Admin; PRO plan); a PUT without apiKey keeps the stored key' },

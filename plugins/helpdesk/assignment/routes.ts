@@ -33,6 +33,8 @@ export function assignmentRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.assignment', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
+    // The inbox switch keeps its role check in core: an Agent gets 404 for an inbox they are not a
+    // member of before the 403 of helpdesk.configure.
     .guard({ auth: true }, (app) =>
       app
         .get('/profile/availability', ({ actor }) => own(actor), {
@@ -48,6 +50,7 @@ export function assignmentRoutes(ctx: AppContext) {
             return own(actor);
           },
           {
+            role: ['helpdesk.work', 'write'],
             body: t.Object({ availability: OneOf(AVAILABILITIES, { description: 'online: takes part in round-robin; busy and offline: skipped' }) }),
             response: { ...authErrors, 200: AvailabilityView },
             detail: {

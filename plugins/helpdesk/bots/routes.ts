@@ -59,7 +59,7 @@ export function agentBotRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.agent-bots', prefix: '/v3/helpdesk/agent-bots', detail: { tags: ['Helpdesk agent bots'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'helpdesk.configure' }, (app) =>
       app
         .post(
           '',

@@ -66,11 +66,13 @@ export function csatRoutes(ctx: AppContext) {
     .guard({ auth: true }, (app) =>
       app
         .get('/inboxes/:id/csat', async ({ actor, params }) => getCsatSettings(stores(), actor, params.id), {
+          role: ['helpdesk.configure', 'read'],
           params: Id,
           response: { ...authErrors, 404: StandardError, 200: CsatSettingsView },
           detail: { summary: 'The inbox\'s CSAT survey setting (off by default); Owners, Admins and Managers' },
         })
         .put('/inboxes/:id/csat', async ({ actor, params, body }) => inTransaction((s) => setCsatSettings(s, ctx, actor, params.id, body)), {
+          role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({
             enabled: t.Boolean(),
@@ -90,6 +92,7 @@ export function csatRoutes(ctx: AppContext) {
             return { ...found, data: found.data.map(present) };
           },
           {
+            role: ['helpdesk.reports', 'read'],
             query: ListQuery,
             response: { ...authErrors, 200: PageOf(CsatResponseView) },
             detail: { summary: 'Survey answers, newest first (helpdesk reports: Owners, Admins, Managers); filters inboxId, from, to; `s` searches comments' },

@@ -51,6 +51,8 @@ export function macroRoutes(ctx: AppContext) {
 
   const library = new Elysia({ name: 'plugins.helpdesk.macros', prefix: '/v3/helpdesk/macros', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
+    // Changing or deleting a macro keeps its role check in core: which capability it needs depends
+    // on the macro (personal or workspace), and another member's personal macro is 404 first.
     .guard({ auth: true }, (app) =>
       app
         .get(
@@ -59,7 +61,7 @@ export function macroRoutes(ctx: AppContext) {
             const found = await listMacros(macroStores(ctx.db), actor, pageRequest(query));
             return { ...found, data: found.data.map(presentMacro) };
           },
-          { query: PageQuery, response: { ...authErrors, 200: PageOf(MacroView) }, detail: { summary: 'The workspace\'s macros and your personal ones, by name; `s` searches the name' } },
+          { role: ['helpdesk.work', 'read'], query: PageQuery, response: { ...authErrors, 200: PageOf(MacroView) }, detail: { summary: 'The workspace\'s macros and your personal ones, by name; `s` searches the name' } },
         )
         .post(
           '',
@@ -69,12 +71,15 @@ export function macroRoutes(ctx: AppContext) {
             return presentMacro(macro);
           },
           {
+            // A workspace macro needs helpdesk.configure too: that depends on the body, so core checks it.
+            role: ['helpdesk.work', 'write'],
             body: t.Object({ name: Name, visibility: t.Optional(Visibility), actions: Actions }),
             response: { ...authErrors, 201: MacroView },
             detail: { summary: 'Create a macro (PRO plan): a personal one (any member) or a workspace one (Manager and above)' },
           },
         )
         .get('/:id', async ({ actor, params }) => presentMacro(await getMacro(macroStores(ctx.db), actor, params.id)), {
+          role: ['helpdesk.work', 'read'],
           params: Id,
           response: { ...authErrors, 200: MacroView },
           detail: { summary: 'One macro (another member\'s personal macro is 404)' },
@@ -97,6 +102,7 @@ export function macroRoutes(ctx: AppContext) {
 
   const runs = new Elysia({ name: 'plugins.helpdesk.macro-runs', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
+    // Role checked in core, after the conversation's and the macro's visibility (404 first).
     .guard({ auth: true }, (app) =>
       app.post(
         '/:id/macros/:macroId/run',

@@ -27,7 +27,8 @@ export function notificationRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.notifications', prefix: '/v3/helpdesk/notifications', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    // Marking one's own notifications read is `helpdesk.work` read in core, as listing them is.
+    .guard({ auth: true, role: ['helpdesk.work', 'read'] }, (app) =>
       app
         .get(
           '',

@@ -80,7 +80,7 @@ export function reportRoutes(ctx: AppContext) {
 
   return new Elysia({ name: 'plugins.helpdesk.reports', prefix: '/v3/helpdesk/reports', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
+    .guard({ auth: true, role: 'helpdesk.reports' }, (app) =>
       app
         .get(
           '/summary',
