@@ -32,8 +32,13 @@ export async function signUp(stores: WorkspaceStores, deps: WorkspaceDeps, input
   if (await stores.identity.findUserByEmail(email)) throw conflict(`A user with email ${email} already exists`);
   const user: User = { id: deps.ids.next(), email, name: input.name?.trim() || email.split('@')[0]!, createdAt: deps.clock.now() };
   await stores.identity.insertUser(user);
-  await openWorkspace(stores, deps, user, { name: user.name, plan: 'FREE', isPersonal: true });
+  await openPersonalWorkspace(stores, deps, user);
   return user;
+}
+
+/** A personal workspace (Free plan) for `user`, named after them, with them as its Owner. */
+export async function openPersonalWorkspace(stores: WorkspaceStores, deps: WorkspaceDeps, user: User): Promise<Workspace> {
+  return openWorkspace(stores, deps, user, { name: user.name, plan: 'FREE', isPersonal: true });
 }
 
 /** A shared workspace with `owner` as its Owner. */
