@@ -73,6 +73,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box, outbound }),
       outbound,
       pluginEvents: pluginEvents(plugins),
+      helpdesk: plugins.some((p) => p.name === 'helpdesk'),
       realtime,
       deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),
       audienceSources: new Map(plugins.flatMap((p) => Object.entries(p.audienceSources ?? {}))),

@@ -71,6 +71,8 @@ export interface AppContext {
   audienceSources?: ReadonlyMap<string, AudienceSource>;
   /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */
   pluginEvents?: ReadonlySet<string>;
+  /** The helpdesk plugin is loaded (`PLUGINS`): the helpdesk works for every workspace (`helpdeskEnabled`, spec 2.3). */
+  helpdesk?: boolean;
   /** Set when `SMTP_URL` is: invitations are mailed instead of handed to the inviter. */
   mailer?: Mailer;
 }

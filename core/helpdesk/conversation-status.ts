@@ -3,8 +3,12 @@ import { badRequest, DomainError, excerpt } from '../shared/errors.ts';
 /**
  * Conversation status (spec 3.1): "States: `OPEN`, `PENDING`, `SNOOZED`, `RESOLVED`.
  * Transitions: not shown". The transitions below are ours, designed as users of shared
- * inboxes expect (issue 6: "resolve, reopen, snooze until a time, pending; a new incoming
- * message reopens a resolved or snoozed conversation; snooze expiry is automatic and `silent`").
+ * inboxes expect (issue 6: "resolve, reopen, snooze until a time, pending; snooze expiry is
+ * automatic and `silent`"). A message after RESOLVED opens a new conversation (issue 20, item
+ * 17): a resolved conversation is a closed case, with its own history, reports and CSAT; the
+ * contact's next message starts a new case with its own `displayId`, and only an agent reopens
+ * the old one. So `incomingMessage` never applies to RESOLVED (conversations.ts
+ * `joinConversation` looks for the latest unresolved conversation, else opens a new OPEN one).
  *
  * | from \ event | resolve  | reopen | snooze(until)      | pending | incomingMessage | snoozeExpired               |
  * |--------------|----------|--------|--------------------|---------|-----------------|-----------------------------|
@@ -12,7 +16,7 @@ import { badRequest, DomainError, excerpt } from '../shared/errors.ts';
  * | PENDING      | RESOLVED | OPEN   | SNOOZED            | 422     | OPEN            | 422                         |
  * | SNOOZED      | RESOLVED | OPEN   | SNOOZED (new time) | 422     | OPEN            | OPEN if snoozedUntil <= now,|
  * |              |          |        |                    |         |                 | else 422; silent            |
- * | RESOLVED     | 422      | OPEN   | 422                | 422     | OPEN            | 422                         |
+ * | RESOLVED     | 422      | OPEN   | 422                | 422     | 422 (new conv.) | 422                         |
  *
  * Rules around the table:
  * - `snooze` needs `until` strictly after `now`, else 400 (checked before the table).
@@ -65,7 +69,8 @@ export const CONVERSATION_TRANSITIONS: Readonly<Record<ConversationStatus, Reado
   OPEN: { resolve: 'RESOLVED', snooze: 'SNOOZED', pending: 'PENDING', incomingMessage: 'OPEN' },
   PENDING: { resolve: 'RESOLVED', reopen: 'OPEN', snooze: 'SNOOZED', incomingMessage: 'OPEN' },
   SNOOZED: { resolve: 'RESOLVED', reopen: 'OPEN', snooze: 'SNOOZED', incomingMessage: 'OPEN', snoozeExpired: 'OPEN' },
-  RESOLVED: { reopen: 'OPEN', incomingMessage: 'OPEN' },
+  // No `incomingMessage`: the contact's next message opens a new conversation (see above).
+  RESOLVED: { reopen: 'OPEN' },
 };
 
 /** Events that are automatic changes (spec 3.1 "carries `silent: true`"). */

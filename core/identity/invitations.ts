@@ -9,13 +9,15 @@ import { passwordProblems, verifySignIn, type PasswordHasher } from './passwords
 import { authorize, outranks, type Role } from './roles.ts';
 import type { Actor } from './identity.ts';
 import { normalizeEmail, signUp, type WorkspaceDeps, type WorkspaceStores } from './workspaces.ts';
+import { mayTakeOver, takeOverAccount, type AccountClaimStore, type ReclaimStores } from './account-reclaim.ts';
 
 /**
  * Joining a workspace is an invitation the invitee accepts (issue 19, section 3). The invitation
  * carries a random token, of which only the hash is stored; whoever holds it may accept or
  * decline that one invitation and nothing else. Accepting attaches an existing account only
  * when the acceptor also signs in with its password, and creates an account otherwise. A token
- * that came back from a mailed link proves the address: the account's email is then verified.
+ * that came back from a mailed link proves the address: the account's email is then verified,
+ * and an account nobody had verified may be taken over with it (account-reclaim.ts).
  */
 export interface Invitation {
   id: string;
@@ -35,7 +37,7 @@ export interface InvitationListItem extends Invitation {
   inviterName: string | null;
 }
 
-export interface InvitationStore {
+export interface InvitationStore extends AccountClaimStore {
   insert(invitation: Invitation): Promise<void>;
   /** The PENDING row of this workspace and email, row-locked. */
   lockPending(workspaceId: string, email: string): Promise<Invitation | undefined>;
@@ -45,7 +47,6 @@ export interface InvitationStore {
   setStatus(id: string, status: InvitationStatus, at: Date, acceptedBy?: string): Promise<void>;
   /** PENDING and not expired at `now`, oldest first. */
   listPending(workspaceId: string, now: Date, request: PageRequest): Promise<Page<InvitationListItem>>;
-  markEmailVerified(userId: string, at: Date): Promise<void>;
 }
 
 export type InvitationStores = WorkspaceStores & { invitations: InvitationStore };
@@ -116,6 +117,12 @@ export interface InvitationDetails {
   invitation: Invitation;
   workspace: Workspace;
   inviterName: string | null;
+  /**
+   * The invitation was mailed and its address has an account nobody verified: the page offers to
+   * take it over. Only the mailbox's reader holds a mailed token, so telling them that an account
+   * exists tells no one else; for a link it stays false whatever the address has.
+   */
+  canTakeOver: boolean;
 }
 
 /** The pending invitation a token is for; otherwise a 400 that says why it cannot be used. */
@@ -124,26 +131,34 @@ export async function openInvitation(stores: InvitationStores, deps: Pick<Invita
   const workspace = await stores.identity.getWorkspace(invitation.workspaceId);
   if (!workspace) throw badRequest(UNUSABLE_INVITATION.REVOKED);
   const inviter = invitation.invitedBy ? await stores.identity.getUser(invitation.invitedBy) : undefined;
-  return { invitation, workspace, inviterName: inviter?.name ?? null };
+  const account = invitation.deliveredBy === 'mail' ? await stores.identity.findUserByEmail(invitation.email) : undefined;
+  return { invitation, workspace, inviterName: inviter?.name ?? null, canTakeOver: await mayTakeOver(stores, invitation, account) };
 }
 
 export const WRONG_PASSWORD = 'An account with this address exists: enter its password to join with it.';
 
 /**
  * Accepts with the token. When the email has an account, `password` must be its password;
- * otherwise an account is made with `password` (and `name`). The acceptor joins with the
- * invitation's roles. Run it in one transaction: the invitation row stays locked until the end.
+ * otherwise an account is made with `password` (and `name`). With `takeOver`, a mailed token
+ * takes a never-verified account over with `password` as its new password (account-reclaim.ts);
+ * a verified account, or a link, is refused (400). The acceptor joins with the invitation's
+ * roles. Run it in one transaction: the invitation row stays locked until the end. After a
+ * takeover (`tookOver`), the caller announces the access change of the person.
  */
 export async function acceptInvitation(
-  stores: InvitationStores,
+  stores: InvitationStores & ReclaimStores,
   deps: InvitationDeps & { hasher: PasswordHasher },
   token: unknown,
-  input: { password: string; name?: string },
-): Promise<{ user: User; workspace: Workspace; created: boolean }> {
+  input: { password: string; name?: string; takeOver?: boolean },
+): Promise<{ user: User; workspace: Workspace; created: boolean; tookOver: boolean }> {
   const invitation = await usableInvitation(stores, deps, token);
   const existing = await stores.identity.findUserByEmail(invitation.email);
   let user: User;
-  if (existing) {
+  if (existing && input.takeOver) {
+    // The same answer for a link whatever the account is: its holder is the inviter, not the address.
+    if (invitation.deliveredBy !== 'mail') throw badRequest(WRONG_PASSWORD);
+    user = await takeOverAccount(stores, deps, invitation, existing, input);
+  } else if (existing) {
     const signedIn = await verifySignIn(stores, deps.hasher, invitation.email, input.password);
     if (!signedIn || signedIn.id !== existing.id) throw badRequest(WRONG_PASSWORD);
     user = signedIn;
@@ -161,7 +176,7 @@ export async function acceptInvitation(
   if (invitation.deliveredBy === 'mail') await stores.invitations.markEmailVerified(user.id, now);
   await transition(stores, invitation, 'accept', now, user.id);
   const workspace = (await stores.identity.getWorkspace(invitation.workspaceId))!;
-  return { user, workspace, created: !existing };
+  return { user, workspace, created: !existing, tookOver: Boolean(existing && input.takeOver) };
 }
 
 export async function declineInvitation(stores: InvitationStores, deps: Pick<InvitationDeps, 'clock'>, token: unknown): Promise<void> {

@@ -32,8 +32,13 @@ export async function signUp(stores: WorkspaceStores, deps: WorkspaceDeps, input
   if (await stores.identity.findUserByEmail(email)) throw conflict(`A user with email ${email} already exists`);
   const user: User = { id: deps.ids.next(), email, name: input.name?.trim() || email.split('@')[0]!, createdAt: deps.clock.now() };
   await stores.identity.insertUser(user);
-  await openWorkspace(stores, deps, user, { name: user.name, plan: 'FREE', isPersonal: true });
+  await openPersonalWorkspace(stores, deps, user);
   return user;
+}
+
+/** A personal workspace (Free plan) for `user`, named after them, with them as its Owner. */
+export async function openPersonalWorkspace(stores: WorkspaceStores, deps: WorkspaceDeps, user: User): Promise<Workspace> {
+  return openWorkspace(stores, deps, user, { name: user.name, plan: 'FREE', isPersonal: true });
 }
 
 /** A shared workspace with `owner` as its Owner. */
@@ -46,24 +51,42 @@ export async function createWorkspace(
   return openWorkspace(stores, deps, owner, { ...input, isPersonal: false });
 }
 
-export async function listAccounts(identity: IdentityStore, actor: Actor): Promise<AccountView[]> {
+/**
+ * `helpdeskEnabled` (spec 2.3) says whether the helpdesk works for the workspace: it does for
+ * every workspace of an installation that loads the helpdesk plugin (`PLUGINS`), reading for
+ * every plan and writing on PRO (`GET /v3/summary` tells that part). The caller passes
+ * `helpdesk`, whether the plugin is loaded; a stored per-workspace flag would only drift from it.
+ */
+export async function listAccounts(identity: IdentityStore, actor: Actor, helpdesk: boolean): Promise<AccountView[]> {
   const workspaces = await identity.listWorkspacesOf(actor.userId);
-  return workspaces.map((w) => ({ id: w.id, name: w.name, isPersonal: w.isPersonal, roles: w.roles, helpdeskEnabled: w.helpdeskEnabled, plan: w.plan }));
+  return workspaces.map((w) => ({ id: w.id, name: w.name, isPersonal: w.isPersonal, roles: w.roles, helpdeskEnabled: helpdesk, plan: w.plan }));
 }
 
-/** Only the Owner updates the workspace (spec 2.14). */
+/**
+ * Only the Owner updates the workspace (spec 2.14). `helpdeskEnabled` may be sent with the value
+ * it reads (a no-op); the other value is a 409 and nothing changes: the helpdesk is switched for
+ * the whole installation, by `PLUGINS`.
+ */
 export async function updateWorkspace(
   identity: IdentityStore,
   actor: Actor,
   workspaceId: string,
   patch: { name?: string; helpdeskEnabled?: boolean },
+  helpdesk: boolean,
 ): Promise<AccountView> {
   if (workspaceId !== actor.workspaceId) throw notFound(`Workspace ${workspaceId} not found`);
   authorize(actor.roles, 'workspace.update', 'write');
   if (patch.name !== undefined && !patch.name.trim()) throw badRequest('name must not be empty');
-  const updated = await identity.updateWorkspace(workspaceId, { ...patch, name: patch.name?.trim() });
+  if (patch.helpdeskEnabled !== undefined && patch.helpdeskEnabled !== helpdesk) {
+    throw conflict(
+      helpdesk
+        ? 'The helpdesk works for every workspace of this installation; it is switched off for all of them by leaving helpdesk out of PLUGINS'
+        : 'The helpdesk plugin is not enabled on this installation; it is switched on for every workspace by adding helpdesk to PLUGINS',
+    );
+  }
+  const updated = await identity.updateWorkspace(workspaceId, { name: patch.name?.trim() });
   if (!updated) throw notFound(`Workspace ${workspaceId} not found`);
-  return { ...updated, roles: actor.roles };
+  return { id: updated.id, name: updated.name, isPersonal: updated.isPersonal, roles: actor.roles, helpdeskEnabled: helpdesk, plan: updated.plan };
 }
 
 export function normalizeEmail(email: string): string {

@@ -25,6 +25,8 @@ export interface OAuthStore {
   listConsents(workspaceId: string, request: PageRequest): Promise<Page<Consent & { clientName: string | null; logoUri: string | null; verified: boolean; userEmail: string }>>;
   /** Deleting a consent deletes its codes and tokens with it. */
   deleteConsent(id: string): Promise<void>;
+  /** Every consent the person gave, in every workspace, with their codes and tokens. */
+  deleteConsentsOf(userId: string): Promise<void>;
 
   insertCode(code: AuthorizationCode): Promise<void>;
   findCode(hash: string): Promise<AuthorizationCode | undefined>;

@@ -40,6 +40,8 @@ export interface ApiTokenStore {
   rename(id: string, name: string): Promise<void>;
   delete(id: string): Promise<void>;
   deleteAllOf(workspaceId: string, userId: string): Promise<void>;
+  /** Every token the person made, in every workspace. */
+  deleteEveryOf(userId: string): Promise<void>;
   touch(id: string, at: Date): Promise<void>;
 }
 

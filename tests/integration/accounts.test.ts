@@ -44,7 +44,8 @@ describe('GET /v3/accounts', () => {
     expect(personal).toHaveLength(1);
     expect(personal[0].id).not.toBe(owner.workspaceId);
     const shared = res.body.find((w: { id: string }) => w.id === owner.workspaceId);
-    expect(shared).toMatchObject({ name: 'Acme Support', isPersonal: false, roles: ['OWNER'], helpdeskEnabled: false });
+    // Every plugin is loaded here: the helpdesk works for the workspace, so it reads true (issue 20, item 17).
+    expect(shared).toMatchObject({ name: 'Acme Support', isPersonal: false, roles: ['OWNER'], helpdeskEnabled: true });
   });
 
   test("a member sees the workspace with their own roles, and not the Owner's personal one", async () => {

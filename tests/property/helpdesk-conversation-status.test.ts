@@ -59,7 +59,8 @@ function modelNext(status: ConversationStatus, snoozedUntil: number | null, type
     case 'pending':
       return status === 'OPEN' ? { to: 'PENDING', until: null, silent: false } : 'refused';
     case 'incomingMessage':
-      return { to: 'OPEN', until: null, silent: false };
+      // Spec 3.1, our choice (issue 20, item 17): a message after RESOLVED opens a new conversation instead.
+      return status === 'RESOLVED' ? 'refused' : { to: 'OPEN', until: null, silent: false };
     case 'snoozeExpired':
       return status === 'SNOOZED' && snoozedUntil !== null && snoozedUntil <= now ? { to: 'OPEN', until: null, silent: true } : 'refused';
   }

@@ -19,6 +19,8 @@ import {
   type InvitationStatus,
 } from '../../core/identity/invitation-status.ts';
 import type { PasswordHasher } from '../../core/identity/passwords.ts';
+import { CANNOT_TAKE_OVER } from '../../core/identity/account-reclaim.ts';
+import { createApiToken } from '../../core/tokens/api-tokens.ts';
 import { signUp } from '../../core/identity/workspaces.ts';
 import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
 import type { Clock } from '../../core/shared/ports.ts';
@@ -86,7 +88,11 @@ interface Model {
   /** Password of each email that has an account. */
   accounts: Map<EmailKey, string>;
   members: Set<string>;
+  /** The members (`W:email`) who joined through an invitation passed on by link. */
+  joinedByLink: Set<string>;
   verified: Set<EmailKey>;
+  /** Emails whose account holds API tokens (made before any takeover). */
+  tokens: Set<EmailKey>;
 }
 
 interface System {
@@ -122,6 +128,12 @@ async function verify(model: Model, system: System): Promise<void> {
     const user = await database.db.selectFrom('users').select(['id', 'email_verified_at']).where('email', '=', address(system, email)).executeTakeFirst();
     expect(Boolean(user)).toBe(model.accounts.has(email));
     expect(Boolean(user?.email_verified_at)).toBe(model.verified.has(email));
+    if (user) {
+      const tokens = await database.db.selectFrom('api_tokens').select('id').where('user_id', '=', user.id).execute();
+      expect(tokens.length > 0).toBe(model.tokens.has(email));
+      const personal = (await baseStores(database.db).identity.listWorkspacesOf(user.id)).filter((w) => w.isPersonal);
+      expect(personal).toHaveLength(1);
+    }
     for (const ws of ['W', 'X'] as const) {
       const membership = user && (await baseStores(database.db).identity.getMembership(system.owners[ws].workspaceId, user.id));
       expect(Boolean(membership)).toBe(model.members.has(`${ws}:${email}`));
@@ -176,12 +188,57 @@ class Accept implements Command {
       expect(joined.created).toBe(known === undefined);
       model.accounts.set(invitation.email, password);
       model.members.add(`${invitation.workspace}:${invitation.email}`);
+      if (!invitation.mailed) model.joinedByLink.add(`${invitation.workspace}:${invitation.email}`);
       if (invitation.mailed) model.verified.add(invitation.email);
       invitation.status = 'ACCEPTED';
     }
     await verify(model, system);
   }
   toString = () => `Accept(#${this.index}, ${this.password})`;
+}
+
+/**
+ * Accepting by taking the account over with a new password: only a mailed token, only for an
+ * account nobody verified. The account then has the new password, is verified, holds no API
+ * token, and leaves the workspaces it joined by link.
+ */
+class TakeOver implements Command {
+  constructor(readonly index: number, readonly short: boolean) {}
+  check = (model: Readonly<Model>) => model.invitations.length > 0;
+  async run(model: Model, system: System) {
+    const invitation = model.invitations[this.index % model.invitations.length]!;
+    const password = this.short ? 'short' : `taken over with ${invitation.id}`;
+    const takeOver = () => inTransaction((stores) => acceptInvitation(stores, depsOf(system), invitation.token, { password, takeOver: true }));
+    const status = effective(model, invitation);
+    const known = model.accounts.has(invitation.email);
+    if (status !== 'PENDING') {
+      await expectUnusable(takeOver, status);
+    } else if (known && !invitation.mailed) {
+      await expectDomainError(takeOver, 400, WRONG_PASSWORD);
+    } else if (known && model.verified.has(invitation.email)) {
+      await expectDomainError(takeOver, 400, CANNOT_TAKE_OVER);
+    } else if (this.short) {
+      await expectDomainError(takeOver, 400);
+    } else {
+      const joined = await takeOver();
+      expect(joined.created).toBe(!known);
+      expect(joined.tookOver).toBe(known);
+      if (known) {
+        for (const key of [...model.joinedByLink].filter((k) => k.endsWith(`:${invitation.email}`))) {
+          model.members.delete(key);
+          model.joinedByLink.delete(key);
+        }
+        model.tokens.delete(invitation.email);
+      }
+      model.accounts.set(invitation.email, password);
+      model.members.add(`${invitation.workspace}:${invitation.email}`);
+      if (!invitation.mailed) model.joinedByLink.add(`${invitation.workspace}:${invitation.email}`);
+      if (invitation.mailed) model.verified.add(invitation.email);
+      invitation.status = 'ACCEPTED';
+    }
+    await verify(model, system);
+  }
+  toString = () => `TakeOver(#${this.index}${this.short ? ', short' : ''})`;
 }
 
 class Decline implements Command {
@@ -248,6 +305,7 @@ const commands = fc.commands(
   [
     fc.tuple(workspace, fc.constantFrom(...EMAILS), fc.boolean()).map(([w, e, m]): Command => new Invite(w, e, m)),
     fc.tuple(fc.nat(), fc.constantFrom<PasswordChoice>('existing', 'chosen', 'chosen', 'short')).map(([i, p]): Command => new Accept(i, p)),
+    fc.tuple(fc.nat(), fc.boolean()).map(([i, short]): Command => new TakeOver(i, short)),
     fc.nat().map((i): Command => new Decline(i)),
     fc.tuple(fc.nat(), workspace).map(([i, w]): Command => new Revoke(i, w)),
     fc.nat().map((i): Command => new AcceptForged(i)),
@@ -266,7 +324,7 @@ describe(`invitations on the real stores (${onPostgres ? 'Postgres' : 'PGlite'})
     await database?.close();
   }, 60_000);
 
-  test('model-based: a person is a member of a workspace iff they accepted a pending invitation of that workspace with its token (and, for an existing account, its password)', async () => {
+  test('model-based: a person is a member of a workspace iff they accepted a pending invitation of that workspace with its token (and, for an existing account, its password, unless a mailed token takes a never-verified account over)', async () => {
     await fc.assert(
       fc.asyncProperty(commands, async (run) => {
         const system: System = { clock: { now: START }, tag: crypto.randomUUID().slice(0, 8), owners: {} as Record<WorkspaceKey, Actor> };
@@ -278,8 +336,18 @@ describe(`invitations on the real stores (${onPostgres ? 'Postgres' : 'PGlite'})
           }
           const existing = await signUp(stores, deps, { email: address(system, 'existing') });
           await stores.identity.setPasswordHash(existing.id, await hasher.hash(EXISTING_PASSWORD));
+          const personal = (await stores.identity.listWorkspacesOf(existing.id))[0]!;
+          await createApiToken(stores.tokens, deps, { userId: existing.id, workspaceId: personal.id, roles: ['OWNER'] }, 'made before any invitation');
         });
-        const model: Model = { now: START, invitations: [], accounts: new Map([['existing', EXISTING_PASSWORD]]), members: new Set(), verified: new Set() };
+        const model: Model = {
+          now: START,
+          invitations: [],
+          accounts: new Map([['existing', EXISTING_PASSWORD]]),
+          members: new Set(),
+          joinedByLink: new Set(),
+          verified: new Set(),
+          tokens: new Set(['existing']),
+        };
         await verify(model, system);
         await fc.asyncModelRun(() => ({ model, real: system }), run);
       }),

@@ -8,7 +8,7 @@ import { expect } from 'bun:test';
 export async function answerInvitation(
   baseUrl: string,
   invitationUrl: string,
-  input: { action?: 'accept' | 'decline'; password?: string; confirmation?: string; name?: string } = {},
+  input: { action?: 'accept' | 'decline' | 'takeover'; password?: string; confirmation?: string; name?: string } = {},
 ): Promise<{ status: number; text: string; cookies: string[] }> {
   const link = new URL(invitationUrl);
   const page = await fetch(`${baseUrl}${link.pathname}${link.search}`);

@@ -7,8 +7,9 @@ import { baseStores } from '../../postgres/stores.ts';
 import type { AppContext } from '../context.ts';
 import { authFailures, clientAddress } from '../auth-failures.ts';
 import { endSession, startSession } from '../web-session.ts';
+import { announceAccessChange } from '../../realtime/hub.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
-import { formField, html, htmlResponse, isFormPost, layout, messagePage } from './html.ts';
+import { formField, html, htmlResponse, isFormPost, layout, messagePage, type Html } from './html.ts';
 
 /**
  * Answering an invitation: `GET /invitations/accept?token=…` shows the workspace, the roles and
@@ -16,6 +17,9 @@ import { formField, html, htmlResponse, isFormPost, layout, messagePage } from '
  * account): a password (and a name) to join. `POST /invitations/accept` with `action=accept`
  * joins, with the existing account's password or as a new account with the chosen one, and
  * signs in; `action=decline` declines. Wrong passwords count against the sign-in limit per IP.
+ * A mailed invitation to an address whose account nobody verified also offers `action=takeover`:
+ * the chosen password replaces the account's, and every session, API token and OAuth grant of
+ * the account ends (core/identity/account-reclaim.ts); open sockets are re-checked at once.
  */
 export function invitationPages(ctx: AppContext) {
   const throttle = authFailures(ctx);
@@ -81,11 +85,15 @@ export function invitationPages(ctx: AppContext) {
         }
         const password = formField(body, 'password') ?? '';
         const confirmation = formField(body, 'password_confirm');
+        const takeOver = formField(body, 'action') === 'takeover';
         try {
           if (confirmation !== undefined && confirmation !== password) throw new DomainError(400, 'The two passwords do not match.');
+          if (takeOver && confirmation === undefined) throw new DomainError(400, 'Repeat the new password.');
           const joined = await ctx.db
             .transaction()
-            .execute((trx) => acceptInvitation(baseStores(trx), { ...ctx, hasher: passwordHasher }, token, { password, name: formField(body, 'name') }));
+            .execute((trx) => acceptInvitation(baseStores(trx), { ...ctx, hasher: passwordHasher }, token, { password, name: formField(body, 'name'), takeOver }));
+          // Sockets opened with the sessions and tokens just ended are dropped now, not at their next heartbeat.
+          if (joined.tookOver) await announceAccessChange(ctx.realtime, { userId: joined.user.id });
           await attempt.succeeded();
           await endSession(ctx, request); // whoever was signed in on this browser before
           const { setCookie } = await startSession(ctx, joined.user.id);
@@ -121,8 +129,42 @@ function unusable(error: DomainError): Response {
   return htmlResponse(messagePage('Invitation not valid', error.message), { status: 400 });
 }
 
+function joinFields(name: string | undefined): Html {
+  return html`<p class="muted">If you already have a Switchboard account with this address, enter its password. If you are new, choose a password
+(${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters) and your name.</p>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password">
+<label for="password-confirm">Repeat the password</label>
+<input type="password" id="password-confirm" name="password_confirm" autocomplete="off">
+<label for="name">Your name (new accounts only)</label>
+<input type="text" id="name" name="name" value="${name ?? ''}" maxlength="120" autocomplete="name">
+<div class="actions">
+<button type="submit" id="accept" name="action" value="accept">Accept and join</button>
+<button type="submit" id="decline" name="action" value="decline" class="secondary">Decline</button>
+</div>`;
+}
+
+/** A mailed invitation to an address whose account nobody confirmed: join with its password, or take it over. */
+function takeOverFields(name: string | undefined): Html {
+  return html`<div class="notice" id="takeover-notice"><p>An account with this address already exists, but nobody has confirmed the address yet.
+If it is yours, enter its password and accept. If you did not make it or do not know its password, choose a new password
+(${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters) and take it over: everyone signed in to it is signed out, its API tokens and
+app authorizations stop working, it leaves the workspaces it joined through an invitation link, and it gets a new personal workspace.</p></div>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="new-password">
+<label for="password-confirm">Repeat the password</label>
+<input type="password" id="password-confirm" name="password_confirm" autocomplete="off">
+<label for="name">Your name</label>
+<input type="text" id="name" name="name" value="${name ?? ''}" maxlength="120" autocomplete="name">
+<div class="actions">
+<button type="submit" id="accept" name="action" value="accept">Accept with its password</button>
+<button type="submit" id="takeover" name="action" value="takeover">Take the account over with this new password</button>
+<button type="submit" id="decline" name="action" value="decline" class="secondary">Decline</button>
+</div>`;
+}
+
 function invitationPage(view: { details: InvitationDetails; token: string; csrf: string; errors?: string[]; name?: string }): string {
-  const { invitation, workspace, inviterName } = view.details;
+  const { invitation, workspace, inviterName, canTakeOver } = view.details;
   return layout(
     `Join ${workspace.name}`,
     html`<h1>Join <span id="workspace">${workspace.name}</span></h1>
@@ -133,18 +175,7 @@ ${view.errors?.length ? html`<div class="error" id="error" role="alert">${view.e
 <input type="hidden" name="csrf" value="${view.csrf}">
 <input type="hidden" name="token" value="${view.token}">
 <input type="text" name="username" value="${invitation.email}" autocomplete="username" hidden>
-<p class="muted">If you already have a Switchboard account with this address, enter its password. If you are new, choose a password
-(${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters) and your name.</p>
-<label for="password">Password</label>
-<input type="password" id="password" name="password" autocomplete="current-password">
-<label for="password-confirm">Repeat the password</label>
-<input type="password" id="password-confirm" name="password_confirm" autocomplete="off">
-<label for="name">Your name (new accounts only)</label>
-<input type="text" id="name" name="name" value="${view.name ?? ''}" maxlength="120" autocomplete="name">
-<div class="actions">
-<button type="submit" id="accept" name="action" value="accept">Accept and join</button>
-<button type="submit" id="decline" name="action" value="decline" class="secondary">Decline</button>
-</div>
+${canTakeOver ? takeOverFields(view.name) : joinFields(view.name)}
 </form>
 <p class="muted">This invitation works until ${invitation.expiresAt.toISOString()}.</p>`,
   );

@@ -6,7 +6,7 @@ import { ROLES } from '../../../core/identity/roles.ts';
 import { baseStores } from '../../postgres/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { authErrors, iso, Timestamp, Uuid } from '../schemas.ts';
+import { authErrors, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
 const RoleName = t.UnionEnum(ROLES, { error: `must be one of ${ROLES.join(', ')}` });
 const PlanName = t.UnionEnum(PLAN_NAMES);
@@ -16,7 +16,10 @@ const Account = t.Object({
   name: t.String(),
   isPersonal: t.Boolean(),
   roles: t.Array(RoleName),
-  helpdeskEnabled: t.Boolean(),
+  helpdeskEnabled: t.Boolean({
+    description:
+      'Whether the helpdesk works for this workspace: true for every workspace while the installation loads the helpdesk plugin (`PLUGINS`), false otherwise. Reading works on every plan; writing needs PRO (`features.helpdeskWrite` of `GET /v3/summary`).',
+  }),
   plan: PlanName,
 });
 
@@ -41,22 +44,32 @@ export function accountRoutes(ctx: AppContext) {
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
       app
-        .get('/v3/accounts', ({ actor }) => listAccounts(baseStores(ctx.db).identity, actor), {
+        .get('/v3/accounts', ({ actor }) => listAccounts(baseStores(ctx.db).identity, actor, ctx.helpdesk ?? false), {
           response: { ...authErrors, 200: t.Array(Account) },
           detail: { summary: 'Workspaces the caller belongs to, with their roles' },
         })
         .patch(
           '/v3/accounts/:id',
-          ({ actor, params, body }) => updateWorkspace(baseStores(ctx.db).identity, actor, params.id, body),
+          ({ actor, params, body }) => updateWorkspace(baseStores(ctx.db).identity, actor, params.id, body, ctx.helpdesk ?? false),
           {
             role: ['workspace.update', 'write'],
             params: t.Object({ id: Uuid }),
             body: t.Object({
               name: t.Optional(t.String({ minLength: 1, maxLength: 120, error: 'must be a string of 1 to 120 characters' })),
-              helpdeskEnabled: t.Optional(t.Boolean()),
+              helpdeskEnabled: t.Optional(
+                t.Boolean({
+                  description:
+                    'Accepted only with the value the workspace reads (nothing changes); the other value is 409: the helpdesk is switched for the whole installation by `PLUGINS`.',
+                }),
+              ),
             }),
-            response: { ...authErrors, 200: Account },
-            detail: { summary: 'Update the current workspace (Owner only); the id must be the workspace the request acts in' },
+            response: { ...authErrors, 200: Account, 409: StandardError },
+            detail: {
+              summary: 'Update the current workspace (Owner only); the id must be the workspace the request acts in',
+              description:
+                'Renames the workspace. `helpdeskEnabled` is not a per-workspace switch: it reads true for every workspace while the installation loads the helpdesk plugin. ' +
+                'Sending the value it reads changes nothing; sending the other is 409 and nothing in the request is applied.',
+            },
           },
         )
         .get(

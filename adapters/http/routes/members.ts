@@ -105,7 +105,9 @@ export function memberRoutes(ctx: AppContext) {
                 `Creates a PENDING invitation (valid ${INVITATION_DAYS} days) with roles below your own; the person joins only when they accept it. ` +
                 'With `SMTP_URL` set the link is mailed to the address and not shown here; otherwise this answer carries `invitationUrl` for you to pass on. ' +
                 'The answer is the same whether or not the email has an account. A new invitation to an email with one pending replaces it; an email that is already a member of this workspace is 409. ' +
-                'Accepting with an existing account takes its password as well as the link; a mailed link that comes back marks the address verified.',
+                'Accepting with an existing account takes its password as well as the link; a mailed link that comes back marks the address verified. ' +
+                'A mailed link to an address whose account nobody has verified may instead take that account over with a new password: every sign-in session, API token and OAuth grant of the account ends, ' +
+                'it leaves the workspaces it joined through a link passed on by an inviter, and it gets a new personal workspace.',
             },
           },
         )

@@ -57,6 +57,10 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
       await db.deleteFrom('api_tokens').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute();
     },
 
+    async deleteEveryOf(userId) {
+      await db.deleteFrom('api_tokens').where('user_id', '=', userId).execute();
+    },
+
     async touch(id, at) {
       await db.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
     },

@@ -90,6 +90,27 @@ export function invitationStore(db: Kysely<Database>): InvitationStore {
     async markEmailVerified(userId, at) {
       await db.updateTable('users').set({ email_verified_at: at }).where('id', '=', userId).where('email_verified_at', 'is', null).execute();
     },
+
+    async isEmailVerified(userId) {
+      const row = await db.selectFrom('users').select('email_verified_at').where('id', '=', userId).executeTakeFirst();
+      return Boolean(row?.email_verified_at);
+    },
+
+    async workspacesJoinedByLink(userId) {
+      const rows = await db
+        .selectFrom('invitations')
+        .select('workspace_id')
+        .distinct()
+        .where('accepted_by', '=', userId)
+        .where('status', '=', 'ACCEPTED')
+        .where('delivered_by', '=', 'link')
+        .execute();
+      return rows.map((row) => row.workspace_id);
+    },
+
+    async renameUser(userId, name) {
+      await db.updateTable('users').set({ name }).where('id', '=', userId).execute();
+    },
   };
 }
 

@@ -104,6 +104,10 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       await db.deleteFrom('oauth_consents').where('id', '=', id).execute();
     },
 
+    async deleteConsentsOf(userId) {
+      await db.deleteFrom('oauth_consents').where('user_id', '=', userId).execute();
+    },
+
     async insertCode(c) {
       await db
         .insertInto('oauth_codes')
