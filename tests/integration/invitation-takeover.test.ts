@@ -6,6 +6,7 @@ import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.t
 import { answerInvitation } from '../support/invitations.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import { startTestService, type TestService } from '../support/service.ts';
+import { withBrowserPage } from '../support/browser.ts';
 import { HOOK_TIMEOUT, mintTokenFor, uniqueEmail } from './helpers.ts';
 
 /**
@@ -235,5 +236,41 @@ describe('taking over a pre-claimed account with a mailed invitation', () => {
     const joined = await answerInvitation(service.url, link, { password: OWNER_PASSWORD });
     expect(joined.status).toBe(200);
     expect(joined.text).toContain('You joined Second Mailer');
+  }, HOOK_TIMEOUT);
+
+  test('in Chromium: the mailed link shows the take-over choice, a mismatched repeat is refused on the page, and the new password takes the account over', async () => {
+    const ctx = service.runtime.ctx;
+    const claimer = await service.bootstrap({ workspace: 'Browser Pre-claimer', plan: 'PRO' });
+    const victim = uniqueEmail('browser-victim');
+    const linkInvite = await ctx.db
+      .transaction()
+      .execute((trx) =>
+        inviteMember(baseStores(trx), ctx, { userId: claimer.userId, workspaceId: claimer.workspaceId, roles: ['OWNER'] }, { email: victim, roles: ['AGENT'], deliveredBy: 'link' }),
+      );
+    expect((await answerInvitation(service.url, `${service.url}/invitations/accept?token=${linkInvite.token}`, { password: PRE_CLAIM_PASSWORD })).status).toBe(200);
+    const inviting = await service.bootstrap({ workspace: 'Browser Inviting Workspace' });
+    expect((await service.call('POST', '/v3/members', { apikey: inviting.token, body: { email: victim, roles: ['AGENT'] } })).status).toBe(201);
+    const link = await mailedLink(victim);
+
+    await withBrowserPage(async (page) => {
+      await page.goto(link);
+      expect(await page.locator('#takeover-notice').isVisible()).toBe(true);
+      expect(await page.locator('#email').textContent()).toBe(victim);
+      await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/invitation-takeover.png`, fullPage: true });
+
+      await page.fill('#password', OWNER_PASSWORD);
+      await page.fill('#password-confirm', 'not the same password');
+      await page.click('#takeover');
+      expect(await page.locator('#error').textContent()).toContain('password');
+      await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/invitation-takeover-error.png`, fullPage: true });
+
+      await page.fill('#password', OWNER_PASSWORD);
+      await page.fill('#password-confirm', OWNER_PASSWORD);
+      await page.click('#takeover');
+      expect(await page.locator('body').textContent()).toContain('You joined Browser Inviting Workspace');
+      await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/invitation-takeover-done.png`, fullPage: true });
+    });
+    expect(await signIn(victim, PRE_CLAIM_PASSWORD)).toBeUndefined();
+    expect(await signIn(victim, OWNER_PASSWORD)).toBeDefined();
   }, HOOK_TIMEOUT);
 });
