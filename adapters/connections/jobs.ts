@@ -1,4 +1,6 @@
 import { notFound } from '../../core/shared/errors.ts';
+import { DriverError, MEDIA_GONE } from '../../core/connections/driver.ts';
+import { mediaFetchFailure } from '../../core/media/media-fetch.ts';
 import { SESSION_QUEUE, type SessionCommand } from '../../core/connections/connections.ts';
 import { deliverMessages, driverView } from '../../core/messaging/deliver.ts';
 import { MEDIA_FETCH_QUEUE } from '../../core/messaging/receive.ts';
@@ -50,7 +52,10 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
       expireInSeconds: 300,
       concurrency: 4,
       handle: async (data: { mediaId: string }) => {
-        await fetchReceivedMedia(ctx, data.mediaId);
+        // Media the network no longer has will not come back: no retries for it.
+        await fetchReceivedMedia(ctx, data.mediaId).catch((error) => {
+          if (!(error instanceof DriverError && error.code === MEDIA_GONE)) throw error;
+        });
       },
     },
   ];
@@ -114,17 +119,16 @@ async function resumeSessions(ctx: AppContext, which: (driver: string) => boolea
   }
 }
 
-/** Keeps a received media item's bytes, fetched from the network while the network still has them. */
 /**
  * The bytes of a media item and what they are, for a download: held here, or fetched from the
  * network once (received media not fetched yet). 404 when there is no such media or the network
- * no longer has it.
+ * no longer has it; 502 when the network failed to serve it.
  */
 export async function mediaDownload(ctx: AppContext, mediaId: string): Promise<Response> {
   const stores = messagingStores(ctx.db, ctx);
   const item = await stores.media.get(mediaId);
   if (!item) throw notFound('Media not found');
-  const bytes = (await stores.media.bytes(item.id)) ?? (await fetchReceivedMedia(ctx, item.id));
+  const bytes = (await stores.media.bytes(item.id)) ?? (await fetchReceivedMedia(ctx, item.id).catch(asDownloadError));
   if (!bytes) throw notFound('The media is no longer available from the network');
   const fresh = (await stores.media.get(item.id))!;
   return new Response(bytes as Uint8Array<ArrayBuffer>, {
@@ -137,6 +141,12 @@ export async function mediaDownload(ctx: AppContext, mediaId: string): Promise<R
   });
 }
 
+/** A driver's failure to fetch is the downloader's 404 (gone) or 502 (provider trouble); anything else stays as it is. */
+function asDownloadError(error: unknown): never {
+  throw error instanceof DriverError ? mediaFetchFailure(error) : error;
+}
+
+/** Keeps a received media item's bytes, fetched from the network while the network still has them. */
 export async function fetchReceivedMedia(ctx: AppContext, mediaId: string): Promise<Uint8Array | undefined> {
   const stores = messagingStores(ctx.db, ctx);
   const item = await stores.media.get(mediaId);

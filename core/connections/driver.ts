@@ -42,12 +42,23 @@ export type { DriverConnection } from './driver-connection.ts';
 export interface DriverEvents {
   status(update: { event: ConnectionEvent; qr?: string; pairingCode?: string; phoneNumber?: string; reason?: string }): Promise<void>;
   message(message: ReceivedMessage): Promise<void>;
-  receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw: unknown }): Promise<void>;
+  /**
+   * A delivery status of a sent message. `messages.update` is built from these fields in one
+   * shape for every network (core/messaging/status-update.ts); `raw`, the provider's own record,
+   * is for the driver's diagnostics and is not published.
+   */
+  receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw?: unknown }): Promise<void>;
   /** `presence.update`, `messages.edited`, `messages.delete`: provider data passed through (spec 6.1). */
   passthrough(event: 'presence.update' | 'messages.edited' | 'messages.delete', remoteJid: string, data: unknown): Promise<void>;
   /** A template's status changed on the platform (`message_template_status_update`). */
   templateStatus?(update: TemplateStatusUpdate): Promise<void>;
 }
+
+/**
+ * Code of a `fetchMedia` failure meaning "the network no longer has this media" (expired,
+ * deleted, never there): the download is 404. Any other failure there is the provider's (502).
+ */
+export const MEDIA_GONE = 'media_gone';
 
 /** Code of a retryable failure meaning "another worker holds this session": try again elsewhere. */
 export const SESSION_ELSEWHERE = 'session_elsewhere';

@@ -5,6 +5,7 @@ import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia, type SendResult } f
 import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
 import type { ChatMessage } from './message.ts';
 import { outboundData } from './outbound-data.ts';
+import { statusUpdateData } from './status-update.ts';
 import { isMediaKind, type OutgoingContent, type OutgoingMessage } from './outgoing.ts';
 import { SEND_QUEUE, type SendDeps, type SendStores } from './send.ts';
 
@@ -171,11 +172,18 @@ async function recordSent(uow: UnitOfWork<DeliverStores>, deps: SendDeps, sent: 
     });
     await stores.messages.recordSent(updated);
     await consumeCreditsEach(stores.credits, updated.flatMap((m) => (m.reservationId ? [m.reservationId] : [])));
-    // spec 6.1: `send.message` fires on unofficial connections when a message went out.
-    const events: ConnectionEventRecord[] = updated.flatMap((m) => {
+    // Spec 6.1: `send.message` fires on unofficial connections when a message went out, and
+    // `messages.update` when its status changed ("sent, delivered, read"). Official networks
+    // report `sent` themselves (a `statuses[]` callback, published as a receipt): not twice.
+    const events: ConnectionEventRecord[] = updated.flatMap((m, i) => {
       const connection = pending.find((s) => s.message.id === m.id)!.connection!;
       if (deps.drivers.get(connection.driver)!.capabilities.official) return [];
-      return [{ event: 'send.message', workspaceId: m.workspaceId, connectionId: m.connectionId, remoteJid: m.remoteJid, sender: connection.phoneNumber, data: outboundData(m) }];
+      const event = { workspaceId: m.workspaceId, connectionId: m.connectionId, remoteJid: m.remoteJid, sender: connection.phoneNumber };
+      const status = applyReceipt('PENDING', pending[i]!.result.status ?? 'SENT');
+      return [
+        { ...event, event: 'send.message', data: outboundData(m) },
+        { ...event, event: 'messages.update', data: statusUpdateData({ messageId: m.externalId!, remoteJid: m.remoteJid, status, at: now }) },
+      ];
     });
     await stores.events.publishMany(events);
   });
@@ -195,7 +203,8 @@ async function fail(uow: UnitOfWork<DeliverStores>, deps: Pick<SendDeps, 'clock'
       connectionId: connection ? current.connectionId : '',
       remoteJid: current.remoteJid,
       sender: connection?.phoneNumber ?? null,
-      data: { statuses: [{ id: current.id, status: 'failed', recipient_id: current.remoteJid, errors: [error] }] },
+      // Never reached the network: no network id, so the service's own id names it.
+      data: statusUpdateData({ messageId: current.id, remoteJid: current.remoteJid, status: 'FAILED', at: deps.clock.now(), error }),
     });
   });
 }

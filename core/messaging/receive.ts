@@ -5,6 +5,7 @@ import { downloadLink, type MediaLinkDeps, type MediaStore } from '../media/medi
 import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
 import { toMessageData, type ReceivedMessage } from './incoming.ts';
 import type { ChatStore, MessageStore } from './message.ts';
+import { statusUpdateData } from './status-update.ts';
 
 /** Queue of received media to fetch from the network and keep. */
 export const MEDIA_FETCH_QUEUE = 'media.fetch';
@@ -105,13 +106,13 @@ export class ReplayedMessage extends Error {
 
 /**
  * A delivery receipt: the message's status moves forward only (stale receipts change nothing)
- * and `messages.update` carries the provider's data through.
+ * and `messages.update` tells it in the one shape of every driver (status-update.ts).
  */
 export async function receiveReceipt(
   stores: ReceiveStores,
   deps: Pick<ReceiveDeps, 'clock'>,
   connection: Connection,
-  receipt: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw: unknown },
+  receipt: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string } },
 ): Promise<void> {
   // Without the lock, a receipt racing the send's commit could be held after the send took the
   // held receipts, and be lost (READ COMMITTED: neither sees the other's uncommitted row).
@@ -130,7 +131,7 @@ export async function receiveReceipt(
     connectionId: connection.id,
     remoteJid: receipt.remoteJid,
     sender: connection.phoneNumber,
-    data: receipt.raw,
+    data: statusUpdateData({ messageId: receipt.externalId, remoteJid: receipt.remoteJid || message?.remoteJid || '', status: receipt.status, at: deps.clock.now(), error: receipt.error }),
   });
 }
 

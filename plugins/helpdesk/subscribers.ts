@@ -94,7 +94,7 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
   });
 }
 
-/** Message ids the provider's data names: `key.id` (sandbox, Baileys, `send.message`), `id` and `statuses[].id` (Cloud API, send failures). */
+/** Message ids an event names: `key.id` (`send.message`, `messages.update`) and `statuses[].id` (`messages.update`); `id` for older stored events. */
 function namedMessageIds(data: unknown): string[] {
   const ids: string[] = [];
   const visit = (node: any) => {

@@ -145,8 +145,11 @@ export function v2Routes(ctx: AppContext) {
           async ({ actor, params }) => mediaDownload(ctx, await mediaOfChatMessage(stores(), actor, params.id, jidOf(params.remoteJid), params.messageId)),
           {
             params: t.Object({ id: t.String(), remoteJid: t.String(), messageId: t.String() }),
-            response: { ...authErrors, ...NotFound, 200: t.Any({ description: 'The raw bytes, with their Content-Type' }) },
-            detail: { summary: 'v2: the media of a message, as bytes (with the API key)' },
+            response: { ...authErrors, ...NotFound, 200: t.Any({ description: 'The raw bytes, with their Content-Type' }), 502: StandardError },
+            detail: {
+              summary: 'v2: the media of a message, as bytes (with the API key)',
+              description: '404 when the network no longer has the media, 502 when it failed to serve it.',
+            },
           },
         ),
     );

@@ -335,7 +335,7 @@ describe('Baileys driver on a fake socket', () => {
     const downloaded = h.downloads[0]!.message!.imageMessage!;
     expect(Buffer.isBuffer(downloaded.mediaKey)).toBe(true);
     expect(Buffer.from(downloaded.mediaKey!).equals(Buffer.from(image.message.message!.imageMessage!.mediaKey!))).toBe(true);
-    await expect(h.driver.fetchMedia(connection, text.message.key.id!)).rejects.toMatchObject({ code: 'media_not_found', retryable: false });
+    await expect(h.driver.fetchMedia(connection, text.message.key.id!)).rejects.toMatchObject({ code: 'media_gone', retryable: false });
     await expect(h.driver.fetchMedia(connection, 'NOPE')).rejects.toBeInstanceOf(DriverError);
 
     // Retry requests are answered from the store.

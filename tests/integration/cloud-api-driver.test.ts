@@ -452,9 +452,16 @@ describe('fetchMedia and typing', () => {
     expect(fetched.mimetype).toBe('image/png');
   });
 
-  test('fetchMedia of an unknown id is a non-retryable error', async () => {
+  test('fetchMedia of an unknown id is a non-retryable media_gone error (the platform answers code 100)', async () => {
     const error = await caught(driver.fetchMedia(connection, '999999999999999'));
-    expect([error.code, error.retryable]).toEqual([100, false]);
+    expect([error.code, error.retryable]).toEqual(['media_gone', false]);
+  });
+
+  test('fetchMedia while the platform is down is a retryable error, not media_gone', async () => {
+    const id = sim.addMedia(new Uint8Array([1, 2, 3]), 'image/png');
+    sim.outageNext(1);
+    const error = await caught(driver.fetchMedia(connection, id));
+    expect([error.code, error.retryable]).toEqual([2, true]);
   });
 
   test('typing marks the last received message read with typing_indicator, only when its id is given', async () => {

@@ -43,7 +43,7 @@ test('a READ receipt that arrives before the send is recorded is applied when it
   // The sandbox's network id is derived from our id, so the test knows it before the send.
   const externalId = `SANDBOX.${message.id.replace(/-/g, '').toUpperCase()}`;
 
-  await uow.transaction((stores) => receiveReceipt(stores, deps, connection, { externalId, remoteJid: message.remoteJid, status: 'READ', raw: { id: externalId, status: 'read' } }));
+  await uow.transaction((stores) => receiveReceipt(stores, deps, connection, { externalId, remoteJid: message.remoteJid, status: 'READ' }));
   expect((await messagingStores(ctx.db, ctx).messages.get(message.id))!.status).toBe('PENDING');
 
   expect(await deliverMessages(uow, deps, [{ messageId: message.id, retryCount: 0, retryLimit: 4 }])).toEqual([undefined]);
@@ -59,7 +59,7 @@ test('a receipt for a message that has its network id already applies at once, a
   const row = rows[0]!;
   const connection = (await messagingStores(ctx.db, ctx).connections.find(row.connection_id))!;
   await messagingUnitOfWork(ctx).transaction((stores) =>
-    receiveReceipt(stores, messagingDeps(ctx), connection, { externalId: row.external_id!, remoteJid: row.remote_jid, status: 'DELIVERED', raw: {} }),
+    receiveReceipt(stores, messagingDeps(ctx), connection, { externalId: row.external_id!, remoteJid: row.remote_jid, status: 'DELIVERED' }),
   );
   // READ already: a late DELIVERED changes nothing (statuses move forward only).
   expect((await messagingStores(ctx.db, ctx).messages.get(row.id))!.status).toBe('READ');

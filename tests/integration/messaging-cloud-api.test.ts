@@ -288,10 +288,10 @@ describe('sending inside the window', () => {
     expect((await getMessage(res.body.id)).body.status).toBe('READ');
     await sim.deliverStatus(callbackUrl, { messageId: done.externalId, status: 'delivered' });
     expect((await getMessage(res.body.id)).body.status).toBe('READ');
-    // The provider's status object passes through as `data` (spec 6.1: "`data` is passed through as the provider sent it").
-    const updates = (await events('messages.update')).filter((e) => e.data.id === done.externalId);
-    expect(updates.map((e) => e.data.status)).toEqual(['delivered', 'read', 'delivered']);
-    expect(updates[0].data.recipient_id).toBe(contact);
+    // One shape for every network: `statuses[]` as the platform words it (spec 6.1).
+    const updates = (await events('messages.update')).filter((e) => e.data.key?.id === done.externalId);
+    expect(updates.map((e) => e.data.statuses[0].status)).toEqual(['delivered', 'read', 'delivered']);
+    expect(updates[0].data.statuses[0].recipient_id).toBe(contact);
   });
 
   test('a failed status with 131047 marks the message FAILED with that error code', async () => {
@@ -307,8 +307,8 @@ describe('sending inside the window', () => {
     expect(failed.error.code).toBe(131047);
     expect(typeof failed.error.title).toBe('string');
     sim.openWindowFor(other);
-    const statuses = (await events('messages.update')).filter((e) => e.data.id === failed.externalId);
-    expect(statuses[0].data.errors[0].code).toBe(131047);
+    const statuses = (await events('messages.update')).filter((e) => e.data.key?.id === failed.externalId);
+    expect(statuses[0].data.statuses[0].errors[0].code).toBe(131047);
   });
 
   test('throttling (130429) is retried by the queue and the message still ends SENT', async () => {

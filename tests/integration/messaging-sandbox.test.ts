@@ -646,9 +646,9 @@ describe('receipts (issue 3 item 3: "delivery receipts update the message")', ()
     expect((await receipt(sent.body.id, 'FAILED')).body.status).toBe('READ');
     expect((await getMessage(sent.body.id)).body.status).toBe('READ');
 
-    // Spec 6.1: "`messages.update` | a delivery status changed"; data passes the provider's through.
+    // Spec 6.1: "`messages.update` | a delivery status changed (sent, delivered, read)": the send itself, then each receipt.
     const updates = (await events('messages.update')).filter((e) => e.data.key?.id === done.externalId);
-    expect(updates.map((e) => e.data.update.status)).toEqual(['DELIVERED', 'READ', 'DELIVERED', 'FAILED']);
+    expect(updates.map((e) => e.data.statuses[0].status)).toEqual(['sent', 'delivered', 'read', 'delivered', 'failed']);
     expect(updates[0]).toMatchObject({ connectionId, remoteJid: '5511988883000@s.whatsapp.net', sender: phoneNumber });
   });
 

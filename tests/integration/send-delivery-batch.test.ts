@@ -70,7 +70,7 @@ test('a batch: each message is sent and recorded once, with its own id, credit a
   await deliverMessages(uow(), messagingDeps(ctx), [attempt(already)]);
   const connection = (await messagingStores(ctx.db, ctx).connections.find(connectionId))!;
   await uow().transaction((stores) =>
-    receiveReceipt(stores, messagingDeps(ctx), connection, { externalId: sandboxId(ids[1]!), remoteJid: '5511900000002@s.whatsapp.net', status: 'READ', raw: {} }),
+    receiveReceipt(stores, messagingDeps(ctx), connection, { externalId: sandboxId(ids[1]!), remoteJid: '5511900000002@s.whatsapp.net', status: 'READ' }),
   );
   const consumedBefore = await consumed();
   const sent: string[] = [];

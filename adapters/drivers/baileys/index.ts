@@ -18,7 +18,7 @@ import {
   type proto,
 } from 'baileys';
 import type { ILogger } from 'baileys/lib/Utils/logger.js';
-import { SESSION_ELSEWHERE, DriverError, type DriverCapabilities, type DriverConnection, type DriverEvents, type NetworkDriver, type OutgoingMedia, type SendResult } from '../../../core/connections/driver.ts';
+import { SESSION_ELSEWHERE, MEDIA_GONE, DriverError, type DriverCapabilities, type DriverConnection, type DriverEvents, type NetworkDriver, type OutgoingMedia, type SendResult } from '../../../core/connections/driver.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import type { OutgoingMessage } from '../../../core/messaging/outgoing.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
@@ -558,7 +558,7 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
     async fetchMedia(connection, ref) {
       const raw = await messages.get(connection.id, ref);
       const mapped = raw ? mapIncoming(raw) : undefined;
-      if (!raw || !mapped?.media) throw new DriverError(`no media message ${ref} on this connection`, 'media_not_found', false);
+      if (!raw || !mapped?.media) throw new DriverError(`no media message ${ref} on this connection`, MEDIA_GONE, false);
       const session = sessions.get(connection.id);
       const socket = session && !session.stopped ? session.socket : undefined;
       const ctx = socket?.updateMediaMessage ? { logger, reuploadRequest: (m: WAMessage) => socket.updateMediaMessage!(m) } : undefined;
@@ -566,7 +566,9 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
         const bytes = await download(raw, 'buffer', {}, ctx);
         return { bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), mimetype: mapped.media.mimetype };
       } catch (error) {
-        throw toDriverError(error, 'media download failed');
+        const failure = toDriverError(error, 'media download failed');
+        // The media server no longer has the file (and no live session could ask for a re-upload).
+        throw failure.code === 404 || failure.code === 410 ? new DriverError(failure.message, MEDIA_GONE, false) : failure;
       }
     },
 

@@ -1,6 +1,9 @@
 import type { AnyMessageContent, WAMediaUpload, WAMessage, WAMessageKey } from 'baileys';
 import { DriverError, type OutgoingMedia } from '../../../core/connections/driver.ts';
 import type { OutgoingContent, OutgoingMessage } from '../../../core/messaging/outgoing.ts';
+import { contactCards } from '../../../core/messaging/vcard.ts';
+
+export { toVcard } from '../../../core/messaging/vcard.ts';
 
 /**
  * Pure mapping of the core's `OutgoingMessage` to Baileys `sendMessage` content.
@@ -65,11 +68,8 @@ export function toBaileysContent(message: OutgoingMessage, context: OutgoingCont
       const { latitude, longitude, name, address } = content.location;
       return { location: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name && { name }), ...(address && { address }) } };
     }
-    case 'contacts': {
-      const cards = content.contacts.map((c) => ({ displayName: c.name, vcard: toVcard(c) }));
-      const displayName = cards.length === 1 ? cards[0]!.displayName : `${cards.length} contacts`;
-      return { contacts: { displayName, contacts: cards } };
-    }
+    case 'contacts':
+      return { contacts: contactCards(content.contacts) };
     case 'list':
       return { text: listAsText(content.list) };
     case 'buttons':
@@ -95,20 +95,6 @@ export function toBaileysContent(message: OutgoingMessage, context: OutgoingCont
 export function quotedMessage(to: string, messageId: string, stored?: WAMessage): WAMessage {
   if (stored?.key?.id && stored.message) return stored;
   return { key: { remoteJid: toJid(to), id: messageId, fromMe: false }, message: { conversation: '' } };
-}
-
-/** A vCard 3.0 for one contact of a `contacts` message; `waid` lets the app offer "Message". */
-export function toVcard(contact: { name: string; phones: string[]; emails?: string[]; organization?: string }): string {
-  const lines = ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escapeVcard(contact.name)}`, `N:;${escapeVcard(contact.name)};;;`];
-  if (contact.organization) lines.push(`ORG:${escapeVcard(contact.organization)}`);
-  for (const phone of contact.phones) {
-    const digits = phone.replace(/[^0-9]/g, '');
-    const display = phone.trim().startsWith('+') ? phone.trim() : `+${digits}`;
-    lines.push(digits ? `TEL;type=CELL;type=VOICE;waid=${digits}:${display}` : `TEL;type=CELL:${phone}`);
-  }
-  for (const email of contact.emails ?? []) lines.push(`EMAIL;type=INTERNET:${escapeVcard(email)}`);
-  lines.push('END:VCARD');
-  return lines.join('\n');
 }
 
 /** A list message as text: header, body, numbered rows under their section titles, footer. */
@@ -147,8 +133,4 @@ function requireMedia(content: OutgoingContent, media: OutgoingMedia | undefined
 function upload(media: OutgoingMedia): WAMediaUpload {
   if (media.bytes) return Buffer.from(media.bytes.buffer, media.bytes.byteOffset, media.bytes.byteLength);
   return { url: media.url! };
-}
-
-function escapeVcard(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/([,;])/g, '\\$1');
 }

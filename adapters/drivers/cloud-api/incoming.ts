@@ -149,6 +149,9 @@ function withMedia(messageType: string, media: WebhookMedia | undefined, fields:
   if (media?.id) {
     mapped.media = { ref: media.id, mimetype: media.mime_type ?? 'application/octet-stream' };
     if (media.filename) mapped.media.fileName = media.filename;
+  } else if (media?.mime_type) {
+    // Not referenceable (no `downloadMediaUrl`), but what it is still belongs in the node.
+    mapped.node.mimetype = media.mime_type;
   }
   return mapped;
 }

@@ -1,5 +1,6 @@
 import {
   DriverError,
+  MEDIA_GONE,
   type DriverCapabilities,
   type DriverConnection,
   type DriverEvents,
@@ -124,10 +125,19 @@ export function createCloudApiDriver(options: CloudApiDriverOptions): NetworkDri
     /** `ref` is the Cloud API media id of a received message: `GET /{media-id}`, then its URL with the token. */
     async fetchMedia(connection, ref) {
       const client = clientFor(connection);
-      const info = await client.mediaInfo(ref);
-      if (!info.url) throw new DriverError(`Reading media ${ref} failed: the answer has no url`, 'BAD_RESPONSE', true);
-      const { bytes, contentType } = await client.download(info.url);
-      return { bytes, mimetype: info.mime_type || contentType || 'application/octet-stream' };
+      try {
+        const info = await client.mediaInfo(ref);
+        if (!info.url) throw new DriverError(`Reading media ${ref} failed: the answer has no url`, 'BAD_RESPONSE', true);
+        const { bytes, contentType } = await client.download(info.url);
+        return { bytes, mimetype: info.mime_type || contentType || 'application/octet-stream' };
+      } catch (error) {
+        // The platform keeps received media about 30 days: an unknown id (code 100, "does not
+        // exist") or a media URL answering 404/410 means it is gone, not that the platform failed.
+        if (error instanceof DriverError && (error.code === 100 || error.code === 'HTTP_404' || error.code === 'HTTP_410')) {
+          throw new DriverError(error.message, MEDIA_GONE, false);
+        }
+        throw error;
+      }
     },
 
     /**

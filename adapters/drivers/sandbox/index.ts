@@ -1,5 +1,5 @@
 import type { DriverConnection, DriverEvents, NetworkDriver } from '../../../core/connections/driver.ts';
-import { DriverError } from '../../../core/connections/driver.ts';
+import { DriverError, MEDIA_GONE } from '../../../core/connections/driver.ts';
 import { inspectSessionMaterial } from '../baileys/session-material.ts';
 
 /** What a contact on the sandbox network would have seen of "typing…", newest last. */
@@ -53,7 +53,7 @@ export function createSandboxDriver(): SandboxDriver {
 
     async fetchMedia(_connection, ref) {
       const match = /^data:([^;,]+);base64,(.*)$/s.exec(ref);
-      if (!match) throw new DriverError('sandbox media reference is not a data URL', 'media_missing', false);
+      if (!match) throw new DriverError('sandbox media reference is not a data URL', MEDIA_GONE, false);
       return { mimetype: match[1]!, bytes: new Uint8Array(Buffer.from(match[2]!, 'base64')) };
     },
 

@@ -100,8 +100,11 @@ export function mediaRoutes(ctx: AppContext) {
       {
         params: t.Object({ mediaId: t.String() }),
         query: t.Object({ token: t.Optional(t.String()) }),
-        response: { 200: t.Any({ description: 'The raw bytes' }), 401: StandardError, 404: StandardError, 429: StandardError },
-        detail: { summary: 'Signed media download (7 days): streams the bytes, no API key' },
+        response: { 200: t.Any({ description: 'The raw bytes' }), 401: StandardError, 404: StandardError, 429: StandardError, 502: StandardError },
+        detail: {
+          summary: 'Signed media download (7 days): streams the bytes, no API key',
+          description: 'Received media not kept yet is fetched from the network: 404 when the network no longer has it (expired or deleted), 502 when the network failed to serve it (try again later).',
+        },
       },
     );
 }

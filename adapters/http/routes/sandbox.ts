@@ -71,8 +71,7 @@ export function sandboxRoutes(ctx: AppContext) {
             const message = (await stores.messages.get(body.messageId)) ?? (await stores.messages.findByExternalId(connection.id, body.messageId));
             if (!message || message.connectionId !== connection.id || !message.externalId) throw notFound('No message with that id has reached the sandbox network');
             const status = body.status as DeliveryStatus;
-            const raw = { key: { id: message.externalId, remoteJid: message.remoteJid, fromMe: true }, update: { status }, ...(body.error && { errors: [body.error] }) };
-            await driverEventsFor(ctx, connection.id).receipt({ externalId: message.externalId, remoteJid: message.remoteJid, status, error: body.error, raw });
+            await driverEventsFor(ctx, connection.id).receipt({ externalId: message.externalId, remoteJid: message.remoteJid, status, error: body.error });
             return presentMessage((await stores.messages.get(message.id))!);
           },
           {
