@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia';
 import { assertDownloadToken } from '../../../core/media/media.ts';
+import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { prepareMediaUpload, uploadByTicket, uploadMedia } from '../../../core/media/uploads.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
 import { mediaDownload } from '../../connections/jobs.ts';
@@ -43,9 +44,12 @@ export function mediaRoutes(ctx: AppContext) {
           },
           {
             parse: 'none',
-            response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: MediaView },
+            response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: MediaView, 413: StandardError },
             detail: {
               summary: 'Upload media to send later by `mediaId`: the raw bytes with their Content-Type (and optional X-File-Name)',
+              description:
+                `${mediaLimitsText()} The kind is not known at upload, so the Content-Type decides the limit here (image/* as an image, video/*, audio/*, anything else as a document); ` +
+                'sending the `mediaId` checks again against the kind it is sent as (a sticker over 100 KB must be an animated WebP).',
               requestBody: RAW_BYTES,
             },
           },
@@ -64,7 +68,7 @@ export function mediaRoutes(ctx: AppContext) {
               caption: t.Optional(t.String()),
             }),
             response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: t.Object({ ticketId: t.String(), uploadUrl: t.String(), expiresAt: Timestamp }) },
-            detail: { summary: 'A signed, single-use upload ticket (10 minutes): uploading to it sends the media to `to`' },
+            detail: { summary: 'A signed, single-use upload ticket (10 minutes): uploading to it sends the media to `to`', description: `The upload is held to the limit of \`kind\`. ${mediaLimitsText()}` },
           },
         ),
     );
@@ -82,8 +86,12 @@ export function mediaRoutes(ctx: AppContext) {
       {
         parse: 'none',
         params: t.Object({ ticketId: t.String() }),
-        response: { 201: t.Object({ mediaId: Uuid, message: t.Any() }), 400: StandardError, 401: StandardError, 409: StandardError },
-        detail: { summary: 'Upload by ticket (no API key): the raw bytes with their Content-Type; the media is sent at once', requestBody: RAW_BYTES },
+        response: { 201: t.Object({ mediaId: Uuid, message: t.Any() }), 400: StandardError, 401: StandardError, 409: StandardError, 413: StandardError },
+        detail: {
+          summary: 'Upload by ticket (no API key): the raw bytes with their Content-Type; the media is sent at once',
+          description: `The upload is held to the limit of the ticket's kind. ${mediaLimitsText()}`,
+          requestBody: RAW_BYTES,
+        },
       },
     )
     .get(
@@ -106,7 +114,7 @@ export function mediaRoutes(ctx: AppContext) {
     );
 }
 
-/** The raw bytes, counted while they arrive and refused past MAX_MEDIA_BYTES (413) without holding more. */
+/** The raw bytes, counted while they arrive and refused past MAX_MEDIA_BYTES (413) without holding more; the use case checks the kind's limit. */
 async function readUpload(request: Request, limit: number): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
   const mimetype = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (!mimetype || mimetype === 'application/json' || mimetype.startsWith('multipart/')) {
