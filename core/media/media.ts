@@ -74,6 +74,11 @@ export function issueUploadTicket(
   return { ticketId, uploadUrl: `${deps.publicUrl}/v3/connections/media/uploads/${ticketId}`, expiresAt };
 }
 
+/** The ticket's claims if it verifies, without using it (to bound the upload's read by its kind). */
+export function peekUploadTicket(deps: MediaLinkDeps, ticketId: string): UploadTicket | undefined {
+  return verifyToken<UploadTicket>(deps.signingKey, ticketId, 'media-upload', deps.clock.now());
+}
+
 /** The ticket's claims once; a second use, an expired or a forged ticket is refused. */
 export async function redeemUploadTicket(deps: MediaLinkDeps, store: MediaStore, ticketId: string): Promise<UploadTicket> {
   const ticket = verifyToken<UploadTicket>(deps.signingKey, ticketId, 'media-upload', deps.clock.now());

@@ -1,12 +1,13 @@
 import { Elysia, t } from 'elysia';
-import { assertDownloadToken } from '../../../core/media/media.ts';
-import { mediaLimitsText } from '../../../core/media/media-limits.ts';
+import { assertDownloadToken, peekUploadTicket } from '../../../core/media/media.ts';
+import { mediaKindOfType, mediaLimitFor, mediaLimitsText, MediaTooLarge } from '../../../core/media/media-limits.ts';
+import type { MediaKind } from '../../../core/messaging/outgoing.ts';
 import { prepareMediaUpload, uploadByTicket, uploadMedia } from '../../../core/media/uploads.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
 import { mediaDownload } from '../../connections/jobs.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
-import { bodyLimits, readBytes } from '../body.ts';
+import { bodyLimits, PayloadTooLarge, readBytes } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { presentMessage } from './messages.ts';
@@ -37,7 +38,7 @@ export function mediaRoutes(ctx: AppContext) {
         .post(
           '',
           async ({ actor, params, request, set }) => {
-            const file = await readUpload(request, limits.media);
+            const file = await readUpload(request, limits.media, mediaKindOfType);
             const item = await inTransaction((stores) => uploadMedia(stores, deps, actor, params.id, file));
             set.status = 201;
             return { mediaId: item.id, mimetype: item.mimetype, size: item.size ?? file.bytes.length, fileName: item.fileName };
@@ -78,7 +79,9 @@ export function mediaRoutes(ctx: AppContext) {
     .post(
       '/v3/connections/media/uploads/:ticketId',
       async ({ params, request, set }) => {
-        const file = await readUpload(request, limits.media);
+        // The ticket's kind bounds the read; a ticket that does not verify is refused by the use case.
+        const kind = peekUploadTicket(deps, params.ticketId)?.kind;
+        const file = await readUpload(request, limits.media, () => kind);
         const { media, message } = await inTransaction((stores) => uploadByTicket(stores, deps, params.ticketId, file));
         set.status = 201;
         return { mediaId: media.id, message: presentMessage(message) };
@@ -114,13 +117,25 @@ export function mediaRoutes(ctx: AppContext) {
     );
 }
 
-/** The raw bytes, counted while they arrive and refused past MAX_MEDIA_BYTES (413) without holding more; the use case checks the kind's limit. */
-async function readUpload(request: Request, limit: number): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
+/**
+ * The raw bytes, counted while they arrive and refused (413) past the kind's limit, lowered by
+ * MAX_MEDIA_BYTES, without holding more; the use case checks the bytes against the kind again
+ * (a sticker's limit depends on whether it is animated).
+ */
+async function readUpload(request: Request, cap: number, kindOf: (mimetype: string) => MediaKind | undefined): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
   const mimetype = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (!mimetype || mimetype === 'application/json' || mimetype.startsWith('multipart/')) {
     throw badRequest('Send the raw bytes with the media Content-Type (for example image/jpeg)');
   }
-  const bytes = await readBytes(request, limit);
+  const kind = kindOf(mimetype);
+  const limit = kind ? mediaLimitFor(kind, { cap }) : cap;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBytes(request, limit);
+  } catch (error) {
+    if (kind && error instanceof PayloadTooLarge) throw new MediaTooLarge(kind, limit);
+    throw error;
+  }
   const fileName = request.headers.get('x-file-name') ?? undefined;
   return { bytes, mimetype, fileName };
 }
