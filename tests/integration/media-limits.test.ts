@@ -205,6 +205,29 @@ describe('sends by mediaId (v3, v2, campaigns): the kind it is sent as decides',
   }, SLOW);
 });
 
+describe('at delivery: media whose size was not known when the send was accepted', () => {
+  test('received media fetched after acceptance is held to the kind\'s limit when sent: the message ends FAILED naming it', async () => {
+    // Received media not fetched yet has no size; its bytes may arrive between acceptance and
+    // delivery. The row as delivery then finds it: bytes held, the size not yet seen by acceptance.
+    const ctx = service.runtime.ctx;
+    const id = ctx.ids.next();
+    await ctx.db
+      .insertInto('media')
+      .values({ id, workspace_id: owner.workspaceId, connection_id: connectionId, origin: 'received', driver_ref: 'late', mimetype: 'image/webp', file_name: null, size: null, bytes: webp(100 * KB + 1, false), created_at: new Date() })
+      .execute();
+    const accepted = await send({ sticker: { mediaId: id } });
+    expect(accepted.status).toBe(201);
+    const deadline = Date.now() + 30_000;
+    let message = accepted.body;
+    while (message.status === 'PENDING' && Date.now() < deadline) {
+      await Bun.sleep(100);
+      message = (await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${accepted.body.id}`, { apikey: owner.token })).body;
+    }
+    expect(message.status).toBe('FAILED');
+    expect(message.error).toEqual({ code: 'media_too_large', title: 'static sticker larger than 100 KB (102400 bytes)' });
+  }, SLOW);
+});
+
 describe('helpdesk: a file sent in a reply on the connection obeys the network\'s limit for its kind', () => {
   test('a 5 MB + 1 PNG goes on a private note, but a reply with it → 413 and nothing stored; exactly 5 MB is sent', async () => {
     const conversation = await conversationFromContact(service, owner.token, connectionId, '5511955550177', { type: 'conversation', text: 'hello' });
