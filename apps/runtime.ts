@@ -70,7 +70,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
       box,
-      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box, outbound }),
+      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box, outbound, maxMediaBytes: config.maxMediaBytes }),
       outbound,
       pluginEvents: pluginEvents(plugins),
       helpdesk: plugins.some((p) => p.name === 'helpdesk'),

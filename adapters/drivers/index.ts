@@ -20,6 +20,8 @@ export interface DriverOptions {
   box?: SecretBox;
   /** The outbound policy's fetch: drivers that download customers' media URLs go through it. */
   outbound?: Outbound;
+  /** `MAX_MEDIA_BYTES`: lowers the per-kind limits of media drivers download from URLs. */
+  maxMediaBytes?: number;
   extra?: NetworkDriver[];
 }
 
@@ -41,6 +43,7 @@ export function createDrivers(options: DriverOptions): Map<string, NetworkDriver
       box: options.box,
       owner: options.worker,
       outbound: options.outbound,
+      maxMediaBytes: options.maxMediaBytes,
       onError: (error, context) => console.error(`[baileys] ${context}:`, error instanceof Error ? error.message : error),
     }),
     ...(options.extra ?? []),

@@ -1,17 +1,21 @@
 import { DriverError } from '../../core/connections/driver.ts';
+import { assertMediaFits, mediaLimitFor, MediaTooLarge } from '../../core/media/media-limits.ts';
+import type { MediaKind } from '../../core/messaging/outgoing.ts';
 import { OutboundRefusal, readBounded, type Outbound } from './outbound.ts';
 
-/** The most a media URL send downloads (the network's largest media limit is far below for most types). */
-export const MEDIA_URL_MAX_BYTES = 16 * 1024 * 1024;
 const MEDIA_URL_TIMEOUT_MS = 30_000;
 const MEDIA_URL_REDIRECTS = 3;
 
 /**
  * The bytes behind a media `url` send, for drivers that upload bytes themselves: through the
- * outbound policy (each redirect checked), bounded in size and time. Failures are final
- * `DriverError`s that say what happened without naming network errors.
+ * outbound policy (each redirect checked), bounded in time and in size by the kind's limit
+ * (core/media/media-limits.ts, lowered by `cap`, the configured MAX_MEDIA_BYTES): the read stops
+ * at the limit, never after. Failures are final `DriverError`s that say what happened without
+ * naming network errors; over the limit, the message names the kind and the limit.
  */
-export async function downloadMediaUrl(outbound: Outbound, url: string, maxBytes = MEDIA_URL_MAX_BYTES): Promise<Uint8Array> {
+export async function downloadMediaUrl(outbound: Outbound, url: string, kind: MediaKind, cap?: number): Promise<Uint8Array> {
+  // A sticker is read up to the animated limit; whether it is animated is known from its bytes.
+  const maxBytes = mediaLimitFor(kind, { cap });
   let response: Response;
   try {
     response = await outbound.fetch(url, { followRedirects: MEDIA_URL_REDIRECTS, signal: AbortSignal.timeout(MEDIA_URL_TIMEOUT_MS) });
@@ -23,10 +27,22 @@ export async function downloadMediaUrl(outbound: Outbound, url: string, maxBytes
     await response.body?.cancel().catch(() => {});
     throw new DriverError(`The media URL answered HTTP ${response.status}`, 'media_download_failed', false);
   }
+  let bytes: Uint8Array;
   try {
-    return await readBounded(response, maxBytes);
+    bytes = await readBounded(response, maxBytes);
   } catch (error) {
-    const tooLarge = (error as Error).message.includes('larger than');
-    throw new DriverError(tooLarge ? `The media at the URL is larger than ${maxBytes} bytes` : 'The media URL could not be downloaded', 'media_download_failed', false);
+    if ((error as Error).message.includes('larger than')) throw tooLarge(new MediaTooLarge(kind, maxBytes));
+    throw new DriverError('The media URL could not be downloaded', 'media_download_failed', false);
   }
+  try {
+    assertMediaFits(kind, bytes, cap);
+  } catch (error) {
+    if (error instanceof MediaTooLarge) throw tooLarge(error);
+    throw error;
+  }
+  return bytes;
+}
+
+function tooLarge(error: MediaTooLarge): DriverError {
+  return new DriverError(`The media at the URL is too large: ${error.message}`, 'media_too_large', false);
 }

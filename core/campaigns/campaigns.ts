@@ -4,7 +4,7 @@ import type { ConnectionStore } from '../connections/connection.ts';
 import { connectionNotFound } from '../connections/connections.ts';
 import type { NetworkDriver } from '../connections/driver.ts';
 import type { ZoneRules } from '../helpdesk/business-hours.ts';
-import { mediaOf, type MediaStore } from '../media/media.ts';
+import { sendableMedia, type MediaStore } from '../media/media.ts';
 import type { ChatStore, MessageStore } from '../messaging/message.ts';
 import { assertOutboundMedia, isMediaKind, parseOutgoingContent, type OutgoingContent } from '../messaging/outgoing.ts';
 import { releaseCredits, reserveCredits, type CreditStore } from '../plans/metering.ts';
@@ -297,7 +297,7 @@ async function campaignMessage(stores: Pick<CampaignStores, 'media' | 'identity'
   }
   if (isMediaKind(content.kind)) {
     const source = (content as Record<string, any>)[content.kind] as { mediaId?: string };
-    if (source.mediaId) await mediaOf(stores.media, actor.workspaceId, source.mediaId);
+    if (source.mediaId) await sendableMedia(stores.media, actor.workspaceId, source.mediaId, content.kind);
   }
   return content;
 }

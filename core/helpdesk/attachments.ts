@@ -1,6 +1,7 @@
 import type { Actor } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
 import { assertUploadable, mediaOf, type MediaStore } from '../media/media.ts';
+import { assertMediaFits } from '../media/media-limits.ts';
 import type { OutgoingContent } from '../messaging/outgoing.ts';
 import { badRequest, conflict, DomainError } from '../shared/errors.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
@@ -157,6 +158,8 @@ export async function replyMediaContent(
   if (attachment.mediaId === null) {
     const bytes = await stores.attachments.heldBytes(attachment.id);
     if (!bytes) throw badRequest('The uploaded file is no longer available: upload it again');
+    // Sent to the network: held to its limit for the kind (413), checked before anything moves.
+    assertMediaFits(kind, bytes);
     const mediaId = deps.ids.next();
     await stores.media.insert(
       { id: mediaId, workspaceId: attachment.workspaceId, connectionId, origin: 'upload', driverRef: null, mimetype: attachment.mimeType, fileName: attachment.fileName, size: bytes.length, createdAt: deps.clock.now() },

@@ -1,4 +1,5 @@
 import { DOWNLOAD_LINK_DAYS, type MediaLinkDeps } from '../media/media.ts';
+import { mediaKindOfType } from '../media/media-limits.ts';
 import type { MediaKind } from '../messaging/outgoing.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { IdGen } from '../shared/ports.ts';
@@ -84,9 +85,7 @@ export function defaultFileName(kind: string, mimeType: string): string {
 
 /** How a file goes out on the network: by its media type. */
 export function mediaKindOf(mimeType: string): MediaKind {
-  const family = mimeType.split('/')[0];
-  if (family === 'image' || family === 'video' || family === 'audio') return family;
-  return 'document';
+  return mediaKindOfType(mimeType);
 }
 
 /** The messages with their attachments (every message shows the field, empty when it has none). */

@@ -2,6 +2,7 @@ import { badRequest, DomainError, notFound } from '../shared/errors.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
 import { signToken, verifyToken } from '../shared/signed-token.ts';
 import type { MediaKind } from '../messaging/outgoing.ts';
+import { assertMediaFits, assertMediaSize, LARGEST_MEDIA_LIMIT, MEDIA_LIMITS } from './media-limits.ts';
 
 /** Media bytes the service holds: uploads to send, and media received from contacts. */
 export interface MediaItem {
@@ -28,7 +29,8 @@ export interface MediaStore {
 
 export const DOWNLOAD_LINK_DAYS = 7;
 export const UPLOAD_TICKET_MINUTES = 10;
-export const MAX_MEDIA_BYTES = 64 * 1024 * 1024;
+/** The absolute cap on media the service holds: the largest per-kind limit (media-limits.ts). */
+export const MAX_MEDIA_BYTES = LARGEST_MEDIA_LIMIT;
 
 export interface MediaLinkDeps {
   clock: Clock;
@@ -72,6 +74,11 @@ export function issueUploadTicket(
   return { ticketId, uploadUrl: `${deps.publicUrl}/v3/connections/media/uploads/${ticketId}`, expiresAt };
 }
 
+/** The ticket's claims if it verifies, without using it (to bound the upload's read by its kind). */
+export function peekUploadTicket(deps: MediaLinkDeps, ticketId: string): UploadTicket | undefined {
+  return verifyToken<UploadTicket>(deps.signingKey, ticketId, 'media-upload', deps.clock.now());
+}
+
 /** The ticket's claims once; a second use, an expired or a forged ticket is refused. */
 export async function redeemUploadTicket(deps: MediaLinkDeps, store: MediaStore, ticketId: string): Promise<UploadTicket> {
   const ticket = verifyToken<UploadTicket>(deps.signingKey, ticketId, 'media-upload', deps.clock.now());
@@ -80,9 +87,10 @@ export async function redeemUploadTicket(deps: MediaLinkDeps, store: MediaStore,
   return ticket;
 }
 
+/** An upload to be sent as `kind`: not empty, within the kind's size limit (413), of a matching type. */
 export function assertUploadable(bytes: Uint8Array, mimetype: string, kind: MediaKind): void {
   if (bytes.length === 0) throw badRequest('The upload is empty');
-  if (bytes.length > MAX_MEDIA_BYTES) throw new DomainError(413, `Media must be at most ${MAX_MEDIA_BYTES / 1024 / 1024} MB`);
+  assertMediaFits(kind, bytes);
   const family = mimetype.split('/')[0];
   const expected: Record<MediaKind, (m: string, f: string | undefined) => boolean> = {
     image: (_m, f) => f === 'image',
@@ -97,5 +105,21 @@ export function assertUploadable(bytes: Uint8Array, mimetype: string, kind: Medi
 export async function mediaOf(store: MediaStore, workspaceId: string, id: string): Promise<MediaItem> {
   const item = await store.get(id);
   if (!item || item.workspaceId !== workspaceId) throw notFound(`Media ${id} not found`);
+  return item;
+}
+
+/**
+ * A media item of the workspace that may be sent as `kind`: within the kind's size limit
+ * (413 naming it). A sticker over the static limit is read to see whether it is animated;
+ * an item whose size is not known yet (received media not fetched) is checked at delivery.
+ */
+export async function sendableMedia(store: MediaStore, workspaceId: string, id: string, kind: MediaKind): Promise<MediaItem> {
+  const item = await mediaOf(store, workspaceId, id);
+  if (item.size === null) return item;
+  assertMediaSize(kind, item.size);
+  if (kind === 'sticker' && item.size > MEDIA_LIMITS.sticker) {
+    const bytes = await store.bytes(item.id);
+    if (bytes) assertMediaFits('sticker', bytes);
+  }
   return item;
 }

@@ -5,6 +5,7 @@ import { connectionNotFound } from '../connections/connections.ts';
 import { acceptSend, type SendDeps, type SendStores } from '../messaging/send.ts';
 import type { ChatMessage } from '../messaging/message.ts';
 import { MEDIA_KINDS, normalizeRecipient, type MediaKind, type OutgoingContent } from '../messaging/outgoing.ts';
+import { mediaKindOfType } from './media-limits.ts';
 import { assertUploadable, issueUploadTicket, redeemUploadTicket, type MediaItem, type MediaLinkDeps } from './media.ts';
 
 type UploadDeps = SendDeps & MediaLinkDeps;
@@ -20,7 +21,8 @@ export async function uploadMedia(
   authorize(actor.roles, 'messages.send', 'write');
   const connection = await stores.connections.get(actor.workspaceId, connectionId);
   if (!connection) throw connectionNotFound(connectionId);
-  assertUploadable(file.bytes, file.mimetype, 'document');
+  // The kind it will be sent as is not known yet: its type's (a send by mediaId checks again).
+  assertUploadable(file.bytes, file.mimetype, mediaKindOfType(file.mimetype));
   const item: MediaItem = {
     id: deps.ids.next(),
     workspaceId: actor.workspaceId,

@@ -7,6 +7,7 @@ import type { ChatMessage } from './message.ts';
 import { outboundData } from './outbound-data.ts';
 import { statusUpdateData } from './status-update.ts';
 import { isMediaKind, type OutgoingContent, type OutgoingMessage } from './outgoing.ts';
+import { assertMediaFits } from '../media/media-limits.ts';
 import { SEND_QUEUE, type SendDeps, type SendStores } from './send.ts';
 
 export type DeliverStores = SendStores & { events: EventPublisher };
@@ -220,6 +221,12 @@ async function mediaFor(stores: SendStores, content: OutgoingContent): Promise<O
   const item = await stores.media.get(source.mediaId!);
   const bytes = item && (await stores.media.bytes(item.id));
   if (!item || !bytes) throw new DriverError(`Media ${source.mediaId} is no longer available`, 'media_missing', false);
+  // Sizes unknown at acceptance (received media fetched since) are held to the kind's limit here.
+  try {
+    assertMediaFits(content.kind, bytes);
+  } catch (error) {
+    throw new DriverError((error as Error).message, 'media_too_large', false);
+  }
   return { bytes, mimetype: item.mimetype, fileName: source.fileName ?? item.fileName ?? undefined };
 }
 

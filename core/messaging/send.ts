@@ -8,7 +8,7 @@ import type { Clock, IdGen } from '../shared/ports.ts';
 import type { Connection, ConnectionStore } from '../connections/connection.ts';
 import { connectionNotFound } from '../connections/connections.ts';
 import type { NetworkDriver } from '../connections/driver.ts';
-import { mediaOf, type MediaStore } from '../media/media.ts';
+import { sendableMedia, type MediaStore } from '../media/media.ts';
 import type { ChatMessage, ChatStore, MessageStore } from './message.ts';
 import { isMediaKind, normalizeRecipient, type OutgoingContent } from './outgoing.ts';
 import { assertMaySend } from './send-window.ts';
@@ -172,7 +172,7 @@ async function prepareMessage(stores: SendStores, deps: SendDeps, actor: Actor, 
   }
   if (isMediaKind(content.kind)) {
     const source = (content as Record<string, any>)[content.kind] as { mediaId?: string };
-    if (source.mediaId) await mediaOf(stores.media, actor.workspaceId, source.mediaId);
+    if (source.mediaId) await sendableMedia(stores.media, actor.workspaceId, source.mediaId, content.kind);
   }
   const replyTo = request.replyTo ? await resolveReference(stores.messages, connection.id, request.replyTo, 'replyTo') : null;
   if (content.kind === 'reaction') {

@@ -7,6 +7,7 @@ import type { Actor } from '../../core/identity/identity.ts';
 import { pageRequest } from '../../core/shared/pagination.ts';
 import { badRequest } from '../../core/shared/errors.ts';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns/campaign-status.ts';
+import { mediaSendLimitsText } from '../../core/media/media-limits.ts';
 import { REPORTED_RECIPIENT_STATUSES, type Campaign, type CampaignProgress } from '../../core/campaigns/campaign.ts';
 import {
   cancelCampaign,
@@ -100,13 +101,14 @@ export function campaignRoutes(ctx: AppContext) {
           },
           {
             body: CampaignBody,
-            response: { ...authErrors, ...NotFound, 201: t.Composite([CampaignView, t.Object({ duplicates: t.Integer({ description: 'Repeated numbers left out of the audience' }) })]), 422: StandardError },
+            response: { ...authErrors, ...NotFound, 201: t.Composite([CampaignView, t.Object({ duplicates: t.Integer({ description: 'Repeated numbers left out of the audience' }) })]), 413: StandardError, 422: StandardError },
             detail: {
               summary: 'Create a campaign; unless `draft`, its credits are reserved for the whole audience and it starts (Owner, Admin, Manager)',
               description:
                 `One message to many recipients on one connection. The audience is exactly one of \`numbers\`, \`recipients\` (with variables), \`csv\` (a header row; the \`phone\` column holds the number, the others are variables) or \`helpdeskContacts: { labels }\` (helpdesk plugin). Numbers are normalised to E.164; repeated numbers are kept once, invalid ones and numbers that opted out are listed but never sent or charged. At most ${MAX_AUDIENCE} recipients. ` +
                 'Placeholders `{{name}}` or `{{name|fallback}}` in the message are filled per recipient; a recipient missing a variable without fallback is invalid. ' +
-                'One credit per recipient to send to is reserved in the same transaction: if the plan cannot cover them all, 403 `USER_PLAN_EXCEEDED_MESSAGES` and nothing is created.',
+                'One credit per recipient to send to is reserved in the same transaction: if the plan cannot cover them all, 403 `USER_PLAN_EXCEEDED_MESSAGES` and nothing is created. ' +
+                `Media messages: ${mediaSendLimitsText()}`,
             },
           },
         )

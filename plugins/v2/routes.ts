@@ -12,6 +12,7 @@ import { normalizeRecipient } from '../../core/messaging/outgoing.ts';
 import { signalPresence, PRESENCES } from '../../core/messaging/presence.ts';
 import { mediaOfChatMessage } from '../../core/media/message-media.ts';
 import { badRequest } from '../../core/shared/errors.ts';
+import { mediaSendLimitsText } from '../../core/media/media-limits.ts';
 import { pageRequest } from '../../core/shared/pagination.ts';
 import { presentChat, presentConnection, presentMessage, V2Chat, V2Connection, V2Message } from './views.ts';
 
@@ -120,10 +121,10 @@ export function v2Routes(ctx: AppContext) {
             role: ['messages.send', 'write'],
             params: Chat,
             body: V2SendBody,
-            response: { ...authErrors, ...NotFound, 200: V2Message, 201: V2Message, 422: StandardError },
+            response: { ...authErrors, ...NotFound, 200: V2Message, 201: V2Message, 413: StandardError, 422: StandardError },
             detail: {
               summary: 'v2: send a message to the chat in the path; answers at once with status PENDING',
-              description: 'Exactly one of text, image, video, audio, document, sticker, list, buttons or template. An `Idempotency-Key` header makes a retry answer the first message (200).',
+              description: `Exactly one of text, image, video, audio, document, sticker, list, buttons or template. An \`Idempotency-Key\` header makes a retry answer the first message (200). ${mediaSendLimitsText()}`,
             },
           },
         )

@@ -130,7 +130,7 @@ afterAll(async () => {
   await t.close();
 });
 
-function harness(owner: string, clock = new FakeClock(), outbound?: Outbound): Harness {
+function harness(owner: string, clock = new FakeClock(), outbound?: Outbound, maxMediaBytes?: number): Harness {
   const sockets: FakeSocket[] = [];
   const timers = new ManualTimers();
   const errors: unknown[] = [];
@@ -152,6 +152,7 @@ function harness(owner: string, clock = new FakeClock(), outbound?: Outbound): H
     }) as any,
     onError: (error) => void errors.push(error),
     ...(outbound && { outbound }),
+    ...(maxMediaBytes !== undefined && { maxMediaBytes }),
   });
   return { driver, sockets, timers, clock, errors, downloads, socket: () => sockets[sockets.length - 1]! };
 }
@@ -456,6 +457,75 @@ describe('Baileys driver on a fake socket', () => {
       internal.stop(true);
     }
   });
+
+  test('a media url send reads no more than the kind\'s limit (issue 19 §2: image 5 MB, sticker 100 KB static / 500 KB animated, MAX_MEDIA_BYTES lowering them): at the limit it is sent, one byte over it fails for good naming the kind and limit', async () => {
+    const KB = 1024;
+    const MB = 1024 * KB;
+    const webp = (size: number, animated: boolean) => {
+      const bytes = new Uint8Array(size).fill(7);
+      bytes.set(new TextEncoder().encode('RIFF'), 0);
+      bytes.set(new TextEncoder().encode('WEBPVP8X'), 8);
+      bytes[20] = animated ? 0x02 : 0;
+      return bytes;
+    };
+    // Bodies without Content-Length, in 64 KB chunks produced only as the driver reads them.
+    let served = 0;
+    const stream = (bytes: Uint8Array) =>
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (served >= bytes.length) return controller.close();
+          const chunk = bytes.subarray(served, served + 64 * KB);
+          served += chunk.length;
+          controller.enqueue(chunk);
+        },
+      });
+    const bodies: Record<string, () => Uint8Array> = {
+      '/image-at': () => new Uint8Array(5 * MB).fill(1),
+      '/image-over': () => new Uint8Array(5 * MB + 1),
+      '/image-endless': () => new Uint8Array(64 * MB),
+      '/sticker-static-at': () => webp(100 * KB, false),
+      '/sticker-static-over': () => webp(100 * KB + 1, false),
+      '/sticker-animated-at': () => webp(500 * KB, true),
+      '/sticker-animated-over': () => webp(500 * KB + 1, true),
+    };
+    const media = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => ((served = 0), new Response(stream(bodies[new URL(request.url).pathname]!()))) });
+    try {
+      const connect = async (h: Harness) => {
+        const connection = await newConnection();
+        const events = new RecordedEvents();
+        await h.driver.connect(connection, events);
+        h.socket().open();
+        await eventually(() => expect(events.statuses.some((e: any) => e.event === 'opened')).toBe(true));
+        return connection;
+      };
+      const h = harness('worker-media-limits', new FakeClock(), createOutbound(parseAllowList('127.0.0.1').allow));
+      const connection = await connect(h);
+      const send = (kind: 'image' | 'sticker', path: string, driver = h.driver, on = connection) => {
+        const url = `http://127.0.0.1:${media.port}${path}`;
+        return driver.send(on, { to: '5511987654321', content: { kind, [kind]: { url } } as any }, { url, mimetype: kind === 'image' ? 'image/png' : 'image/webp' });
+      };
+      await send('image', '/image-at');
+      expect(((h.socket().sent[0]!.content as any).image as Uint8Array).length).toBe(5 * MB);
+      await expect(send('image', '/image-over')).rejects.toMatchObject({ code: 'media_too_large', retryable: false, message: expect.stringContaining('image larger than 5 MB (5242880 bytes)') });
+      await expect(send('image', '/image-endless')).rejects.toMatchObject({ code: 'media_too_large' });
+      // Stopped at the limit: the 64 MB body was not read to its end (what sockets buffer aside).
+      expect(served).toBeLessThan(16 * MB);
+      await send('sticker', '/sticker-static-at');
+      await send('sticker', '/sticker-animated-at');
+      await expect(send('sticker', '/sticker-static-over')).rejects.toMatchObject({ code: 'media_too_large', message: expect.stringContaining('static sticker larger than 100 KB') });
+      await expect(send('sticker', '/sticker-animated-over')).rejects.toMatchObject({ code: 'media_too_large', message: expect.stringContaining('sticker larger than 500 KB') });
+      expect(h.socket().sent).toHaveLength(3);
+      await h.driver.shutdown();
+
+      // MAX_MEDIA_BYTES lower than the kind's limit bounds the read too.
+      const capped = harness('worker-media-cap', new FakeClock(), createOutbound(parseAllowList('127.0.0.1').allow), 2 * MB);
+      const onCapped = await connect(capped);
+      await expect(send('image', '/image-at', capped.driver, onCapped)).rejects.toMatchObject({ code: 'media_too_large', message: expect.stringContaining('image larger than 2 MB') });
+      await capped.driver.shutdown();
+    } finally {
+      media.stop(true);
+    }
+  }, 60_000);
 
   test('lookupNumber asks the live session (onWhatsApp); elsewhere it is refused as retryable', async () => {
     const clock = new FakeClock();

@@ -106,7 +106,7 @@ describe('outbound fetch', () => {
     const outcome = await attempt(outbound, `${allowed.base}/to-internal`);
     expect(outcome.status).toBe(302);
     await expect(outbound.fetch(`${allowed.base}/to-internal`, { followRedirects: 3 })).rejects.toBeInstanceOf(OutboundRefusal);
-    await expect(downloadMediaUrl(outbound, `${allowed.base}/to-internal`)).rejects.toThrow('The media URL is refused by the outbound policy: 127.0.0.0/8 (loopback)');
+    await expect(downloadMediaUrl(outbound, `${allowed.base}/to-internal`, 'image')).rejects.toThrow('The media URL is refused by the outbound policy: 127.0.0.0/8 (loopback)');
     expect(internal.hits).toHaveLength(0);
   });
 
@@ -143,10 +143,10 @@ describe('outbound fetch', () => {
     expect(internal.hits).toHaveLength(0);
   });
 
-  test('a media URL is downloaded within its size bound, and refused past it', async () => {
+  test('a media URL is downloaded within its size bound (the kind\'s limit, lowered by MAX_MEDIA_BYTES), and refused past it', async () => {
     const outbound = createOutbound(onlyLoopbackOne);
-    expect((await downloadMediaUrl(outbound, `${allowed.base}/big`, 64 * 1024)).byteLength).toBe(64 * 1024);
-    await expect(downloadMediaUrl(outbound, `${allowed.base}/big`, 1000)).rejects.toThrow('larger than 1000 bytes');
+    expect((await downloadMediaUrl(outbound, `${allowed.base}/big`, 'document', 64 * 1024)).byteLength).toBe(64 * 1024);
+    await expect(downloadMediaUrl(outbound, `${allowed.base}/big`, 'document', 1000)).rejects.toThrow('document larger than 1000 bytes');
     await expect(readBounded(new Response(new ReadableStream({ pull: (c) => c.enqueue(new Uint8Array(4096)) })), 100_000)).rejects.toThrow('larger than 100000 bytes');
   });
 });

@@ -213,6 +213,17 @@ describe('media', () => {
     expect(days).toBeLessThan(30.1);
   });
 
+  test('a JPEG over the network\'s image limit (5 MB) is 413 naming it, for header-media and send-media (core/media/media-limits.ts); exactly 5 MB is taken', async () => {
+    const uploads = sim.media.size;
+    for (const route of ['header-media', 'send-media']) {
+      const over = await upload(`${base()}/${route}`, new Uint8Array(5 * 1024 * 1024 + 1), 'image/jpeg');
+      expectStandardError(over, 413, 'Payload Too Large');
+      expect(over.body.message).toBe('image larger than 5 MB (5242880 bytes)');
+    }
+    expect(sim.media.size).toBe(uploads);
+    expect((await upload(`${base()}/send-media`, new Uint8Array(5 * 1024 * 1024), 'image/jpeg')).status).toBe(201);
+  }, 60_000);
+
   test('an upload of the wrong type, or without a file, is 400', async () => {
     expectStandardError(await upload(`${base()}/header-media`, new Uint8Array([1, 2, 3]), 'text/plain', 'a.txt'), 400, 'Bad Request');
     expectStandardError(await call('POST', `${base()}/send-media`, { file: 'x' }), 400, 'Bad Request');

@@ -20,7 +20,7 @@ import {
 import type { ILogger } from 'baileys/lib/Utils/logger.js';
 import { SESSION_ELSEWHERE, MEDIA_GONE, DriverError, type DriverCapabilities, type DriverConnection, type DriverEvents, type NetworkDriver, type OutgoingMedia, type SendResult } from '../../../core/connections/driver.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
-import type { OutgoingMessage } from '../../../core/messaging/outgoing.ts';
+import { isMediaKind, type OutgoingMessage } from '../../../core/messaging/outgoing.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
 import { clearAuthState, createKeyCache, LeaseLostError, readStoredValue, replaceAuthState, usePostgresAuthState, type PostgresAuthState } from './auth-state.ts';
 import { inspectSessionMaterial, type SessionMaterial } from './session-material.ts';
@@ -101,6 +101,8 @@ export interface BaileysDriverOptions {
   download?: typeof downloadMediaMessage;
   /** Media `url` sends are downloaded here, through the outbound policy (default: nothing exempted). */
   outbound?: Outbound;
+  /** `MAX_MEDIA_BYTES`: lowers the per-kind limit of media `url` downloads. */
+  maxMediaBytes?: number;
   /** Failures inside event handling that have no caller to throw to. */
   onError?: (error: unknown, context: string) => void;
 }
@@ -538,7 +540,9 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
       const reactionKey =
         message.content.kind === 'reaction' ? await messages.keyOf(connection.id, message.content.reaction.messageId) : undefined;
       // A URL is downloaded here, through the outbound policy, never by the library itself.
-      if (media?.url && !media.bytes) media = { ...media, bytes: await downloadMediaUrl(outbound, media.url), url: undefined };
+      if (media?.url && !media.bytes && isMediaKind(message.content.kind)) {
+        media = { ...media, bytes: await downloadMediaUrl(outbound, media.url, message.content.kind, options.maxMediaBytes), url: undefined };
+      }
       const content = toBaileysContent(message, { ...(media && { media }), ...(reactionKey && { reactionKey }) });
       const quoted = message.replyToExternalId
         ? quotedMessage(message.to, message.replyToExternalId, await messages.get(connection.id, message.replyToExternalId))

@@ -1,11 +1,13 @@
 import { Elysia, t } from 'elysia';
-import { assertDownloadToken } from '../../../core/media/media.ts';
+import { assertDownloadToken, peekUploadTicket } from '../../../core/media/media.ts';
+import { mediaKindOfType, mediaLimitFor, mediaLimitsText, MediaTooLarge } from '../../../core/media/media-limits.ts';
+import type { MediaKind } from '../../../core/messaging/outgoing.ts';
 import { prepareMediaUpload, uploadByTicket, uploadMedia } from '../../../core/media/uploads.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
 import { mediaDownload } from '../../connections/jobs.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
-import { bodyLimits, readBytes } from '../body.ts';
+import { bodyLimits, PayloadTooLarge, readBytes } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { presentMessage } from './messages.ts';
@@ -36,16 +38,19 @@ export function mediaRoutes(ctx: AppContext) {
         .post(
           '',
           async ({ actor, params, request, set }) => {
-            const file = await readUpload(request, limits.media);
+            const file = await readUpload(request, limits.media, mediaKindOfType);
             const item = await inTransaction((stores) => uploadMedia(stores, deps, actor, params.id, file));
             set.status = 201;
             return { mediaId: item.id, mimetype: item.mimetype, size: item.size ?? file.bytes.length, fileName: item.fileName };
           },
           {
             parse: 'none',
-            response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: MediaView },
+            response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: MediaView, 413: StandardError },
             detail: {
               summary: 'Upload media to send later by `mediaId`: the raw bytes with their Content-Type (and optional X-File-Name)',
+              description:
+                `${mediaLimitsText()} The kind is not known at upload, so the Content-Type decides the limit here (image/* as an image, video/*, audio/*, anything else as a document); ` +
+                'sending the `mediaId` checks again against the kind it is sent as (a sticker over 100 KB must be an animated WebP).',
               requestBody: RAW_BYTES,
             },
           },
@@ -64,7 +69,7 @@ export function mediaRoutes(ctx: AppContext) {
               caption: t.Optional(t.String()),
             }),
             response: { ...authErrors, 404: t.Union([CodedError, StandardError]), 201: t.Object({ ticketId: t.String(), uploadUrl: t.String(), expiresAt: Timestamp }) },
-            detail: { summary: 'A signed, single-use upload ticket (10 minutes): uploading to it sends the media to `to`' },
+            detail: { summary: 'A signed, single-use upload ticket (10 minutes): uploading to it sends the media to `to`', description: `The upload is held to the limit of \`kind\`. ${mediaLimitsText()}` },
           },
         ),
     );
@@ -74,7 +79,9 @@ export function mediaRoutes(ctx: AppContext) {
     .post(
       '/v3/connections/media/uploads/:ticketId',
       async ({ params, request, set }) => {
-        const file = await readUpload(request, limits.media);
+        // The ticket's kind bounds the read; a ticket that does not verify is refused by the use case.
+        const kind = peekUploadTicket(deps, params.ticketId)?.kind;
+        const file = await readUpload(request, limits.media, () => kind);
         const { media, message } = await inTransaction((stores) => uploadByTicket(stores, deps, params.ticketId, file));
         set.status = 201;
         return { mediaId: media.id, message: presentMessage(message) };
@@ -82,8 +89,12 @@ export function mediaRoutes(ctx: AppContext) {
       {
         parse: 'none',
         params: t.Object({ ticketId: t.String() }),
-        response: { 201: t.Object({ mediaId: Uuid, message: t.Any() }), 400: StandardError, 401: StandardError, 409: StandardError },
-        detail: { summary: 'Upload by ticket (no API key): the raw bytes with their Content-Type; the media is sent at once', requestBody: RAW_BYTES },
+        response: { 201: t.Object({ mediaId: Uuid, message: t.Any() }), 400: StandardError, 401: StandardError, 409: StandardError, 413: StandardError },
+        detail: {
+          summary: 'Upload by ticket (no API key): the raw bytes with their Content-Type; the media is sent at once',
+          description: `The upload is held to the limit of the ticket's kind. ${mediaLimitsText()}`,
+          requestBody: RAW_BYTES,
+        },
       },
     )
     .get(
@@ -109,13 +120,25 @@ export function mediaRoutes(ctx: AppContext) {
     );
 }
 
-/** The raw bytes, counted while they arrive and refused past MAX_MEDIA_BYTES (413) without holding more. */
-async function readUpload(request: Request, limit: number): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
+/**
+ * The raw bytes, counted while they arrive and refused (413) past the kind's limit, lowered by
+ * MAX_MEDIA_BYTES, without holding more; the use case checks the bytes against the kind again
+ * (a sticker's limit depends on whether it is animated).
+ */
+async function readUpload(request: Request, cap: number, kindOf: (mimetype: string) => MediaKind | undefined): Promise<{ bytes: Uint8Array; mimetype: string; fileName?: string }> {
   const mimetype = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (!mimetype || mimetype === 'application/json' || mimetype.startsWith('multipart/')) {
     throw badRequest('Send the raw bytes with the media Content-Type (for example image/jpeg)');
   }
-  const bytes = await readBytes(request, limit);
+  const kind = kindOf(mimetype);
+  const limit = kind ? mediaLimitFor(kind, { cap }) : cap;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBytes(request, limit);
+  } catch (error) {
+    if (kind && error instanceof PayloadTooLarge) throw new MediaTooLarge(kind, limit);
+    throw error;
+  }
   const fileName = request.headers.get('x-file-name') ?? undefined;
   return { bytes, mimetype, fileName };
 }

@@ -8,6 +8,7 @@ import type { AppContext } from '../context.ts';
 import { sendFromRequest } from '../../connections/send-request.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
 
 const Media = t.Object({
   url: t.Optional(t.String({ description: 'Public http(s) URL of the media; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' })),
@@ -91,13 +92,14 @@ export function messageRoutes(ctx: AppContext) {
           {
             role: ['messages.send', 'write'],
             body: SendBody,
-            response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 422: StandardError },
+            response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 413: StandardError, 422: StandardError },
             detail: {
               summary: 'Send a message; answers at once with status PENDING',
               description:
                 'Exactly one content field: text, image, video, audio, document, sticker, location, contacts, list, buttons, reaction or template. ' +
                 'An `Idempotency-Key` header makes a retried request answer the first message (200) instead of sending again. ' +
-                'Free text into a closed 24-hour window of an official connection is 422.',
+                'Free text into a closed 24-hour window of an official connection is 422. ' +
+                mediaSendLimitsText(),
             },
           },
         )

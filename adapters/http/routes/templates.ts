@@ -18,6 +18,7 @@ import { authentication } from '../auth.ts';
 import { bodyLimits, readMultipart } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 
 const TemplateView = t.Object({
   id: Uuid,
@@ -111,8 +112,12 @@ export function templateRoutes(ctx: AppContext) {
             role: ['connections', 'write'],
             parse: 'none',
             params: Params,
-            response: { ...platformErrors, 201: t.Object({ handle: t.String({ description: 'Permanent; put it in the HEADER’s example.header_handle' }) }) },
-            detail: { summary: 'Upload a header example (multipart `file`: JPEG or PNG up to 5 MB, MP4 up to 16 MB, PDF up to 100 MB) → a permanent handle', requestBody: MULTIPART_FILE },
+            response: { ...platformErrors, 201: t.Object({ handle: t.String({ description: 'Permanent; put it in the HEADER’s example.header_handle' }) }), 413: StandardError },
+            detail: {
+              summary: 'Upload a header example (multipart `file`: JPEG or PNG up to 5 MB, MP4 up to 16 MB, PDF up to 100 MB) → a permanent handle',
+              description: `Another type is 400. ${mediaLimitsText()}`,
+              requestBody: MULTIPART_FILE,
+            },
           },
         )
         .post(
@@ -127,9 +132,10 @@ export function templateRoutes(ctx: AppContext) {
             role: ['messages.send', 'write'],
             parse: 'none',
             params: Params,
-            response: { ...platformErrors, 201: t.Object({ mediaId: t.String(), expiresAt: Timestamp }) },
+            response: { ...platformErrors, 201: t.Object({ mediaId: t.String(), expiresAt: Timestamp }), 413: StandardError },
             detail: {
               summary: 'Upload media to send in a template header (multipart `file`) → `mediaId`, valid about 30 days and bound to the phone number; upload again for each send',
+              description: `JPEG or PNG (image), MP4 or 3GPP (video), PDF (document); another type is 400. ${mediaLimitsText()}`,
               requestBody: MULTIPART_FILE,
             },
           },

@@ -1,5 +1,6 @@
 import { z } from 'zod/v4';
 import { UPLOAD_TICKET_MINUTES } from '../../../core/media/media.ts';
+import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { prepareMediaUpload } from '../../../core/media/uploads.ts';
 import { MEDIA_KINDS } from '../../../core/messaging/outgoing.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
@@ -17,7 +18,8 @@ export const prepareMediaUploadTool = defineTool({
     'POST the raw bytes of the file to uploadUrl with their Content-Type header (for example image/png; an optional X-File-Name header names a document); no API key or token is needed. ' +
     'The upload sends the media to `to` at once as `kind` (with the caption) and answers JSON with `mediaId` and the `message` (id and status). ' +
     'The mediaId can then be reused with send_message (for example image: { mediaId }) to send the same file again. ' +
-    'Example: curl -X POST -H "Content-Type: image/png" --data-binary @photo.png "<uploadUrl>". Uses one plan credit.',
+    'Example: curl -X POST -H "Content-Type: image/png" --data-binary @photo.png "<uploadUrl>". Uses one plan credit. ' +
+    mediaLimitsText(),
   scopes: ['messages:send'],
   input: {
     connectionId: z.string().min(1).describe('Id of the connection to send from (from list_connections)'),

@@ -3,6 +3,7 @@ import { acceptSend } from '../../../core/messaging/send.ts';
 import { assertOutboundMedia, parseOutgoingContent } from '../../../core/messaging/outgoing.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { defineTool } from '../tool.ts';
+import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
 
 /**
  * Sending a message: `messages:send`. The same use case as `POST /v3/connections/{id}/chats/messages`
@@ -24,7 +25,8 @@ export const sendMessageTool = defineTool({
     'text, image, video, audio, document, sticker (media by public `url` or by `mediaId`), location, contacts, list, buttons, reaction or template. ' +
     'The message is accepted at once with status PENDING and delivered in the background (then SENT, DELIVERED, READ or FAILED: check with list_messages). ' +
     'Each message uses one plan credit. On official connections free text to a contact who has not written in 24 hours is refused; templates pass. ' +
-    'To send a local file, use prepare_media_upload instead.',
+    'To send a local file, use prepare_media_upload instead. ' +
+    mediaSendLimitsText(),
   scopes: ['messages:send'],
   input: {
     connectionId: z.string().min(1).describe('Id of the connection to send from (from list_connections); it must be CONNECTED'),

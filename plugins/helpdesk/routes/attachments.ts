@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia';
 import { uploadAttachment } from '../../../core/helpdesk/attachments.ts';
 import { assertAttachmentToken, attachmentDownloadLink } from '../../../core/helpdesk/message-attachments.ts';
 import { badRequest, notFound } from '../../../core/shared/errors.ts';
-import { MAX_MEDIA_BYTES } from '../../../core/media/media.ts';
+import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import { bodyLimits, readBytes, readMultipart } from '../../../adapters/http/body.ts';
@@ -54,7 +54,8 @@ export function attachmentRoutes(ctx: AppContext) {
           params: t.Object({ id: t.String() }),
           response: { ...authErrors, 404: StandardError, 201: AttachmentView, 413: StandardError },
           detail: {
-            summary: `Upload a file for a reply or a note to come (PRO plan; at most ${MAX_MEDIA_BYTES / 1024 / 1024} MB): raw bytes with their Content-Type and X-File-Name, or multipart with one \`file\`; name it in POST …/messages \`attachments: [{ id }]\` within a day`,
+            summary: 'Upload a file for a reply or a note to come (PRO plan; at most MAX_MEDIA_BYTES): raw bytes with their Content-Type and X-File-Name, or multipart with one `file`; name it in POST …/messages `attachments: [{ id }]` within a day',
+            description: `A file sent in a reply on a connection goes out as an image, video or audio by its Content-Type (otherwise a document) and is held to that kind's limit when the reply is posted (413). ${mediaLimitsText()}`,
             requestBody: UPLOAD_BODY,
           },
         },

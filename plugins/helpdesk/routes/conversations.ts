@@ -14,6 +14,7 @@ import { CONVERSATION_STATUSES, type ConversationStatus } from '../../../core/he
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/helpdesk-messages.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { MAX_ATTACHMENTS } from '../../../core/helpdesk/attachments.ts';
+import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { deleteConversation, deleteNote, editNote } from '../../../core/helpdesk/message-edits.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
@@ -146,8 +147,11 @@ export function conversationRoutes(ctx: AppContext) {
                 ),
               ),
             }),
-            response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 409: StandardError, 422: StandardError },
-            detail: { summary: 'Reply (PRO plan; PENDING at once, sent on the inbox\'s connection) or add a private note, with optional attachments; 422 while aiAgentEnabled' },
+            response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 409: StandardError, 413: StandardError, 422: StandardError },
+            detail: {
+              summary: 'Reply (PRO plan; PENDING at once, sent on the inbox\'s connection) or add a private note, with optional attachments; 422 while aiAgentEnabled',
+              description: `A reply's file is sent as an image, video or audio by its type (otherwise a document): over that kind's limit, 413 and nothing is stored. ${mediaLimitsText()}`,
+            },
           },
         )
         .patch('/:id/messages/:messageId', async ({ actor, params, body }) => presentMessage(await inTransaction((s) => editNote(s, actor, params.id, params.messageId, body))), {
