@@ -94,7 +94,10 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
               apikey: { type: 'apiKey', in: 'header', name: 'apikey' },
               oauth2: {
                 type: 'oauth2',
-                description: 'OAuth 2.1 bearer token (spec 5.3): PKCE S256, scopes narrow the approver’s role. Discovery: /.well-known/oauth-authorization-server',
+                description:
+                  'OAuth 2.1 bearer token (spec 5.3): PKCE S256, scopes narrow the approver’s role. Discovery: /.well-known/oauth-authorization-server. ' +
+                  'Without a valid credential: 401 with `WWW-Authenticate: Bearer realm, error="invalid_token", error_description, scope` (the scope the operation needs, when one opens it) `, resource_metadata`; ' +
+                  'a token lacking the scope: 403 `error="insufficient_scope"` naming it.',
                 flows: {
                   authorizationCode: {
                     authorizationUrl: '/v3/oauth/authorize',
