@@ -1,6 +1,7 @@
 import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans.ts';
 import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/presence.ts';
 import { parseAllowList, type OutboundAllowList } from '../core/shared/outbound-policy.ts';
+import { DEFAULT_ALLOWED_ORIGINS, parseAllowedOrigins, type AllowedOrigins } from '../core/shared/allowed-origins.ts';
 
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
@@ -33,6 +34,12 @@ export interface Config {
   mailFrom: string | undefined;
   /** `OUTBOUND_ALLOW` (empty): hostnames, IPs and CIDRs the outbound policy lets customer URLs reach. */
   outboundAllow: OutboundAllowList;
+  /**
+   * `MCP_ALLOWED_ORIGINS` (default `http://localhost:*,http://127.0.0.1:*,http://[::1]:*`): browser origins
+   * that may call the MCP endpoint, comma-separated; `*` allows every origin. The service's own origin
+   * always may, and requests without `Origin` (non-browser clients) always pass.
+   */
+  mcpAllowedOrigins: AllowedOrigins;
   /** `MAX_BODY_BYTES` (1 MiB): JSON, form and text bodies larger than this are refused (413). */
   maxBodyBytes: number;
   /** `MAX_MEDIA_BYTES` (16 MiB): uploads larger than this are refused (413). */
@@ -76,6 +83,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || undefined,
     outboundAllow: outboundAllow(env),
+    mcpAllowedOrigins: mcpAllowedOrigins(env),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024),
     maxMediaBytes: integer(env, 'MAX_MEDIA_BYTES', 16 * 1024 * 1024, 1024),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 100, 1),
@@ -100,6 +108,12 @@ function outboundAllow(env: Record<string, string | undefined>): OutboundAllowLi
   const { allow, problems } = parseAllowList(env.OUTBOUND_ALLOW);
   if (problems.length > 0) throw new ConfigError(`OUTBOUND_ALLOW must list hostnames, IP addresses or CIDRs separated by commas: ${problems.join('; ')}`);
   return allow;
+}
+
+function mcpAllowedOrigins(env: Record<string, string | undefined>): AllowedOrigins {
+  const { origins, problems } = parseAllowedOrigins(env.MCP_ALLOWED_ORIGINS?.trim() || DEFAULT_ALLOWED_ORIGINS);
+  if (problems.length > 0) throw new ConfigError(`MCP_ALLOWED_ORIGINS must list origins separated by commas: ${problems.join('; ')}`);
+  return origins;
 }
 
 /** `PLAN_<NAME>_CONNECTIONS` and `PLAN_<NAME>_MESSAGES` override the quotas of each plan. */

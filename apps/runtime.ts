@@ -66,6 +66,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
         maxMediaBytes: config.maxMediaBytes,
         authFailureLimit: config.authFailureLimit,
         trustProxy: config.trustProxy,
+        mcpAllowedOrigins: config.mcpAllowedOrigins,
       },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,

@@ -22,8 +22,9 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { signInPages } from './pages/sign-in.ts';
 import { passwordSetupPages } from './pages/password-setup.ts';
 import { invitationPages } from './pages/invitation.ts';
-import { MCP_PATH, mcpRoutes } from '../mcp/routes.ts';
+import { MCP_PATH, mcpRoutes, mcpScopes } from '../mcp/routes.ts';
 import { requestAuthenticator } from './auth.ts';
+import { corsHook } from './cors.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { oauthDiscoveryRoutes } from './routes/oauth-discovery.ts';
 import { oauthAppRoutes } from './routes/oauth-apps.ts';
@@ -36,6 +37,8 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
   const limits = bodyLimits(ctx.config);
   let app = new Elysia()
     .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    // CORS for browser MCP clients and the MCP endpoint's Origin check (DNS rebinding), before all else.
+    .onRequest(corsHook(ctx))
     // First for every request, before routing, authentication or any body is read: a declared
     // body larger than any route reads, and a URL with NUL, lone surrogates or broken escapes.
     .onRequest(({ request }) => refuseEarly(request, limits))
@@ -44,7 +47,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .parser('none', () => null)
     // Routes that read their own bodies come before the JSON hook below: MCP (JSON-RPC), the
     // OAuth endpoints (errors in the OAuth shape), signed provider callbacks (raw bytes).
-    .use(mcpRoutes(ctx, plugins, requestAuthenticator(ctx, MCP_PATH)))
+    .use(mcpRoutes(ctx, plugins, requestAuthenticator(ctx, MCP_PATH, mcpScopes(plugins).join(' '))))
     .use(oauthRoutes(ctx))
     .use(providerCallbackRoutes(ctx))
     .use(syncSessionRoutes(ctx))
@@ -98,7 +101,10 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
               },
               oauth2: {
                 type: 'oauth2',
-                description: 'OAuth 2.1 bearer token (spec 5.3): PKCE S256, scopes narrow the approver’s role. Discovery: /.well-known/oauth-authorization-server',
+                description:
+                  'OAuth 2.1 bearer token (spec 5.3): PKCE S256, scopes narrow the approver’s role. Discovery: /.well-known/oauth-authorization-server. ' +
+                  'Without a valid credential: 401 with `WWW-Authenticate: Bearer realm, error="invalid_token", error_description, scope` (the scope the operation needs, when one opens it) `, resource_metadata`; ' +
+                  'a token lacking the scope: 403 `error="insufficient_scope"` naming it.',
                 flows: {
                   authorizationCode: {
                     authorizationUrl: '/v3/oauth/authorize',

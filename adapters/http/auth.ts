@@ -73,14 +73,16 @@ function accessOf(method: string): Access {
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write';
 }
 
+/** `challengeScope` overrides the scope a 401 asks for (else the route's, from the scope table). */
 export async function authenticateRequest(
   ctx: AppContext,
   request: Request,
   headers: Record<string, string | undefined>,
   route: string,
+  challengeScope?: string,
 ): Promise<Actor> {
   try {
-    return await authenticateCredential(ctx, request, headers, route);
+    return await authenticateCredential(ctx, request, headers, route, challengeScope);
   } catch (error) {
     // A credential presented and refused counts against the client's address: 429 once over the
     // limit. Valid credentials never reach this (no database work for them).
@@ -99,6 +101,7 @@ async function authenticateCredential(
   request: Request,
   headers: Record<string, string | undefined>,
   route: string,
+  challengeScope: string | undefined,
 ): Promise<Actor> {
   const accountId = headers['x-account-id']?.trim() || undefined;
   // An id that cannot name a workspace is 403 without reaching the database, once the
@@ -108,6 +111,9 @@ async function authenticateCredential(
   const apiKey = headers['apikey'];
   const bearer = bearerToken(headers['authorization']);
   const resourceMetadata = protectedResourceMetadataUrl(ctx, route);
+  const required = ctx.routeScopes.get(routeKey(request.method, route));
+  // What a 401 asks for, so a client requests the right scopes (MCP authorization, scope selection).
+  const scope = challengeScope ?? (required && required.length > 0 ? required[0] : undefined);
 
   if (apiKey !== undefined || bearer === undefined) {
     try {
@@ -116,9 +122,10 @@ async function authenticateCredential(
       return actor;
     } catch (error) {
       // Tell OAuth clients where to find out how to get a token (RFC 9728).
+      // Spec 7.5 names a missing token `invalid_token` too (RFC 6750 3.1 would send no code then).
       if (apiKey === undefined && (error as { status?: number }).status === 401) {
         const response = standard(401, 'Invalid or missing API key');
-        response.headers.set('www-authenticate', `Bearer realm="${REALM}", resource_metadata="${resourceMetadata}"`);
+        response.headers.set('www-authenticate', bearerChallenge(new OAuthError('invalid_token', 'no API key or access token was sent', 401, scope), resourceMetadata));
         throw new HttpResponseError(response);
       }
       throw error;
@@ -130,11 +137,10 @@ async function authenticateCredential(
   try {
     actor = await authenticateBearer(baseStores(ctx.db), ctx, { token: bearer, requestUrl: `${ctx.config.publicUrl}${url.pathname}`, accountId: workspace });
   } catch (error) {
-    if (error instanceof OAuthError) throw challenge(error, resourceMetadata);
+    if (error instanceof OAuthError) throw challenge(error.status === 401 && !error.scope ? new OAuthError(error.code, error.description, 401, scope) : error, resourceMetadata);
     throw error;
   }
   if (malformed) throw forbidden('This token is bound to a different workspace; re-authorize to switch');
-  const required = ctx.routeScopes.get(routeKey(request.method, route));
   if (required === undefined || required === null) {
     throw challenge(new OAuthError('insufficient_scope', 'this operation is not available to OAuth clients', 403), resourceMetadata);
   }
@@ -146,10 +152,18 @@ async function authenticateCredential(
 
 /** 401/403 of an API call (spec 7.5): the OAuth body and the `WWW-Authenticate` challenge. */
 export function challenge(error: OAuthError, resourceMetadata: string): HttpResponseError {
+  return new HttpResponseError(oauthResponse(error, { 'www-authenticate': bearerChallenge(error, resourceMetadata) }));
+}
+
+/**
+ * `Bearer realm, error, error_description, scope, resource_metadata` (spec 7.5; RFC 6750 3,
+ * RFC 9728 5.1): on 401 `scope` is what the resource needs, on 403 the missing scope.
+ */
+export function bearerChallenge(error: OAuthError, resourceMetadata: string): string {
   const params = [`realm="${REALM}"`, `error="${error.code}"`, `error_description="${quoted(error.description)}"`];
   if (error.scope) params.push(`scope="${quoted(error.scope)}"`);
   params.push(`resource_metadata="${quoted(resourceMetadata)}"`);
-  return new HttpResponseError(oauthResponse(error, { 'www-authenticate': `Bearer ${params.join(', ')}` }));
+  return `Bearer ${params.join(', ')}`;
 }
 
 /** The MCP endpoint has its own protected-resource document; the rest of the API shares one. */
@@ -170,10 +184,10 @@ function quoted(value: string): string {
 }
 
 /** The same authentication for routes outside Elysia's macro (the MCP endpoint). */
-export function requestAuthenticator(ctx: AppContext, route: string): (request: Request) => Promise<Actor> {
+export function requestAuthenticator(ctx: AppContext, route: string, challengeScope?: string): (request: Request) => Promise<Actor> {
   return (request) => {
     const headers: Record<string, string> = {};
     request.headers.forEach((value, name) => (headers[name] = value));
-    return authenticateRequest(ctx, request, headers, route);
+    return authenticateRequest(ctx, request, headers, route, challengeScope);
   };
 }

@@ -13,6 +13,7 @@ import type { RawRecipient } from '../../core/campaigns/audience.ts';
 import type { TemplateComponentRules } from '../../core/templates/component-rules.ts';
 import type { Mailer } from '../../core/identity/invitation-mail.ts';
 import type { Outbound } from '../outbound/outbound.ts';
+import type { AllowedOrigins } from '../../core/shared/allowed-origins.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -45,6 +46,8 @@ export interface AppContext {
     maxMediaBytes?: number;
     /** `AUTH_FAILURE_LIMIT`: failed credentials per client address and minute before 429 (adapters/http/auth-failures.ts). */
     authFailureLimit?: number;
+    /** `MCP_ALLOWED_ORIGINS`: browser origins that may call the MCP endpoint (unset: the default of core/shared/allowed-origins.ts). */
+    mcpAllowedOrigins?: AllowedOrigins;
     /** `TRUST_PROXY`: proxies in front of the service whose `X-Forwarded-For` entry names the client (0: none). */
     trustProxy?: number;
   };

@@ -9,7 +9,9 @@ import { bodyLimits, readText } from '../http/body.ts';
 import { jsonTextProblem } from '../http/input-guard.ts';
 import { badRequest } from '../../core/shared/errors.ts';
 import { insufficientScope, MCP_PATH, mcpResourceMetadataUrl } from './challenge.ts';
-import { mcpTools } from './registry.ts';
+import { mcpScopes, mcpTools } from './registry.ts';
+import { OAuthError } from '../../core/oauth/errors.ts';
+import { bearerChallenge } from '../http/auth.ts';
 import { createMcpServer } from './server.ts';
 import type { McpToolDefinition } from './tool.ts';
 
@@ -32,12 +34,13 @@ export type McpAuthenticator = (request: Request) => Promise<Actor>;
  */
 export function mcpRoutes(ctx: AppContext, plugins: Plugin[], authenticate: McpAuthenticator) {
   const tools = mcpTools(plugins);
+  const scopes = mcpScopes(plugins).join(' ');
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const security: Record<string, string[]>[] = [{ apikey: [] }, { oauth2: [] }];
   const detail = { tags: ['MCP'], security };
 
   return new Elysia({ name: 'routes.mcp' })
-    .post(MCP_PATH, ({ request }) => handlePost(ctx, tools, byName, authenticate, request), {
+    .post(MCP_PATH, ({ request }) => handlePost(ctx, scopes, tools, byName, authenticate, request), {
       parse: 'none',
       detail: {
         ...detail,
@@ -45,12 +48,14 @@ export function mcpRoutes(ctx: AppContext, plugins: Plugin[], authenticate: McpA
         description:
           'Model Context Protocol endpoint for AI assistants. Send `Accept: application/json, text/event-stream`. ' +
           'Tools: list_connections, get_connection (connections:read); send_message, prepare_media_upload (messages:send); list_chats, list_messages (messages:read). ' +
-          'A bearer token lacking a tool’s scope gets 403 with `WWW-Authenticate: Bearer … error="insufficient_scope", scope=…`.',
+          'Without a valid credential: 401 with `WWW-Authenticate: Bearer realm, error="invalid_token", error_description, scope` (every scope the tools use) `, resource_metadata`. ' +
+          'A bearer token lacking a tool’s scope gets 403 with `WWW-Authenticate: Bearer … error="insufficient_scope", scope=…`. ' +
+          'Browser clients: CORS preflights are answered; a request whose `Origin` is not allowed (`MCP_ALLOWED_ORIGINS`; default the service’s own origin and http://localhost, 127.0.0.1, [::1] on any port) gets 403 (DNS-rebinding protection); requests without `Origin` are not checked.',
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 message' } } } },
         responses: {
           '200': { description: 'The JSON-RPC 2.0 answer', content: { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 response' } } } },
-          '401': { description: 'No or bad credential; `WWW-Authenticate` names the protected-resource metadata' },
-          '403': { description: 'insufficient_scope for the tool called; `WWW-Authenticate` names the scope' },
+          '401': { description: 'No or bad credential; `WWW-Authenticate` carries error="invalid_token", the scopes to ask for and the protected-resource metadata' },
+          '403': { description: 'insufficient_scope for the tool called (`WWW-Authenticate` names the scope), or an `Origin` that may not call the endpoint' },
         },
       },
     })
@@ -60,6 +65,7 @@ export function mcpRoutes(ctx: AppContext, plugins: Plugin[], authenticate: McpA
 
 async function handlePost(
   ctx: AppContext,
+  scopes: string,
   tools: McpToolDefinition[],
   byName: Map<string, McpToolDefinition>,
   authenticate: McpAuthenticator,
@@ -77,9 +83,11 @@ async function handlePost(
     actor = await authenticate(request);
   } catch (error) {
     const response = errorResponse('UNKNOWN', error);
-    // A 401 always says where to learn how to get a token (RFC 9728), so MCP clients find the authorization server.
+    // A 401 always says where to learn how to get a token (RFC 9728), so MCP clients find the
+    // authorization server, and which scopes to ask for: every scope the tools use (spec 7.5).
     if (response.status === 401 && !response.headers.has('www-authenticate')) {
-      response.headers.set('www-authenticate', `Bearer realm="switchboard", resource_metadata="${mcpResourceMetadataUrl(ctx.config.publicUrl)}"`);
+      const refused = new OAuthError('invalid_token', 'no valid API key or access token was sent', 401, scopes);
+      response.headers.set('www-authenticate', bearerChallenge(refused, mcpResourceMetadataUrl(ctx.config.publicUrl)));
     }
     return response;
   }

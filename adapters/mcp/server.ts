@@ -24,6 +24,10 @@ export function createMcpServer(tools: readonly McpToolDefinition[], context: Mc
       async (input: unknown) => runTool(tool, input, context),
     );
   }
+  // The SDK advertises `tools.listChanged: true` once a tool is registered. This server never sends
+  // `notifications/tools/list_changed`: the endpoint is stateless (no stream to send it on) and the
+  // tool list is fixed while the process runs (plugins are chosen at start).
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }
 

@@ -142,7 +142,7 @@ export interface Decision {
 
 /**
  * The person's answer on the consent screen: a redirect to the client with a code, or with
- * `access_denied`. A request is answered once; an expired one goes back as an error.
+ * `access_denied`. A request is answered once; an expired one goes back as `invalid_request`.
  */
 export async function decide(stores: OAuthStores, deps: OAuthDeps, decision: Decision): Promise<string> {
   const now = deps.clock.now();
@@ -151,7 +151,9 @@ export async function decide(stores: OAuthStores, deps: OAuthDeps, decision: Dec
   const state = pendingState(pending, now);
   if (state === 'DECIDED') throw new DomainError(400, 'This authorization request was already answered');
   const fail = (code: OAuthErrorCode, description: string) => errorRedirect(deps, pending.redirectUri, pending.state, code, description);
-  if (state === 'EXPIRED') return fail('access_denied', 'the authorization request expired (10 minutes) before it was answered');
+  // Not `access_denied` (7.4: a refusal, "no retry"): nobody refused, and starting again works. The
+  // redirect URI was checked when the request was made, so sending the error there is safe.
+  if (state === 'EXPIRED') return fail('invalid_request', 'authorization request expired: it was not answered within 10 minutes; start again');
   if (!(await stores.oauth.decidePending(pending.id, now))) throw new DomainError(400, 'This authorization request was already answered');
   const client = await stores.oauth.findClient(pending.clientId);
   if (!client) throw new DomainError(400, 'This app no longer exists');

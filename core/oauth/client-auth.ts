@@ -14,8 +14,9 @@ export interface ClientCredentials {
 
 /**
  * Client authentication (spec 5.3, 7.3): a public client proves itself with PKCE and must not
- * send a secret; a confidential client sends its secret the way it registered. Failures are
- * `invalid_client` with 401.
+ * send a secret; a confidential client sends its secret by HTTP Basic or as a form field,
+ * either way whatever it registered (4.1 allows both; clients often pick one regardless), but never
+ * both at once (RFC 6749 2.3.1: one method per request). Failures are `invalid_client` with 401.
  */
 export async function authenticateClient(stores: OAuthStores, credentials: ClientCredentials): Promise<OAuthClient> {
   const { basic, clientId, clientSecret } = credentials;
@@ -32,8 +33,6 @@ export async function authenticateClient(stores: OAuthStores, credentials: Clien
     return client;
   }
   if (presented === undefined) throw invalidClient('the client secret is missing');
-  const usedMethod = basic ? 'client_secret_basic' : 'client_secret_post';
-  if (usedMethod !== client.authMethod) throw invalidClient(`the client registered ${client.authMethod} and must authenticate that way`);
   if (!client.secretHash || !secretMatches(presented, client.secretHash)) throw invalidClient('the client secret is wrong');
   return client;
 }

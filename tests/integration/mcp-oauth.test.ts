@@ -127,7 +127,14 @@ describe('from nothing but the MCP URL to a sent message', () => {
     // The first request carried no credential; the 401 names the MCP endpoint's own protected-resource document (RFC 9728).
     const [initialize, prm, asMetadata, register] = wire;
     expect(initialize).toMatchObject({ method: 'POST', url: mcpUrl, authorization: undefined, status: 401 });
-    expect(challengeParams(initialize!.wwwAuthenticate)).toEqual({ realm: 'switchboard', resource_metadata: `${publicUrl}/.well-known/oauth-protected-resource/v3/mcp` });
+    // Spec 7.5: invalid_token for a missing token too, and the scopes the tools use (issue 20 item 14).
+    expect(challengeParams(initialize!.wwwAuthenticate)).toEqual({
+      realm: 'switchboard',
+      error: 'invalid_token',
+      error_description: expect.any(String),
+      scope: ALL_MCP_SCOPES,
+      resource_metadata: `${publicUrl}/.well-known/oauth-protected-resource/v3/mcp`,
+    });
     // Spec 4.1: "GET /.well-known/oauth-protected-resource/v3/mcp | the MCP endpoint and only the scopes it uses"
     expect(prm).toMatchObject({ method: 'GET', url: `${publicUrl}/.well-known/oauth-protected-resource/v3/mcp`, status: 200 });
     expect(asMetadata).toMatchObject({ method: 'GET', url: `${publicUrl}/.well-known/oauth-authorization-server`, status: 200 });

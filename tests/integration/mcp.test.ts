@@ -206,7 +206,7 @@ describe('the endpoint: Streamable HTTP, stateless', () => {
     const unauthorized = await post(refusing(new DomainError(401, 'The token has expired')), rpc('tools/list', {}));
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.headers.get('www-authenticate')).toBe(
-      `Bearer realm="switchboard", resource_metadata="${service.runtime.ctx.config.publicUrl}/.well-known/oauth-protected-resource/v3/mcp"`,
+      `Bearer realm="switchboard", error="invalid_token", error_description="no valid API key or access token was sent", scope="connections:read messages:read messages:send", resource_metadata="${service.runtime.ctx.config.publicUrl}/.well-known/oauth-protected-resource/v3/mcp"`,
     );
     const forbidden = await post(refusing(new DomainError(403, 'You are not a member of the workspace named in X-Account-Id')), rpc('tools/list', {}));
     expect(forbidden.status).toBe(403);

@@ -80,7 +80,8 @@ describe('lifetimes', () => {
     clock.advance(MINUTE + 1);
     await expect(consentScreen(stores(), deps, fresh, person.userId)).rejects.toBeInstanceOf(DomainError);
     const answer = new URL(await decide(stores(), deps, { requestId: fresh, userId: person.userId, approve: true, workspaceId: person.workspaceId, scopes: ['connections:read'] }));
-    expect(answer.searchParams.get('error')).toBe('access_denied');
+    // Not access_denied (nobody refused): invalid_request, "authorization request expired" (issue 20 item 16).
+    expect(answer.searchParams.get('error')).toBe('invalid_request');
     expect(answer.searchParams.get('code')).toBeNull();
   });
 

@@ -55,7 +55,7 @@ const TokenRequest = t.Object({
   scope: t.Optional(t.String({ description: 'refresh_token only: narrow the scope' })),
   resource: t.Optional(t.String({ description: 'Narrow the audience (RFC 8707)' })),
   client_id: t.Optional(t.String()),
-  client_secret: t.Optional(t.String({ description: 'client_secret_post clients only' })),
+  client_secret: t.Optional(t.String({ description: 'A confidential client sends its secret here or in HTTP Basic, either way whatever it registered; never both (invalid_request)' })),
 });
 
 const TokenResponse = t.Object({
@@ -66,7 +66,16 @@ const TokenResponse = t.Object({
   scope: t.String({ description: 'The approved set; authoritative' }),
 });
 
-const TokenOnly = t.Object({ token: t.String(), token_type_hint: t.Optional(t.String()), client_id: t.Optional(t.String()), client_secret: t.Optional(t.String()) });
+const TokenOnly = t.Object({
+  token: t.String(),
+  token_type_hint: t.Optional(t.String()),
+  client_id: t.Optional(t.String()),
+  client_secret: t.Optional(t.String({ description: 'Here or in HTTP Basic, never both' })),
+});
+
+/** What browser-based clients (MCP Inspector, web agents) need to know: these endpoints answer CORS preflights for any origin. */
+const CORS_NOTE = ' Browser clients: answers CORS preflights (OPTIONS, 204) for any origin; no cookies are used.';
+const CLIENT_AUTH_NOTE = ' A confidential client authenticates with client_secret_basic or client_secret_post, whichever it registered; a public client sends client_id and no secret.';
 
 const Introspection = t.Object({
   active: t.Boolean(),
@@ -102,6 +111,7 @@ const doc = (value: object) => value as DocumentDecoration;
 export const OAUTH_DOCS = {
   register: doc({
     summary: 'Dynamic client registration (RFC 7591); open, 15 requests per minute per IP',
+    description: CORS_NOTE.trim(),
     requestBody: { required: true, content: { 'application/json': { schema: ClientMetadata } } },
     responses: { '201': json('The client record (spec 2.5)', ClientInformation), ...oauthErrors(400), ...tooMany },
   }),
@@ -112,20 +122,23 @@ export const OAUTH_DOCS = {
   }),
   token: doc({
     summary: 'Token endpoint: authorization_code (with code_verifier) and refresh_token (rotation)',
+    description: (CLIENT_AUTH_NOTE + CORS_NOTE).trim(),
     requestBody: formOrJson(TokenRequest),
     responses: { '200': json('Spec 2.6', TokenResponse), ...oauthErrors(400, 401), ...tooMany },
   }),
   revoke: doc({
     summary: 'Token revocation (RFC 7009): 200 for any token, an unknown one included; a refresh token ends its whole grant',
+    description: (CLIENT_AUTH_NOTE + CORS_NOTE).trim(),
     requestBody: formOrJson(TokenOnly),
     responses: { '200': json('Always `{}`', t.Object({})), ...oauthErrors(400, 401), ...tooMany },
   }),
   introspect: doc({
     summary: "Token introspection (RFC 7662) of the calling client's own tokens",
+    description: CLIENT_AUTH_NOTE.trim(),
     requestBody: formOrJson(TokenOnly),
     responses: { '200': json('`{ active: false }` for anything not alive or not the caller’s', Introspection), ...oauthErrors(400, 401), ...tooMany },
   }),
 };
 
-export const DISCOVERY_RESPONSES = () => doc({ '200': json('The metadata document (cached 5 minutes)', DiscoveryDocument) });
+export const DISCOVERY_RESPONSES = () => doc({ '200': json('The metadata document (cached 5 minutes; CORS open to any origin)', DiscoveryDocument) });
 const DiscoveryDocument = t.Record(t.String(), t.Unknown(), { description: 'RFC 8414 / RFC 9728 metadata' });
