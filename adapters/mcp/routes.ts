@@ -2,6 +2,8 @@ import { Elysia } from 'elysia';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Actor } from '../../core/identity/identity.ts';
 import { joinScopes, satisfies } from '../../core/oauth/scopes.ts';
+import { rememberScopeChallenge } from '../../core/oauth/step-up.ts';
+import { baseStores } from '../postgres/stores.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { AppContext } from '../http/context.ts';
 import { errorResponse } from '../http/errors.ts';
@@ -94,7 +96,9 @@ async function handlePost(
         const missing = tool.scopes[0];
         // The challenge asks for what the caller already holds here plus the missing scope, so a
         // client stepping up does not lose what it had (MCP authorization, scope challenges).
-        return insufficientScope(ctx.config.publicUrl, joinScopes([...actor.scopes, missing]), `The tool ${tool.name} needs the scope ${missing}`);
+        const challenged = [...actor.scopes, missing];
+        await rememberScopeChallenge(baseStores(ctx.db), ctx, actor.oauthGrantId, challenged);
+        return insufficientScope(ctx.config.publicUrl, joinScopes(challenged), `The tool ${tool.name} needs the scope ${missing}`);
       }
     }
   }
