@@ -52,7 +52,11 @@ export function mcpRoutes(ctx: AppContext, plugins: Plugin[], authenticate: McpA
         responses: {
           '200': { description: 'The JSON-RPC 2.0 answer', content: { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 response' } } } },
           '401': { description: 'No or bad credential; `WWW-Authenticate` names the protected-resource metadata' },
-          '403': { description: 'insufficient_scope for the tool called; `WWW-Authenticate` names the scope' },
+          '403': {
+            description:
+              'insufficient_scope for the tool called; `WWW-Authenticate` names the scopes held plus the missing one. The grant remembers the ' +
+              'challenge for 10 minutes: its next refresh is refused once (`invalid_grant`) so the client steps up through /v3/oauth/authorize.',
+          },
         },
       },
     })
