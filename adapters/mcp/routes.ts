@@ -2,6 +2,8 @@ import { Elysia } from 'elysia';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Actor } from '../../core/identity/identity.ts';
 import { joinScopes, satisfies } from '../../core/oauth/scopes.ts';
+import { rememberScopeChallenge } from '../../core/oauth/step-up.ts';
+import { baseStores } from '../postgres/stores.ts';
 import type { Plugin } from '../../plugins/plugin.ts';
 import type { AppContext } from '../http/context.ts';
 import { errorResponse } from '../http/errors.ts';
@@ -55,7 +57,11 @@ export function mcpRoutes(ctx: AppContext, plugins: Plugin[], authenticate: McpA
         responses: {
           '200': { description: 'The JSON-RPC 2.0 answer', content: { 'application/json': { schema: { type: 'object', description: 'A JSON-RPC 2.0 response' } } } },
           '401': { description: 'No or bad credential; `WWW-Authenticate` carries error="invalid_token", the scopes to ask for and the protected-resource metadata' },
-          '403': { description: 'insufficient_scope for the tool called (`WWW-Authenticate` names the scope), or an `Origin` that may not call the endpoint' },
+          '403': {
+            description:
+              'insufficient_scope for the tool called (`WWW-Authenticate` names the scopes held plus the missing one), or an `Origin` that may not call the endpoint. ' +
+              'The grant remembers a scope challenge for 10 minutes: its next refresh is refused once (`invalid_grant`) so the client steps up through /v3/oauth/authorize.',
+          },
         },
       },
     })
@@ -102,7 +108,9 @@ async function handlePost(
         const missing = tool.scopes[0];
         // The challenge asks for what the caller already holds here plus the missing scope, so a
         // client stepping up does not lose what it had (MCP authorization, scope challenges).
-        return insufficientScope(ctx.config.publicUrl, joinScopes([...actor.scopes, missing]), `The tool ${tool.name} needs the scope ${missing}`);
+        const challenged = [...actor.scopes, missing];
+        await rememberScopeChallenge(baseStores(ctx.db), ctx, actor.oauthGrantId, challenged);
+        return insufficientScope(ctx.config.publicUrl, joinScopes(challenged), `The tool ${tool.name} needs the scope ${missing}`);
       }
     }
   }

@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { resolvedRefusal, urlVerdict, type OutboundAllowList, type OutboundPolicy } from '../../core/shared/outbound-policy.ts';
+import { hostAllowed, inCidr, parseAddress, resolvedRefusal, urlVerdict, type OutboundAllowList, type OutboundPolicy } from '../../core/shared/outbound-policy.ts';
 
 /** Every address a name has now (the resolver port; tests inject one to play DNS rebinding). */
 export type Resolve = (host: string) => Promise<string[]>;
@@ -20,12 +20,20 @@ export interface OutboundInit extends Omit<RequestInit, 'redirect'> {
 export interface Outbound extends OutboundPolicy {
   /** Throws `OutboundRefusal` before connecting when the policy refuses; otherwise as `fetch`. */
   fetch(url: string, init?: OutboundInit): Promise<Response>;
+  /** The host (a name or an address literal) is one `OUTBOUND_ALLOW` exempts: the self-hoster's own network. */
+  exempts(host: string): boolean;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export function createOutbound(allow: OutboundAllowList, resolve: Resolve = systemResolve): Outbound {
   return {
+    exempts(host) {
+      const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+      const address = parseAddress(bare);
+      return address ? allow.ranges.some((cidr) => inCidr(address, cidr)) : hostAllowed(bare, allow);
+    },
+
     async refusal(url) {
       const verdict = urlVerdict(url, allow);
       if ('refusal' in verdict) return verdict.refusal;

@@ -288,6 +288,8 @@ export interface OAuthClientsTable {
   workspace_id: string | null;
   created_by: string | null;
   created_at: Date;
+  /** METADATA_DOCUMENT clients: when the fetched copy goes stale (migration 0015). */
+  metadata_expires_at: Date | null;
 }
 
 export interface OAuthPendingRequestsTable {
@@ -312,6 +314,9 @@ export interface OAuthConsentsTable {
   scopes: string[];
   created_at: Date;
   updated_at: Date;
+  /** The scopes of the last scope challenge met by this grant's tokens, until `step_up_until` (migration 0015). */
+  step_up_scopes: string[] | null;
+  step_up_until: Date | null;
 }
 
 export interface OAuthCodesTable {

@@ -42,6 +42,8 @@ export interface Actor {
    * the roles (5.3). Absent for API keys, which act with everything their creator may do.
    */
   scopes?: readonly string[];
+  /** The OAuth grant (consent) the bearer token was issued under: a scope challenge is remembered on it (step-up). */
+  oauthGrantId?: string;
 }
 
 /** A person with the stored hash of their password (null until they set one). */

@@ -99,9 +99,19 @@ export async function startAuthorization(
 /** What the consent screen shows (spec 5.3). */
 export interface ConsentScreen {
   requestId: string;
-  client: { name: string; logoUri: string | null; clientUri: string | null; verified: boolean; selfRegistered: boolean };
+  client: {
+    name: string;
+    logoUri: string | null;
+    clientUri: string | null;
+    verified: boolean;
+    selfRegistered: boolean;
+    /** The host serving the client's Client ID Metadata Document: the one fact about the app that is checked. */
+    metadataDocumentHost: string | null;
+  };
   workspaces: { id: string; name: string; isPersonal: boolean }[];
-  scopes: { scope: Scope; description: string; required: boolean; checked: boolean }[];
+  scopes: { scope: Scope; description: string; required: boolean; checked: boolean; granted: boolean }[];
+  /** Step-up: the app already holds an approval of this person (the latest one); the screen asks for what it adds. */
+  standing: { workspaceId: string; workspaceName: string } | null;
 }
 
 export async function consentScreen(stores: OAuthStores, deps: OAuthDeps, requestId: string, userId: string): Promise<ConsentScreen> {
@@ -112,6 +122,10 @@ export async function consentScreen(stores: OAuthStores, deps: OAuthDeps, reques
     .filter((w) => mayAuthorize(w.roles))
     .sort((a, b) => Number(b.isPersonal) - Number(a.isPersonal))
     .map((w) => ({ id: w.id, name: w.name, isPersonal: w.isPersonal }));
+  // A client coming back for more (step-up) finds the approval it holds; the latest if several.
+  const latest = (await stores.oauth.consentsOf(client.id, userId))
+    .filter((c) => workspaces.some((w) => w.id === c.workspaceId))
+    .sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())[0];
   return {
     requestId,
     client: {
@@ -119,7 +133,8 @@ export async function consentScreen(stores: OAuthStores, deps: OAuthDeps, reques
       logoUri: client.logoUri,
       clientUri: client.clientUri,
       verified: client.verified,
-      selfRegistered: client.registration === 'DYNAMIC',
+      selfRegistered: client.registration !== 'DASHBOARD',
+      metadataDocumentHost: client.registration === 'METADATA_DOCUMENT' ? new URL(client.id).host : null,
     },
     workspaces,
     scopes: pending.scopes.map((scope) => ({
@@ -127,7 +142,9 @@ export async function consentScreen(stores: OAuthStores, deps: OAuthDeps, reques
       description: SCOPE_DESCRIPTIONS[scope],
       required: client.requiredScopes.includes(scope),
       checked: true,
+      granted: latest?.scopes.includes(scope) ?? false,
     })),
+    standing: latest ? { workspaceId: latest.workspaceId, workspaceName: workspaces.find((w) => w.id === latest.workspaceId)!.name } : null,
   };
 }
 

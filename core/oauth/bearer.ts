@@ -28,7 +28,7 @@ export async function authenticateBearer(
   if (input.accountId !== undefined && input.accountId !== token.workspaceId) {
     throw forbidden('This token is bound to a different workspace; re-authorize to switch');
   }
-  return { userId: token.userId, workspaceId: token.workspaceId, roles: membership.roles, scopes: token.scopes };
+  return { userId: token.userId, workspaceId: token.workspaceId, roles: membership.roles, scopes: token.scopes, oauthGrantId: token.consentId };
 }
 
 function invalidToken(description: string): OAuthError {

@@ -29,7 +29,13 @@ export interface OAuthClient {
   expireAccessTokens: boolean;
   /** Granted by the platform operator only; changes no permission and skips no consent. */
   verified: boolean;
-  registration: 'DYNAMIC' | 'DASHBOARD';
+  /**
+   * DYNAMIC: registered itself (RFC 7591); DASHBOARD: created by a workspace; METADATA_DOCUMENT: its
+   * `client_id` is the https URL of a Client ID Metadata Document, fetched and cached.
+   */
+  registration: 'DYNAMIC' | 'DASHBOARD' | 'METADATA_DOCUMENT';
+  /** METADATA_DOCUMENT clients: when the stored copy of the document goes stale and is fetched again. */
+  metadataExpiresAt: Date | null;
   /** Dashboard clients belong to a workspace; dynamic ones to nobody until a person authorizes them. */
   workspaceId: string | null;
   createdBy: string | null;

@@ -220,6 +220,7 @@ async function issueClient(
     scopes: valid.scopes,
     verified: false,
     createdAt: deps.clock.now(),
+    metadataExpiresAt: null,
     ...settings,
   };
   await stores.oauth.insertClient(client);

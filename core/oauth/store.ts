@@ -2,12 +2,16 @@ import type { IdentityStore } from '../identity/identity.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../shared/ports.ts';
 import type { OAuthClient } from './client.ts';
+import type { Scope } from './scopes.ts';
+import type { ClientMetadataDocuments } from './metadata-document-port.ts';
 import type { AuthorizationCode, Consent, IssuedToken, PendingRequest } from './artefacts.ts';
 
 /** Persistence of the authorization server. Codes and tokens are looked up by their SHA-256. */
 export interface OAuthStore {
   insertClient(client: OAuthClient): Promise<void>;
   findClient(id: string): Promise<OAuthClient | undefined>;
+  /** Insert or replace (a metadata-document client fetched again; two first fetches may race). */
+  saveClient(client: OAuthClient): Promise<void>;
   listClientsOf(workspaceId: string): Promise<OAuthClient[]>;
   updateClient(client: OAuthClient): Promise<void>;
   deleteClient(id: string): Promise<void>;
@@ -21,7 +25,12 @@ export interface OAuthStore {
   getConsent(id: string): Promise<Consent | undefined>;
   consentsOf(clientId: string, userId: string): Promise<Consent[]>;
   insertConsent(consent: Consent): Promise<void>;
+  /** Also clears a pending scope challenge: the new approval answered it. */
   updateConsentScopes(id: string, scopes: string[], at: Date): Promise<void>;
+  /** Remembers the scopes a token of this grant was just challenged for (step-up), until `until`. */
+  recordScopeChallenge(id: string, scopes: Scope[], until: Date): Promise<void>;
+  /** The live scope challenge of this grant, cleared as it is read (once). */
+  takeScopeChallenge(id: string, now: Date): Promise<Scope[] | undefined>;
   listConsents(workspaceId: string, request: PageRequest): Promise<Page<Consent & { clientName: string | null; logoUri: string | null; verified: boolean; userEmail: string }>>;
   /** Deleting a consent deletes its codes and tokens with it. */
   deleteConsent(id: string): Promise<void>;
@@ -54,4 +63,6 @@ export interface OAuthDeps {
   /** The issuer (`PUBLIC_URL`): `iss` on redirects, the origin every `resource` must be on. */
   issuer: string;
   dynamicRegistration: boolean;
+  /** Fetches Client ID Metadata Documents (https `client_id`s); absent: such client ids are unknown. */
+  metadataDocuments?: ClientMetadataDocuments;
 }

@@ -7,6 +7,7 @@ import { narrowsResource, resourceProblem } from './resource.ts';
 import { joinScopes, splitScope, type Scope } from './scopes.ts';
 import type { OAuthDeps, OAuthStores } from './store.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
+import { unansweredChallenge } from './step-up.ts';
 
 export const ACCESS_TOKEN_PREFIX = 'sbat_';
 export const REFRESH_TOKEN_PREFIX = 'sbrt_';
@@ -106,6 +107,14 @@ async function refresh(stores: OAuthStores, deps: OAuthDeps, client: OAuthClient
     if (problem) throw new OAuthError('invalid_target', problem);
     if (!narrowsResource(token.resource, params.resource)) throw new OAuthError('invalid_target', 'a refresh cannot widen the resource');
     resource = params.resource;
+  }
+  // Step-up (core/oauth/step-up.ts): a refresh right after a scope challenge it cannot answer is
+  // refused once, so the client asks the person instead of renewing the narrower scope.
+  const lacking = await unansweredChallenge(stores, deps, token.consentId, scopes);
+  if (lacking.length > 0) {
+    return {
+      refused: new OAuthError('invalid_grant', `this grant lacks the scope ${lacking.join(' ')}, which the app was just refused for; a refresh cannot add it: send the person to the authorization endpoint (this refresh token stays valid)`),
+    };
   }
   if (!(await stores.oauth.rotateToken(token.id))) return replayed;
   return { tokens: await issueTokens(stores, deps, client, { consentId: token.consentId, userId: token.userId, workspaceId: token.workspaceId, scopes, resource }) };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { BrowserOAuthProvider, recordingFetch, type WireEntry } from '../support/mcp-oauth-provider.ts';
@@ -258,7 +258,7 @@ describe('from nothing but the MCP URL to a sent message', () => {
   });
 });
 
-describe('a client the person allowed only connections:read', () => {
+describe('step-up with a refresh token: a client the person allowed only connections:read', () => {
   const wire: WireEntry[] = [];
   let provider: BrowserOAuthProvider;
   let client: Client;
@@ -272,35 +272,90 @@ describe('a client the person allowed only connections:read', () => {
     expect(ok(await call(client, 'list_connections')).connections.map((c: any) => c.id)).toContain(connectionId);
   }, HOOK_TIMEOUT);
 
-  test('send_message: 403 scope challenge naming messages:send; the SDK throws, nothing is sent', async () => {
+  test('send_message: 403 scope challenge naming messages:send → the refresh is refused once → the SDK asks the person for the wider scope', async () => {
     const contact = newContact();
     const from = wire.length;
-    const thrown = await call(client, 'send_message', { connectionId, to: `+${contact}`, text: 'must not go out' }).catch((e) => e);
+    const narrowRefreshToken = provider.tokens()!.refresh_token!;
+    let consentPage: { stepUp: string; granted: string[]; checked: string[]; workspace: string } | undefined;
+    provider.choice = {
+      workspaceId: owner.workspaceId,
+      onConsentPage: async (page) => {
+        consentPage = {
+          stepUp: await page.locator('#step-up').innerText(),
+          granted: await page.locator('[id$="-granted"]').evaluateAll((els) => els.map((e) => e.id)),
+          checked: await page.locator('input[name="scope"]:checked').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)),
+          workspace: await page.locator('input[name="workspace_id"]:checked').evaluate((e) => (e as HTMLInputElement).value),
+        };
+        await page.screenshot({ path: `${process.env.SCREENSHOT_DIR ?? '/tmp'}/consent-step-up.png`, fullPage: true });
+      },
+    };
+    const thrown = await call(client, 'send_message', { connectionId, to: `+${contact}`, text: 'after step-up' }).catch((e) => e);
 
     // The challenge (spec 7.5): 403, insufficient_scope, the missing scope, the MCP resource document.
     const challenged = wire.slice(from).filter((w) => w.url === mcpUrl && w.method === 'POST');
+    expect(challenged).toHaveLength(1);
     expect(challenged[0]!.status).toBe(403);
     const params = challengeParams(challenged[0]!.wwwAuthenticate);
     expect(params).toMatchObject({ realm: 'switchboard', error: 'insufficient_scope', resource_metadata: `${publicUrl}/.well-known/oauth-protected-resource/v3/mcp` });
     expect(params.error_description).toContain('messages:send');
-    expect(params.scope!.split(' ')).toContain('messages:send');
+    expect(params.scope!.split(' ')).toEqual(['connections:read', 'messages:send']);
 
-    // What the SDK (1.32.x) does with it, holding a refresh token: it "upscopes" by refreshing, which
-    // cannot widen a grant (spec 7.3), gets the same 403 again and gives up. The person is never asked.
+    // The SDK (1.32.x) tries a refresh first; a refresh cannot widen a grant (spec 7.3), so instead of
+    // renewing connections:read alone the server refuses it once with invalid_grant naming the scope…
     const refresh = wire.slice(from).find((w) => w.url === `${publicUrl}/v3/oauth/token`);
     expect(form(refresh).get('grant_type')).toBe('refresh_token');
-    expect(form(refresh).has('scope')).toBe(false);
-    expect(challenged.map((w) => w.status)).toEqual([403, 403]);
-    expect(thrown).toBeInstanceOf(StreamableHTTPError);
-    expect((thrown as StreamableHTTPError).code).toBe(403);
-    expect((thrown as Error).message).toBe('Streamable HTTP error: Server returned 403 after trying upscoping');
-    expect(provider.authorizeUrls).toHaveLength(1);
-    expect(provider.tokens()!.scope).toBe('connections:read');
+    expect(refresh!.status).toBe(400);
+    expect(provider.invalidated).toEqual(['tokens']);
+    // …and the SDK sends the person to the authorize endpoint for the challenged scopes (SDK: UnauthorizedError until finishAuth).
+    expect(thrown).toBeInstanceOf(UnauthorizedError);
+    expect(provider.authorizeUrls).toHaveLength(2);
+    const stepUp = provider.authorizeUrls[1]!;
+    expect(stepUp.searchParams.get('scope')).toBe('connections:read messages:send');
+    expect(stepUp.searchParams.get('resource')).toBe(mcpUrl);
+
+    // The consent screen marks what the app already holds and names what it adds, in the workspace it holds it in.
+    expect(consentPage).toBeDefined();
+    expect(consentPage!.stepUp).toContain('already has access to Acme');
+    expect(consentPage!.stepUp).toContain('messages:send');
+    expect(consentPage!.stepUp).not.toContain('connections:read');
+    expect(consentPage!.granted).toEqual(['scope-connections-read-granted']);
+    expect(consentPage!.checked).toEqual(['connections:read', 'messages:send']);
+    expect(consentPage!.workspace).toBe(owner.workspaceId);
+
+    // The refused refresh token was not spent: a client that kept it still renews its narrower access.
+    const renewed = await fetch(`${publicUrl}/v3/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: narrowRefreshToken, client_id: provider.clientInformation()!.client_id, resource: mcpUrl }),
+    });
+    expect(renewed.status).toBe(200);
+    expect((await renewed.json()).scope).toBe('connections:read');
 
     // Nothing reached the chat.
     const history = await service.call('GET', `/v3/connections/${connectionId}/chats/messages?chat=${contact}`, { apikey: owner.token });
     expect(history.status).toBe(200);
     expect(history.body).toEqual([]);
+
+    // finishAuth: the new grant carries both scopes; the message goes out on a new connection.
+    const transport = transportFor(provider, wire);
+    await transport.finishAuth(provider.code);
+    expect(provider.tokens()!.scope).toBe('connections:read messages:send');
+    client = newClient();
+    await client.connect(transport);
+    const data = ok(await call(client, 'send_message', { connectionId, to: `+${contact}`, text: 'after step-up' }));
+    expect((await settled(data.messageId)).status).toBe('SENT');
+  }, HOOK_TIMEOUT);
+
+  test('after the step-up a refresh keeps the wider scope, and the consent holds both', async () => {
+    const before = provider.tokens()!;
+    provider.saveTokens({ ...before, access_token: 'sbat_not-a-token' });
+    expect(ok(await call(client, 'list_connections')).connections.map((c: any) => c.id)).toContain(connectionId);
+    expect(provider.tokens()!.refresh_token).not.toBe(before.refresh_token);
+    expect(provider.tokens()!.scope).toBe('connections:read messages:send');
+    expect(provider.authorizeUrls).toHaveLength(2);
+    const consents = await service.call('GET', '/v3/oauth/consents', { apikey: owner.token });
+    const mine = consents.body.data.find((c: { clientId: string }) => c.clientId === provider.clientInformation()!.client_id);
+    expect([...mine.scopes].sort()).toEqual(['connections:read', 'messages:send']);
   }, HOOK_TIMEOUT);
 });
 

@@ -12,6 +12,10 @@ import { DomainError } from '../../core/shared/errors.ts';
 import { base64url } from '../../core/tokens/secret.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
+import { clientMetadataDocuments } from '../../adapters/outbound/client-metadata.ts';
+import { ensureMetadataDocumentClient } from '../../core/oauth/metadata-document.ts';
+import { rememberScopeChallenge } from '../../core/oauth/step-up.ts';
+import { hashSecret } from '../../core/tokens/secret.ts';
 
 /**
  * The lifetimes of section 8 and 3.3 on a clock the test moves: a pending authorization request
@@ -111,5 +115,57 @@ describe('lifetimes', () => {
     // ...and 30 days of inactivity end it.
     clock.advance(30 * 24 * 60 * MINUTE + 1);
     await expect(refresh(again.refresh_token!)).rejects.toMatchObject({ code: 'invalid_grant' });
+  });
+});
+
+describe('issue 20: a metadata document copy and a scope challenge expire', () => {
+  test('a Client ID Metadata Document is fetched again after its Cache-Control max-age, within 5 minutes and 24 hours', async () => {
+    let hits = 0;
+    let cacheControl = 'no-store';
+    const server = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch(request) {
+        hits++;
+        return Response.json({ client_id: request.url, client_name: 'Cached', redirect_uris: [REDIRECT] }, { headers: { 'cache-control': cacheControl } });
+      },
+    });
+    try {
+      const withDocuments: OAuthDeps = { ...deps, metadataDocuments: clientMetadataDocuments(test_.ctx.outbound) };
+      const ensure = (path: string) => ensureMetadataDocumentClient(stores(), withDocuments, `http://127.0.0.1:${server.port}${path}`, 400);
+      // no-store: kept the 5-minute floor.
+      await ensure('/floor.json');
+      clock.advance(5 * MINUTE - 1);
+      await ensure('/floor.json');
+      expect(hits).toBe(1);
+      clock.advance(2);
+      await ensure('/floor.json');
+      expect(hits).toBe(2);
+      // A week of max-age: kept 24 hours at most.
+      cacheControl = 'max-age=604800';
+      await ensure('/ceiling.json');
+      clock.advance(24 * 60 * MINUTE - 1);
+      await ensure('/ceiling.json');
+      expect(hits).toBe(3);
+      clock.advance(2);
+      await ensure('/ceiling.json');
+      expect(hits).toBe(4);
+    } finally {
+      server.stop(true);
+    }
+  });
+
+  test('a scope challenge refuses the next refresh once, and only for 10 minutes', async () => {
+    const tokens = await exchange(await code());
+    const consentId = (await stores().oauth.findToken(hashSecret(tokens.access_token)))!.consentId;
+    await rememberScopeChallenge(stores(), deps, consentId, ['connections:read', 'messages:send']);
+    await expect(refresh(tokens.refresh_token!)).rejects.toMatchObject({ code: 'invalid_grant' });
+    // Once: the same refresh token then renews the narrower scope.
+    const renewed = await refresh(tokens.refresh_token!);
+    expect(renewed.scope).toBe('connections:read');
+    // Ten minutes later an unanswered challenge no longer stands in the way.
+    await rememberScopeChallenge(stores(), deps, consentId, ['messages:send']);
+    clock.advance(10 * MINUTE + 1);
+    expect((await refresh(renewed.refresh_token!)).scope).toBe('connections:read');
   });
 });

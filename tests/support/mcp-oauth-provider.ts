@@ -26,7 +26,7 @@ export class BrowserOAuthProvider implements OAuthClientProvider {
   constructor(
     private readonly browser: TestBrowser,
     private readonly person: { email: string; password?: string },
-    public choice: { workspaceId?: string; uncheck?: string[]; decision?: 'approve' | 'deny' } = {},
+    public choice: { workspaceId?: string; uncheck?: string[]; decision?: 'approve' | 'deny'; onConsentPage?: (page: import('playwright-core').Page) => Promise<void> } = {},
     private readonly metadata: Partial<OAuthClientMetadata> = {},
     redirectUrl = 'http://127.0.0.1:1/callback',
   ) {
@@ -60,6 +60,14 @@ export class BrowserOAuthProvider implements OAuthClientProvider {
   }
   saveTokens(tokens: OAuthTokens) {
     this.saved = tokens;
+  }
+  /** What the SDK asked to forget (it does after `invalid_client` / `invalid_grant`), in order. */
+  readonly invalidated: string[] = [];
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
+    this.invalidated.push(scope);
+    if (scope === 'all' || scope === 'client') this.client = undefined;
+    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
+    if (scope === 'all' || scope === 'verifier') this.verifier = undefined;
   }
   saveCodeVerifier(verifier: string) {
     this.verifier = verifier;

@@ -21,7 +21,7 @@ export async function authorizeInBrowser(
   authorizeUrl: string,
   redirectUri: string,
   person: { email: string; password?: string },
-  choice: { decision?: 'approve' | 'deny'; workspaceId?: string; uncheck?: string[] } = {},
+  choice: { decision?: 'approve' | 'deny'; workspaceId?: string; uncheck?: string[]; onConsentPage?: (page: Page) => Promise<void> } = {},
 ): Promise<URL> {
   let landed: string | undefined;
   await page.route(`${redirectUri}**`, async (route) => {
@@ -36,6 +36,7 @@ export async function authorizeInBrowser(
   }
   if (!landed) {
     await page.waitForSelector('#approve');
+    await choice.onConsentPage?.(page);
     if (choice.workspaceId) await page.check(`#workspace-${choice.workspaceId}`);
     for (const scope of choice.uncheck ?? []) await page.uncheck(`#scope-${scope.replace(/:/g, '-')}`);
     await page.click(choice.decision === 'deny' ? '#deny' : '#approve');

@@ -9,15 +9,19 @@ import { html, layout, type Html } from './html.ts';
 export interface ConsentView {
   requestId: string;
   csrf: string;
-  client: { name: string; logoUri: string | null; clientUri: string | null; verified: boolean; selfRegistered: boolean };
+  client: { name: string; logoUri: string | null; clientUri: string | null; verified: boolean; selfRegistered: boolean; metadataDocumentHost?: string | null };
   user: { email: string };
   workspaces: { id: string; name: string; isPersonal: boolean }[]; // where the person is Owner or Admin; the personal one included
-  scopes: { scope: string; description: string; required: boolean; checked: boolean }[];
+  /** `granted`: already allowed under the app's standing approval (a step-up asks for the others). */
+  scopes: { scope: string; description: string; required: boolean; checked: boolean; granted?: boolean }[];
+  /** The approval the app already holds, when it comes back for more (step-up). */
+  standing?: { workspaceId: string; workspaceName: string } | null;
   error?: string;
 }
 
 export const CONSENT_DECISION_PATH = '/v3/oauth/authorize/decision';
 export const SELF_REGISTERED_WARNING = 'This app registered itself; its name was chosen by the app, not verified';
+export const METADATA_DOCUMENT_WARNING = 'This app describes itself in a document published at';
 
 /** `scope-<scope with : replaced by ->`, e.g. `scope-messages-send`. */
 export function scopeElementId(scope: string): string {
@@ -27,7 +31,9 @@ export function scopeElementId(scope: string): string {
 export function renderConsentPage(view: ConsentView): string {
   const logo = imageUrl(view.client.logoUri);
   const site = siteUrl(view.client.clientUri);
-  const preselected = view.workspaces.find((w) => w.isPersonal)?.id ?? view.workspaces[0]?.id;
+  const preselected = view.standing?.workspaceId ?? view.workspaces.find((w) => w.isPersonal)?.id ?? view.workspaces[0]?.id;
+  const added = view.standing ? view.scopes.filter((s) => !s.granted).map((s) => s.scope) : [];
+  const documentHost = view.client.metadataDocumentHost;
 
   return layout(
     `Authorize ${view.client.name}`,
@@ -39,8 +45,15 @@ ${view.client.verified ? html`<span class="badge" id="verified-badge" title="Ver
 ${site ? html`<p class="muted"><a id="client-site" href="${site}" rel="noopener noreferrer" target="_blank">${site}</a></p>` : ''}
 </div>
 </div>
-${view.client.selfRegistered && !view.client.verified ? html`<p class="warning" id="self-registered-warning" role="note">${SELF_REGISTERED_WARNING}</p>` : ''}
+${
+  documentHost
+    ? html`<p class="warning" id="metadata-document-host" role="note">${METADATA_DOCUMENT_WARNING} <strong>${documentHost}</strong>; its name was chosen by the app${view.client.verified ? '' : ', not verified'}.</p>`
+    : view.client.selfRegistered && !view.client.verified
+      ? html`<p class="warning" id="self-registered-warning" role="note">${SELF_REGISTERED_WARNING}</p>`
+      : ''
+}
 <p>wants to access your Switchboard account. Signed in as <strong id="signed-in-email">${view.user.email}</strong>.</p>
+${view.standing && added.length > 0 ? html`<p id="step-up" role="note">This app already has access to <strong>${view.standing.workspaceName}</strong> and asks for more: ${added.map((s, i) => html`${i > 0 ? ', ' : ''}<code>${s}</code>`)}.</p>` : ''}
 ${view.error ? html`<p class="error" id="error" role="alert">${view.error}</p>` : ''}
 <form method="post" action="${CONSENT_DECISION_PATH}" id="consent">
 <input type="hidden" name="request_id" value="${view.requestId}">
@@ -82,7 +95,7 @@ function scopeChoice(s: ConsentView['scopes'][number]): Html {
   }
   return html`<label class="choice" for="${id}">
 <input type="checkbox" id="${id}" name="scope" value="${s.scope}"${s.checked ? html` checked` : ''}>
-<span><code>${s.scope}</code> <small>${s.description}</small></span>
+<span><code>${s.scope}</code> <small>${s.description}</small>${s.granted ? html`<small id="${id}-granted">Already allowed</small>` : ''}</span>
 </label>`;
 }
 

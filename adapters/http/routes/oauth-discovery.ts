@@ -64,6 +64,8 @@ export function authorizationServerMetadata(issuer: string) {
     introspection_endpoint_auth_methods_supported: clientAuth,
     prompt_values_supported: ['consent', 'none'],
     authorization_response_iss_parameter_supported: true,
+    // A client may use the https URL of its Client ID Metadata Document as client_id, without registering.
+    client_id_metadata_document_supported: true,
     service_documentation: `${issuer}/docs`,
   };
 }

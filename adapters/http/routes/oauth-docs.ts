@@ -52,9 +52,9 @@ const TokenRequest = t.Object({
   redirect_uri: t.Optional(t.String()),
   code_verifier: t.Optional(t.String({ description: '43 to 128 characters; PKCE S256' })),
   refresh_token: t.Optional(t.String()),
-  scope: t.Optional(t.String({ description: 'refresh_token only: narrow the scope' })),
+  scope: t.Optional(t.String({ description: 'refresh_token only: narrow the scope (a refresh never widens it)' })),
   resource: t.Optional(t.String({ description: 'Narrow the audience (RFC 8707)' })),
-  client_id: t.Optional(t.String()),
+  client_id: t.Optional(t.String({ description: 'A registered client id or a Client ID Metadata Document URL (public clients)' })),
   client_secret: t.Optional(t.String({ description: 'A confidential client sends its secret here or in HTTP Basic, either way whatever it registered; never both (invalid_request)' })),
 });
 
@@ -93,7 +93,15 @@ const Introspection = t.Object({
 
 const authorizeParameters = [
   ['response_type', true, '`code` only'],
-  ['client_id', true, ''],
+  [
+    'client_id',
+    true,
+    'A registered client id, or the https URL of a Client ID Metadata Document (draft-ietf-oauth-client-id-metadata-document; ' +
+      '`client_id_metadata_document_supported`). The document is fetched through the outbound policy (no redirects, at most 5 KiB, 5 s), ' +
+      'cached per its Cache-Control between 5 minutes and 24 hours, and must name its own URL as `client_id`, list `redirect_uris` ' +
+      '(matched exactly) and be a public client (`token_endpoint_auth_method` `none` or absent). Plain http only for hosts in OUTBOUND_ALLOW. ' +
+      'A document that cannot be fetched or is invalid answers 400 `invalid_client` (401 at the token endpoint).',
+  ],
   ['redirect_uri', false, 'Required when the client registered more than one; exact match'],
   ['code_challenge', true, 'base64url SHA-256 of the verifier'],
   ['code_challenge_method', true, '`S256` (plain is not supported)'],
@@ -122,7 +130,13 @@ export const OAUTH_DOCS = {
   }),
   token: doc({
     summary: 'Token endpoint: authorization_code (with code_verifier) and refresh_token (rotation)',
-    description: (CLIENT_AUTH_NOTE + CORS_NOTE).trim(),
+    description: (
+      CLIENT_AUTH_NOTE +
+      CORS_NOTE +
+      '\n\nStep-up: after a token of a grant met `403 insufficient_scope` for scopes the grant lacks, the next refresh of that grant (within 10 minutes) ' +
+      'is refused once with `invalid_grant` instead of renewing the narrower scope; the refresh token stays valid. The client then sends the person ' +
+      'to `/v3/oauth/authorize` for the wider scope, where the consent screen marks the added permissions.'
+    ).trim(),
     requestBody: formOrJson(TokenRequest),
     responses: { '200': json('Spec 2.6', TokenResponse), ...oauthErrors(400, 401), ...tooMany },
   }),

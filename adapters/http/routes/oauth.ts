@@ -17,6 +17,8 @@ import { rateLimiter, TooManyRequests } from '../rate-limit.ts';
 import { csrfMatches, currentSession } from '../web-session.ts';
 
 import { OAUTH_DOCS } from './oauth-docs.ts';
+import { clientMetadataDocuments } from '../../outbound/client-metadata.ts';
+import { ensureMetadataDocumentClient } from '../../../core/oauth/metadata-document.ts';
 
 export const CONSENT_PAGE_PATH = '/oauth/consent';
 
@@ -59,7 +61,10 @@ export function oauthRoutes(ctx: AppContext) {
       async ({ request, server }) => {
         limit('authorize', request, server);
         const session = await currentSession(ctx, request);
-        const outcome = await inTransaction((stores) => startAuthorization(stores, deps, queryParams(request), session?.userId));
+        const params = queryParams(request);
+        // A metadata-document client is fetched before the transaction: the fetch may take seconds.
+        if (typeof params.client_id === 'string') await ensureMetadataDocumentClient(baseStores(ctx.db), deps, params.client_id, 400);
+        const outcome = await inTransaction((stores) => startAuthorization(stores, deps, params, session?.userId));
         if (outcome.next === 'redirect') return redirect(302, outcome.location);
         const consentPage = `${CONSENT_PAGE_PATH}?request=${outcome.requestId}`;
         return redirect(302, outcome.next === 'consent' ? consentPage : `/signin?return_to=${encodeURIComponent(consentPage)}`);
@@ -151,6 +156,7 @@ export function oauthRoutes(ctx: AppContext) {
   /** Client authentication; an `invalid_client` after HTTP Basic carries a Basic challenge (RFC 6749 5.2). */
   async function authenticated(request: Request, params: TokenParams) {
     const credentials: ClientCredentials = { basic: basicCredentials(request.headers.get('authorization')), clientId: params.client_id, clientSecret: params.client_secret };
+    await ensureMetadataDocumentClient(baseStores(ctx.db), deps, credentials.basic?.clientId ?? credentials.clientId, 401);
     try {
       return await authenticateClient(baseStores(ctx.db), credentials);
     } catch (error) {
@@ -171,6 +177,7 @@ export function oauthDeps(ctx: AppContext): OAuthDeps {
       return ctx.config.publicUrl;
     },
     dynamicRegistration: ctx.config.dynamicRegistration ?? true,
+    metadataDocuments: clientMetadataDocuments(ctx.outbound),
   };
 }
 

@@ -15,6 +15,14 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       const row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
       return row && toClient(row);
     },
+    async saveClient(c) {
+      const { id, ...rest } = clientRow(c);
+      await db
+        .insertInto('oauth_clients')
+        .values({ id, ...rest })
+        .onConflict((oc) => oc.column('id').doUpdateSet(rest))
+        .execute();
+    },
     async listClientsOf(workspaceId) {
       const rows = await db.selectFrom('oauth_clients').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
       return rows.map(toClient);
@@ -79,7 +87,18 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
         .execute();
     },
     async updateConsentScopes(id, scopes, at) {
-      await db.updateTable('oauth_consents').set({ scopes, updated_at: at }).where('id', '=', id).execute();
+      // A new approval answers any pending scope challenge.
+      await db.updateTable('oauth_consents').set({ scopes, updated_at: at, step_up_scopes: null, step_up_until: null }).where('id', '=', id).execute();
+    },
+    async recordScopeChallenge(id, scopes, until) {
+      await db.updateTable('oauth_consents').set({ step_up_scopes: scopes, step_up_until: until }).where('id', '=', id).execute();
+    },
+    async takeScopeChallenge(id, now) {
+      // RETURNING would give the cleared value: read (row-locked) first, then clear.
+      const row = await db.selectFrom('oauth_consents').select(['step_up_scopes', 'step_up_until']).where('id', '=', id).forUpdate().executeTakeFirst();
+      if (!row?.step_up_scopes || !row.step_up_until) return undefined;
+      await db.updateTable('oauth_consents').set({ step_up_scopes: null, step_up_until: null }).where('id', '=', id).execute();
+      return row.step_up_until.getTime() > now.getTime() ? (row.step_up_scopes as Scope[]) : undefined;
     },
     async listConsents(workspaceId, request) {
       let query = db
@@ -190,6 +209,7 @@ function clientRow(c: OAuthClient) {
     workspace_id: c.workspaceId,
     created_by: c.createdBy,
     created_at: c.createdAt,
+    metadata_expires_at: c.metadataExpiresAt,
   };
 }
 
@@ -211,6 +231,7 @@ function toClient(r: Selectable<OAuthClientsTable>): OAuthClient {
     workspaceId: r.workspace_id,
     createdBy: r.created_by,
     createdAt: r.created_at,
+    metadataExpiresAt: r.metadata_expires_at,
   };
 }
 
