@@ -1,5 +1,6 @@
 /**
- * `bun run test`: what CI runs. Type-check, layering rules, then the whole suite on the
+ * `bun run test`: what CI runs. Type-check, layering rules, core purity
+ * (scripts/check-core-purity.ts), then the whole suite on the
  * embedded PGlite, then again on Postgres when one answers on 127.0.0.1:5432 (or at
  * TEST_DATABASE_URL). The default test timeout (60 s) comes from tests/support/preload.ts.
  */
@@ -10,7 +11,7 @@ const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.
 
 await step('type-check', ['node_modules/.bin/tsc', '--noEmit', '-p', '.']);
 await step('layering', ['node_modules/.bin/depcruise', 'core', 'adapters', 'plugins', 'apps', '--config', '.dependency-cruiser.cjs']);
-await step('core purity', ['bash', '-c', '[ ! -x ../shared/tools/check-core-purity ] || ../shared/tools/check-core-purity .']);
+await step('core purity', [process.execPath, 'scripts/check-core-purity.ts', '.']);
 await step('tests on PGlite', [process.execPath, 'test', ...args], { TEST_DATABASE_URL: '' });
 if (await reachable(postgresUrl)) {
   await step('tests on Postgres', [process.execPath, 'test', ...args], { TEST_DATABASE_URL: postgresUrl });
