@@ -4,15 +4,14 @@ import { assertOutboundMedia, parseOutgoingContent } from '../../core/messaging/
 import type { AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
 import { sendBatcher } from './send-batcher.ts';
-import { checkTemplateSendFor } from './template-stores.ts';
 
 /**
  * A send as an API request carries it (`to`, one content field, `replyTo`), for every version
- * of the API: a template is checked against the stored one first, then the message is accepted
- * in one transaction (credit, outbox, message), shared with the sends that arrive alongside it.
+ * of the API: the message is accepted in one transaction (credit, outbox, message), shared with
+ * the sends that arrive alongside it. Every check, the template's status included, is core's
+ * (`acceptSend`).
  */
 export async function sendFromRequest(ctx: AppContext, actor: Actor, connectionId: string, body: Record<string, unknown>, idempotencyKey: string | undefined) {
-  if (body.template && typeof body.template === 'object') await checkTemplateSendFor(ctx, actor, connectionId, body.template as { name: unknown; language: unknown });
   const request = { to: body.to, content: parseOutgoingContent(body), replyTo: body.replyTo as string | undefined, idempotencyKey };
   await assertOutboundMedia(ctx.outbound, 'body', request.content);
   // A retried request's key is looked up under the workspace lock, one at a time; others are

@@ -7,6 +7,7 @@ import { baseStores } from '../postgres/stores.ts';
 import { connectionStore } from '../postgres/repositories/connection-store.ts';
 import { chatStore, messageStore } from '../postgres/repositories/message-store.ts';
 import { mediaStore } from '../postgres/repositories/media-store.ts';
+import { templateStore } from '../postgres/repositories/template-store.ts';
 import { eventPublisher } from '../postgres/repositories/event-store.ts';
 import { batchStore, deliveryStore, eventLog, pendingFanouts, webhookStore } from '../postgres/repositories/webhook-store.ts';
 
@@ -23,6 +24,7 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
     webhooks: webhookStore(db, ctx.box),
     deliveries: deliveryStore(db),
     batches: batchStore(db),
+    templates: templateStore(db),
     // The definition a degraded template send is rendered from: the workspace's template of that
     // name and language on any connection, an APPROVED one first.
     async templateDefinition(workspaceId: string, name: string, language: string) {

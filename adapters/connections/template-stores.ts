@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Actor } from '../../core/identity/identity.ts';
 import type { TemplateStatusUpdate } from '../../core/templates/platform.ts';
-import { applyTemplateCallback, checkTemplateSend, type TemplateDeps, type TemplateStores } from '../../core/templates/templates.ts';
+import { applyTemplateCallback, type TemplateDeps, type TemplateStores } from '../../core/templates/templates.ts';
 import type { AppContext } from '../http/context.ts';
 import { connectionStore } from '../postgres/repositories/connection-store.ts';
 import { templateStore } from '../postgres/repositories/template-store.ts';
@@ -14,11 +13,6 @@ export function templateStores(db: Kysely<Database>, ctx: AppContext): TemplateS
 
 export function templateDeps(ctx: AppContext): TemplateDeps {
   return { clock: ctx.clock, ids: ctx.ids, drivers: ctx.drivers, rules: ctx.templateComponents };
-}
-
-/** For `send-template` (adapters/http/routes/messages.ts): the variables are checked before the call goes out. */
-export function checkTemplateSendFor(ctx: AppContext, actor: Actor, connectionId: string, send: { name: unknown; language: unknown; components?: unknown }) {
-  return checkTemplateSend(templateStores(ctx.db, ctx), templateDeps(ctx), actor, connectionId, send);
 }
 
 /** For the provider callback (`DriverEvents.templateStatus`): one transaction per update. */

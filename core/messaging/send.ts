@@ -15,6 +15,7 @@ import { assertMaySend } from './send-window.ts';
 import type { TemplateComponentRules } from '../templates/component-rules.ts';
 import { templateAsText } from '../templates/template-text.ts';
 import { checkPluginComponents, checkSend } from '../templates/components.ts';
+import { checkTemplateSendOn, type SendableTemplates } from '../templates/template-send.ts';
 
 /** Queue of accepted messages waiting for their driver send. */
 export const SEND_QUEUE = 'messages.send';
@@ -27,6 +28,8 @@ export interface SendStores {
   identity: IdentityStore;
   media: MediaStore;
   outbox: Outbox;
+  /** The connection's stored templates: a template send is checked against its own (APPROVED, components that fit). */
+  templates: SendableTemplates;
   /** A template's stored definition by name and language, wherever the workspace keeps it (for the degraded text). */
   templateDefinition?(workspaceId: string, name: string, language: string): Promise<{ components: unknown[] } | undefined>;
 }
@@ -146,6 +149,8 @@ export async function acceptSendBatch(
 
 /** Checks a send on a known connection and builds its message (PENDING, with a new reservation id); writes nothing. */
 async function prepareMessage(stores: SendStores, deps: SendDeps, actor: Actor, connection: Connection, request: SendRequest): Promise<ChatMessage> {
+  // Here, not at a surface: every way of sending (v3, v2, MCP, helpdesk) is held to it alike.
+  if (request.content.kind === 'template') await checkTemplateSendOn(stores.templates, deps.templateComponents, connection.id, request.content.template);
   const to = normalizeRecipient(request.to);
   const remoteJid = to.includes('@') ? to : `${to}@s.whatsapp.net`;
   const driver = deps.drivers.get(connection.driver)!;

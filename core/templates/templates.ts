@@ -9,9 +9,10 @@ import { badRequest, conflict, DomainError, notFound, unprocessable } from '../s
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
 import type { TemplateComponentRules } from './component-rules.ts';
-import { checkDefinition, checkPluginComponents, checkSend } from './components.ts';
+import { checkDefinition } from './components.ts';
 import type { PlatformTemplate, TemplateStatusUpdate, UploadedFile } from './platform.ts';
-import { afterCallback, isSendable, reasonFor, templateEventEffect, type TemplateStatus } from './template-status.ts';
+import { checkTemplateSendOn } from './template-send.ts';
+import { afterCallback, reasonFor, templateEventEffect, type TemplateStatus } from './template-status.ts';
 
 /** A template of a connection (its business account), as this service keeps it. */
 export interface Template {
@@ -234,10 +235,9 @@ export async function applyTemplateCallback(
 }
 
 /**
- * Before a template send goes out: when the template is known here, it must be APPROVED (422)
- * and the send's components must fit it (400, every problem at once). A template this service
- * does not know (made elsewhere) goes through once the plugins' components in it are well
- * formed; the platform refuses unknown ones (132001).
+ * Before a template send goes out (core/templates/template-send.ts): a known template must be
+ * APPROVED and the components must fit it. `acceptSend` applies the rule to every send; this
+ * is the same check by connection id, for callers outside a send.
  */
 export async function checkTemplateSend(
   stores: TemplateStores,
@@ -249,15 +249,5 @@ export async function checkTemplateSend(
   if (typeof send.name !== 'string' || typeof send.language !== 'string') return;
   const connection = await stores.connections.get(actor.workspaceId, connectionId);
   if (!connection) return;
-  const template = await stores.templates.findByName(connection.id, send.name, send.language);
-  if (!template) {
-    const problems = checkPluginComponents(send.components, deps.rules);
-    if (problems.length > 0) throw badRequest(problems);
-    return;
-  }
-  if (!isSendable(template.status)) {
-    throw unprocessable(`Template ${template.name} (${template.language}) is ${template.status}; only an APPROVED template can be sent`);
-  }
-  const problems = checkSend(template.components, send.components, deps.rules);
-  if (problems.length > 0) throw badRequest(problems);
+  await checkTemplateSendOn(stores.templates, deps.rules, connection.id, { name: send.name, language: send.language, components: send.components });
 }

@@ -71,7 +71,7 @@ export const sendMessageTool = defineTool({
     template: z
       .object({ name: z.string(), language: z.string().describe('Such as en_US'), components: z.array(z.any()).optional() })
       .optional()
-      .describe('A pre-approved template (official connections only)'),
+      .describe('A pre-approved template (official connections only): a template known on the connection must be APPROVED, and its variables must fit it'),
     replyTo: z.string().optional().describe('Id of a message of this chat to quote'),
     idempotencyKey: z.string().optional().describe('Retrying with the same key answers the first message instead of sending again'),
   },
