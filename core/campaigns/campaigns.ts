@@ -18,6 +18,8 @@ import type { Campaign, CampaignNotifier, CampaignProgress, CampaignStore, OptOu
 import { ACTIVE_STATUSES, nextCampaignStatus, type CampaignStatus } from './campaign-status.ts';
 import { minutesOf, OFFICIAL_MESSAGES_PER_MINUTE, sendingHours, type Pace } from './pacing.ts';
 import { parseStartTime } from './start-time.ts';
+import type { TemplateComponentRules } from '../templates/component-rules.ts';
+import { checkTemplateSendOn, type SendableTemplates } from '../templates/template-send.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
 export interface CampaignStores {
@@ -33,6 +35,8 @@ export interface CampaignStores {
   outbox: Outbox;
   notifier: CampaignNotifier;
   pacer: PacerSchedule;
+  /** The connection's stored templates: a template campaign is held to the rule of every template send. */
+  templates: SendableTemplates;
 }
 
 export interface CampaignDeps {
@@ -41,6 +45,8 @@ export interface CampaignDeps {
   plans: PlanCatalog;
   drivers: ReadonlyMap<string, NetworkDriver>;
   zones: ZoneRules;
+  /** Template components the enabled plugins teach (checked as on any template send). */
+  templateComponents?: TemplateComponentRules;
   /** A uniform number in [0, 1) from the Random port: the pacer's jitter. */
   fraction: () => number;
   outbound: OutboundPolicy;
@@ -85,6 +91,7 @@ export async function createCampaign(stores: CampaignStores, deps: CampaignDeps,
   if (!connection) throw connectionNotFound(input.connectionId);
   const driver = deps.drivers.get(connection.driver)!;
   const message = await campaignMessage(stores, actor, driver, input.message);
+  await checkCampaignTemplate(stores, deps, connection.id, message);
   const pace = campaignPace(driver, input.pace, input.schedule?.timezone ?? null, deps.zones);
   const startAt = parseStartTime(input.schedule ?? {}, deps.zones);
   const webhook = campaignWebhook(input.webhook);
@@ -133,6 +140,7 @@ export async function launchCampaign(stores: CampaignStores, deps: CampaignDeps,
   authorize(actor.roles, 'messages.send', 'write');
   const campaign = await lockedCampaign(stores, actor, id);
   nextCampaignStatus(campaign.status, 'launch_now');
+  if (campaign.connectionId) await checkCampaignTemplate(stores, deps, campaign.connectionId, campaign.message);
   return launch(stores, deps, actor, campaign, await stores.recipients.countQueued(campaign.id));
 }
 
@@ -283,6 +291,15 @@ async function lockedCampaign(stores: Pick<CampaignStores, 'campaigns'>, actor: 
   const campaign = found && (await stores.campaigns.lock(found.id));
   if (!campaign) throw campaignNotFound(id);
   return campaign;
+}
+
+/**
+ * A template campaign is held to the rule of every template send (core/templates/template-send.ts):
+ * a template known on the connection must be APPROVED and its components must fit it — checked
+ * when the campaign is created and when a draft is launched.
+ */
+async function checkCampaignTemplate(stores: Pick<CampaignStores, 'templates'>, deps: Pick<CampaignDeps, 'templateComponents'>, connectionId: string, message: OutgoingContent) {
+  if (message.kind === 'template') await checkTemplateSendOn(stores.templates, deps.templateComponents, connectionId, message.template);
 }
 
 async function campaignMessage(stores: Pick<CampaignStores, 'media' | 'identity'>, actor: Actor, driver: NetworkDriver, body: Record<string, unknown>): Promise<OutgoingContent> {

@@ -107,6 +107,7 @@ export function campaignRoutes(ctx: AppContext) {
               description:
                 `One message to many recipients on one connection. The audience is exactly one of \`numbers\`, \`recipients\` (with variables), \`csv\` (a header row; the \`phone\` column holds the number, the others are variables) or \`helpdeskContacts: { labels }\` (helpdesk plugin). Numbers are normalised to E.164; repeated numbers are kept once, invalid ones and numbers that opted out are listed but never sent or charged. At most ${MAX_AUDIENCE} recipients. ` +
                 'Placeholders `{{name}}` or `{{name|fallback}}` in the message are filled per recipient; a recipient missing a variable without fallback is invalid. ' +
+                'A template known on the connection must be APPROVED (422) and its components must fit it (400), as on any template send; launching a draft checks it again. ' +
                 'One credit per recipient to send to is reserved in the same transaction: if the plan cannot cover them all, 403 `USER_PLAN_EXCEEDED_MESSAGES` and nothing is created. ' +
                 `Media messages: ${mediaSendLimitsText()}`,
             },
@@ -151,7 +152,7 @@ export function campaignRoutes(ctx: AppContext) {
           params: Id,
           body: NoBody,
           response: { ...authErrors, ...NotFound, ...Conflict, 200: CampaignView, 422: StandardError },
-          detail: { summary: 'Launch a draft: reserve its credits (403 USER_PLAN_EXCEEDED_MESSAGES when the plan cannot cover them) and start now or at its start time' },
+          detail: { summary: 'Launch a draft: reserve its credits (403 USER_PLAN_EXCEEDED_MESSAGES when the plan cannot cover them) and start now or at its start time; a template message whose template is no longer APPROVED is 422' },
         })
         .post('/:id/pause', transition((s, actor, id) => pauseCampaign(s, deps, actor, id)), {
           params: Id,

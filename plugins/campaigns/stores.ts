@@ -37,6 +37,7 @@ export function campaignDeps(ctx: AppContext): CampaignDeps {
     ids: ctx.ids,
     plans: ctx.plans,
     drivers: ctx.drivers,
+    templateComponents: ctx.templateComponents,
     zones: intlZoneRules,
     fraction: () => new DataView(ctx.random.bytes(4).buffer).getUint32(0) / 2 ** 32,
     outbound: ctx.outbound,

@@ -14,7 +14,8 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  * lives in that use case". Spec 3.5 (templates reach `APPROVED` before they may be sent): a
  * template known on the connection that is not APPROVED is refused with the same 422 and the
  * same message by v3 (`send-template` and the generic send), v2 and the MCP `send_message`
- * tool (driven by the SDK's own client); an APPROVED one is accepted by all of them.
+ * tool (driven by the SDK's own client), and a campaign with it is refused when created or when
+ * its draft is launched; an APPROVED one is accepted by all of them.
  */
 
 let sim: GraphSimulator;
@@ -87,12 +88,21 @@ const surfaces = {
   },
 };
 
+const campaign = (name: string, draft = false) =>
+  call('POST', '/v3/campaigns', {
+    name: `rule ${name}`,
+    connectionId,
+    draft,
+    message: { template: { name, language: 'en_US', components: [{ type: 'body', parameters: [{ type: 'text', text: '{{code}}' }] }] } },
+    audience: { recipients: [{ phone: '+447700900778', variables: { code: '42' } }] },
+  });
+
 const messageCount = async () =>
   Number((await service.runtime.ctx.db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('connection_id', '=', connectionId).executeTakeFirstOrThrow()).n);
 
 describe('the template status rule on every surface', () => {
   for (const status of ['PENDING', 'REJECTED', 'PAUSED'] as const) {
-    test(`a ${status} template is refused with the same 422 and message by v3, v2 and MCP; nothing is stored or sent`, async () => {
+    test(`a ${status} template is refused with the same 422 and message by v3, v2, MCP and campaigns; nothing is stored or sent`, async () => {
       const { name } = await template(status);
       const expected = `Template ${name} (en_US) is ${status}; only an APPROVED template can be sent`;
       const before = { messages: await messageCount(), sent: sim.sent.length };
@@ -100,6 +110,8 @@ describe('the template status rule on every surface', () => {
         const outcome = await send(name);
         expect({ surface, ...outcome }).toEqual({ surface, status: 422, message: expected, id: undefined });
       }
+      const refusedCampaign = await campaign(name);
+      expect({ status: refusedCampaign.status, message: refusedCampaign.body.message }).toEqual({ status: 422, message: expected });
       // The v3 answer is the standard error shape (spec 2.x).
       expectStandardError(await call('POST', `/v3/connections/${connectionId}/chats/messages`, { to, template: { name, language: 'en_US' } }), 422, 'Unprocessable Entity');
       expect(await messageCount()).toBe(before.messages);
@@ -107,7 +119,7 @@ describe('the template status rule on every surface', () => {
     });
   }
 
-  test('an APPROVED template is accepted by v3, v2 and MCP alike', async () => {
+  test('an APPROVED template is accepted by v3, v2, MCP and campaigns alike', async () => {
     const { name } = await template('APPROVED');
     const before = await messageCount();
     for (const [surface, send] of Object.entries(surfaces)) {
@@ -116,6 +128,18 @@ describe('the template status rule on every surface', () => {
       expect(outcome.id).toMatch(UUID);
     }
     expect(await messageCount()).toBe(before + Object.keys(surfaces).length);
+    expect((await campaign(name)).status).toBe(201);
+  });
+
+  test('a draft campaign whose template stopped being APPROVED is refused at launch with the same 422', async () => {
+    const { name, externalId } = await template('APPROVED');
+    const draft = await campaign(name, true);
+    expect(draft.status).toBe(201);
+    await platform.pause(externalId);
+    const launched = await call('POST', `/v3/campaigns/${draft.body.id}/launch`);
+    expectStandardError(launched, 422, 'Unprocessable Entity');
+    expect(launched.body.message).toBe(`Template ${name} (en_US) is PAUSED; only an APPROVED template can be sent`);
+    expect((await call('GET', `/v3/campaigns/${draft.body.id}`)).body.status).toBe('DRAFT');
   });
 
   test('an APPROVED template whose variables do not fit is 400 on MCP as on v3 (the same component check)', async () => {

@@ -348,6 +348,13 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
       },
     } as unknown as CampaignStores['identity'],
 
+    // No stored templates: a template campaign is checked as one made elsewhere.
+    templates: {
+      async findByName() {
+        return undefined;
+      },
+    },
+
     media: {
       get: unsupported('media.get'),
       bytes: unsupported('media.bytes'),
