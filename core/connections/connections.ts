@@ -36,9 +36,9 @@ export async function createConnection(
 ): Promise<Connection> {
   authorize(actor.roles, 'connections', 'write');
   const driver = deps.drivers.get(input.driver);
-  if (!driver) throw badRequest(`driver must be one of ${[...deps.drivers.keys()].join(', ')}`);
+  if (!driver) throw badRequest([`body.driver must be one of ${[...deps.drivers.keys()].join(', ')}`]);
   const name = input.name.trim();
-  if (!name) throw badRequest('name must not be empty');
+  if (!name) throw badRequest(['body.name must not be blank']);
 
   // The workspace row lock serializes creations, so two at once cannot both squeeze under the quota.
   const workspace = await stores.identity.lockWorkspace(actor.workspaceId);
