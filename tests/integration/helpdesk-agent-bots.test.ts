@@ -278,7 +278,7 @@ describe('agents take over; bots are rebound and deleted', () => {
 
   test('a rotated token: the old one stops working at once', async () => {
     const rotated = await service.call('POST', `/v3/helpdesk/agent-bots/${botId}/token/rotate`, { apikey: owner(), body: {} });
-    expect(rotated.status).toBe(200);
+    expect(rotated.status).toBe(201);
     expect(rotated.body.accessToken).not.toBe(accessToken);
     const old = accessToken;
     accessToken = rotated.body.accessToken;

@@ -214,7 +214,7 @@ describe('working a conversation', () => {
 
   test('labels are replaced and stored normalised', async () => {
     const res = await service.call('POST', `/v3/helpdesk/conversations/${c.id}/labels`, { apikey: agent.token, body: { labels: [' Billing ', 'billing', 'VIP'] } });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body.labels).toEqual(['Billing', 'VIP']);
     expect((await service.call('GET', `/v3/helpdesk/conversations/${c.id}`, { apikey: agent.token })).body.labels).toEqual(['Billing', 'VIP']);
     expectStandardError(await service.call('POST', `/v3/helpdesk/conversations/${c.id}/labels`, { apikey: agent.token, body: { labels: ['a,b'] } }), 400, 'Bad Request');
@@ -222,7 +222,7 @@ describe('working a conversation', () => {
 
   test('read marker: the assignee reading sets assigneeLastSeenAt', async () => {
     const res = await service.call('POST', `/v3/helpdesk/conversations/${c.id}/read`, { apikey: agent.token });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body.assigneeLastSeenAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 

@@ -344,7 +344,7 @@ describe('rate limit', () => {
     const line = await helpdeskLine(limited, { connection: 'limited line', inbox: 'Limited' });
     expect((await limited.call('PUT', `/v3/helpdesk/inboxes/${line.inboxId}/csat`, { apikey: line.owner.token, body: { enabled: true } })).status).toBe(200);
     const conversation = await conversationFromContact(limited, line.owner.token, line.connectionId, '5511970009999', { text: 'hi' });
-    expect((await limited.call('POST', `/v3/helpdesk/conversations/${conversation.id}/status`, { apikey: line.owner.token, body: { status: 'RESOLVED' } })).status).toBe(200);
+    expect((await limited.call('POST', `/v3/helpdesk/conversations/${conversation.id}/status`, { apikey: line.owner.token, body: { status: 'RESOLVED' } })).status).toBe(201);
     const sent = await sentToContact(limited, line.owner.token, line.connectionId, '5511970009999', `/public/helpdesk/csat/${conversation.id}`);
     // The default text, then the link.
     expect(sent.content.text).toBe(`${DEFAULT_SURVEY_MESSAGE}\n${limited.runtime.ctx.config.publicUrl}/public/helpdesk/csat/${conversation.id}`);

@@ -34,7 +34,10 @@ const Settings = {
   events: t.Array(t.String(), { description: `Subset of ${CONNECTION_EVENTS.join(', ')}` }),
   connections: t.Optional(t.Array(t.String(), { description: 'Connection ids; without any, the webhook receives nothing' })),
   hmacEnabled: t.Optional(t.Boolean({ description: 'Sign each delivery (X-Switchboard-Signature-256); required for flow.data_exchange' })),
-  messageGroupDelay: t.Optional(t.Nullable(t.Integer({ description: 'Batching window in seconds (1–300); null turns batching off' }))),
+  messageGroupDelay: t.Optional(
+    // The range is core's rule (reported with the request's other broken rules); the type is checked here.
+    t.Nullable(t.Integer({ description: 'Batching window in seconds (1–300); null turns batching off' }), { error: 'must be an integer from 1 to 300 (seconds) or null' }),
+  ),
   enableSimulateTyping: t.Optional(t.Boolean({ description: 'Show "typing…" to the contact during the batching window' })),
 };
 
@@ -65,7 +68,7 @@ export const DELIVERY_HISTORY_ROUTE = {
 export const REDELIVERY_ROUTE = {
   params: t.Object({ id: t.String(), deliveryId: t.String() }),
   body: t.Optional(t.Object({}, { description: 'No fields' })),
-  response: { ...authErrors, ...NotFound, 200: DeliveryView, 409: StandardError },
+  response: { ...authErrors, ...NotFound, 201: DeliveryView, 409: StandardError },
   detail: { summary: 'Send a failed delivery again (a fresh round of three attempts)' },
 };
 
@@ -133,11 +136,15 @@ export function webhookRoutes(ctx: AppContext) {
         })
         .post(
           '/:id/secret/rotate',
-          async ({ actor, params }) => ({ secret: await inTransaction((s) => rotateWebhookSecret(s, ctx, actor, params.id)) }),
+          async ({ actor, params, set }) => {
+            const secret = await inTransaction((s) => rotateWebhookSecret(s, ctx, actor, params.id));
+            set.status = 201;
+            return { secret };
+          },
           {
             params: Id,
             body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: t.Object({ secret: t.String() }) },
+            response: { ...authErrors, ...NotFound, 201: t.Object({ secret: t.String() }) },
             detail: { summary: 'A new signing secret; the old one stops verifying at once' },
           },
         )
@@ -151,8 +158,9 @@ export function webhookRoutes(ctx: AppContext) {
         )
         .post(
           '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params }) => {
+          async ({ actor, params, set }) => {
             const delivery = await inTransaction((s) => redeliverDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
+            set.status = 201;
             return presentDelivery({ ...delivery, attemptLog: [] });
           },
           REDELIVERY_ROUTE,
