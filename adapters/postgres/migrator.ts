@@ -13,6 +13,7 @@ import * as deliveryQueue from './migrations/base/0011_delivery_queue.ts';
 import * as pluginEventQueue from './migrations/base/0012_plugin_event_queue.ts';
 import * as invitations from './migrations/base/0013_invitations.ts';
 import * as authFailures from './migrations/base/0014_auth_failures.ts';
+import * as webhookBindings from './migrations/base/0015_webhook_bindings_of_deleted_connections.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -41,6 +42,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0012_plugin_event_queue': pluginEventQueue,
     '0013_invitations': invitations,
     '0014_auth_failures': authFailures,
+    '0015_webhook_bindings_of_deleted_connections': webhookBindings,
   },
 };
 

@@ -7,6 +7,7 @@ import type { Clock, IdGen } from '../shared/ports.ts';
 import type { Connection, ConnectionStore, EventPublisher } from './connection.ts';
 import { nextConnectionStatus, type ConnectionEvent } from './connection-status.ts';
 import type { NetworkDriver } from './driver.ts';
+import type { WebhookStore } from '../webhooks/webhooks.ts';
 
 /** Queue of session work (connect, disconnect, logout) carried out by the worker. */
 export const SESSION_QUEUE = 'connections.session';
@@ -14,6 +15,8 @@ export type SessionCommand = { connectionId: string; action: 'connect' | 'discon
 
 export interface ConnectionStores {
   connections: ConnectionStore;
+  /** A deleted connection leaves the webhooks bound to it (issue 20 §9). */
+  webhooks: Pick<WebhookStore, 'unbindConnection'>;
   identity: IdentityStore;
   events: EventPublisher;
   outbox: Outbox;
@@ -122,6 +125,8 @@ export async function deleteConnection(stores: ConnectionStores, actor: Actor, i
     sender: connection.phoneNumber,
     data: { from: connection.status, to: 'DELETED', reason: 'deleted', connectionId: connection.id },
   });
+  // Same transaction: no webhook keeps an id that no longer names a connection.
+  await stores.webhooks.unbindConnection(connection.workspaceId, connection.id);
   await stores.connections.delete(id);
 }
 

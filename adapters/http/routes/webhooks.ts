@@ -112,13 +112,21 @@ export function webhookRoutes(ctx: AppContext) {
             body: t.Object({
               url: t.Optional(Settings.url),
               events: t.Optional(Settings.events),
-              connections: Settings.connections,
+              connections: t.Optional(t.Array(t.String(), { description: 'Replaces the bound connections with exactly these ids ([] unbinds all)' })),
+              addConnections: t.Optional(t.Array(t.String(), { description: 'Connection ids to bind in addition to those bound; ids already bound are kept once' })),
+              removeConnections: t.Optional(t.Array(t.String(), { description: 'Connection ids to unbind; ids not bound are ignored' })),
               hmacEnabled: Settings.hmacEnabled,
               messageGroupDelay: Settings.messageGroupDelay,
               enableSimulateTyping: Settings.enableSimulateTyping,
             }),
             response: { ...authErrors, ...NotFound, 200: WebhookView },
-            detail: { summary: 'Change settings; `connections` replaces the bound connections' },
+            detail: {
+              summary: 'Change settings; bind or unbind connections',
+              description:
+                'Fields left out keep their value. Connections: `connections` replaces the bound set; `addConnections` binds more and `removeConnections` unbinds some without resending the list ' +
+                '(applied after `connections` when both are sent; an id in both add and remove is 400). Unknown connection ids in `connections` or `addConnections` are 400. ' +
+                'Deleting a connection unbinds it from every webhook.',
+            },
           },
         )
         .delete(
