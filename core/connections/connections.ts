@@ -96,7 +96,7 @@ export async function updateConnection(
   const connection = await lockedConnection(stores.connections, actor, id);
   const updated = { ...connection, updatedAt: deps.clock.now() };
   if (patch.name !== undefined) {
-    if (!patch.name.trim()) throw badRequest('name must not be empty');
+    if (!patch.name.trim()) throw badRequest(['body.name must not be blank']);
     updated.name = patch.name.trim();
   }
   if (patch.credentials !== undefined) {

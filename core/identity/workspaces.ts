@@ -60,7 +60,7 @@ export async function updateWorkspace(
 ): Promise<AccountView> {
   if (workspaceId !== actor.workspaceId) throw notFound(`Workspace ${workspaceId} not found`);
   authorize(actor.roles, 'workspace.update', 'write');
-  if (patch.name !== undefined && !patch.name.trim()) throw badRequest('name must not be empty');
+  if (patch.name !== undefined && !patch.name.trim()) throw badRequest(['body.name must not be blank']);
   const updated = await identity.updateWorkspace(workspaceId, { ...patch, name: patch.name?.trim() });
   if (!updated) throw notFound(`Workspace ${workspaceId} not found`);
   return { ...updated, roles: actor.roles };
