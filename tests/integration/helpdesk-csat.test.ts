@@ -89,7 +89,7 @@ async function resolvedConversation(connection = connectionId): Promise<{ id: st
   const conversation = await conversationFromContact(service, owner.token, connection, phone, { text: 'I need help with my order', pushName: 'Ana' });
   const assigned = await service.call('PATCH', `/v3/helpdesk/conversations/${conversation.id}`, { apikey: owner.token, body: { assigneeUserId: agent.userId } });
   expect(assigned.status).toBe(200);
-  expect((await setStatus(conversation.id, 'RESOLVED')).status).toBe(200);
+  expect((await setStatus(conversation.id, 'RESOLVED')).status).toBe(201);
   return { id: conversation.id, phone };
 }
 
@@ -149,8 +149,8 @@ describe('the survey', () => {
     expect(['PENDING', 'SENT', 'DELIVERED', 'READ']).toContain(reply.status);
 
     // Reopened and resolved again: no second link.
-    expect((await setStatus(first.id, 'OPEN')).status).toBe(200);
-    expect((await setStatus(first.id, 'RESOLVED')).status).toBe(200);
+    expect((await setStatus(first.id, 'OPEN')).status).toBe(201);
+    expect((await setStatus(first.id, 'RESOLVED')).status).toBe(201);
     await eventually(async () => ((await helpdeskEvents(service, owner.workspaceId, 'helpdesk.conversation.status_changed')).filter(isResolve(first.id)).length === 2 ? true : undefined), 'the second resolve');
     await subscribersDone(service, owner.workspaceId, 'helpdesk.conversation.status_changed', isResolve(first.id));
     expect(await surveyMessages(first.phone)).toHaveLength(1);

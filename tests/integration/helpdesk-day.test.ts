@@ -260,7 +260,7 @@ beforeAll(async () => {
     }
     if (visit.resolve !== undefined) {
       const by = visit.kind === 'bot' ? manager.token : agents[visit.agent!].token;
-      plan(after(visit.resolve), () => ok(call('POST', `/v3/helpdesk/conversations/${id()}/status`, { status: 'RESOLVED' }, by)));
+      plan(after(visit.resolve), () => ok(call('POST', `/v3/helpdesk/conversations/${id()}/status`, { status: 'RESOLVED' }, by), 201));
     }
     if (visit.rating) {
       const [rating, minutes] = visit.rating;

@@ -251,11 +251,11 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
     const jid = `${from}@s.whatsapp.net`;
     const message = await inject(connection.id, { from, text: 'typo' });
     const call = (kind: string, body: unknown) => service.call('POST', `/v3/connections/${connection.id}/sandbox/${kind}`, { apikey: owner.token, body });
-    expect((await call('presence', { from, presence: 'composing' })).status).toBe(200);
+    expect((await call('presence', { from, presence: 'composing' })).status).toBe(201);
     await receiver.waitFor(path, 1);
-    expect((await call('edits', { messageId: message.externalId, text: 'fixed' })).status).toBe(200);
+    expect((await call('edits', { messageId: message.externalId, text: 'fixed' })).status).toBe(201);
     await receiver.waitFor(path, 2);
-    expect((await call('deletes', { messageId: message.externalId })).status).toBe(200);
+    expect((await call('deletes', { messageId: message.externalId })).status).toBe(201);
     const hits = await receiver.waitFor(path, 3);
     const byEvent = Object.fromEntries(hits.map((h) => [h.json.event, h.json]));
     expect(Object.keys(byEvent).sort()).toEqual(['messages.delete', 'messages.edited', 'presence.update']);
