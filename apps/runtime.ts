@@ -1,3 +1,5 @@
+import { followPlanQuotas } from '../core/plans/metering.ts';
+import { baseStores } from '../adapters/postgres/stores.ts';
 import { openDatabase, type DatabaseHandle } from '../adapters/postgres/database.ts';
 import { BASE_MIGRATIONS, migrate, type MigrationSet } from '../adapters/postgres/migrator.ts';
 import { JobQueue, type JobDefinition } from '../adapters/queue/queue.ts';
@@ -81,6 +83,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       templateComponents: new Map(plugins.flatMap((p) => Object.entries(p.templateComponents ?? {}))),
       ...(config.smtpUrl && { mailer: smtpMailer(config.smtpUrl, config.mailFrom ?? defaultMailFrom(config.publicUrl)) }),
     };
+    // Quotas follow configuration at once: this month's accounts move to the configured numbers.
+    await database.db.transaction().execute((trx) => followPlanQuotas(baseStores(trx).credits, ctx));
     const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...pluginEventJobs(ctx, plugins), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];
     await queue.declare(jobs);
     return {

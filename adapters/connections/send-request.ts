@@ -1,6 +1,7 @@
 import type { Actor } from '../../core/identity/identity.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
-import { assertOutboundMedia, parseOutgoingContent } from '../../core/messaging/outgoing.ts';
+import { assertOutboundMedia, normalizeRecipient, parseOutgoingContent } from '../../core/messaging/outgoing.ts';
+import { badRequest, collectProblems } from '../../core/shared/errors.ts';
 import type { AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
 import { sendBatcher } from './send-batcher.ts';
@@ -12,7 +13,12 @@ import { sendBatcher } from './send-batcher.ts';
  * (`acceptSend`).
  */
 export async function sendFromRequest(ctx: AppContext, actor: Actor, connectionId: string, body: Record<string, unknown>, idempotencyKey: string | undefined) {
-  const request = { to: body.to, content: parseOutgoingContent(body), replyTo: body.replyTo as string | undefined, idempotencyKey };
+  // The recipient and the content are checked together: every broken rule in one 400.
+  const problems: string[] = [];
+  collectProblems(problems, () => normalizeRecipient(body.to));
+  const content = collectProblems(problems, () => parseOutgoingContent(body));
+  if (problems.length > 0 || !content) throw badRequest(problems);
+  const request = { to: body.to, content, replyTo: body.replyTo as string | undefined, idempotencyKey };
   await assertOutboundMedia(ctx.outbound, 'body', request.content);
   // A retried request's key is looked up under the workspace lock, one at a time; others are
   // accepted together with the sends that arrive alongside them (send-batcher.ts).

@@ -53,7 +53,13 @@ export function errorResponse(code: string | number, error: unknown): Response {
   return standard(500, 'Internal server error');
 }
 
+/**
+ * A 400 always answers `message` as a list, one entry per broken rule (spec 7.2), whoever
+ * raised it (a schema, core, a body reader); other statuses keep the text they were given.
+ */
 export function standard(status: number, message: string | string[]): Response {
+  if (status === 400 && !Array.isArray(message)) message = [message];
+  if (status === 400 && message.length === 0) message = ['The request is invalid'];
   const capped = Array.isArray(message) ? message.slice(0, MAX_MESSAGES).map(capMessage) : capMessage(message);
   return json(status, { statusCode: status, message: capped, error: STATUS_TEXT[status] ?? 'Error' });
 }
@@ -68,25 +74,106 @@ function capMessage(message: string): string {
   return message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}…`;
 }
 
-/** One message per broken rule, naming the field (`body.name: ...`). */
+/** One message per broken rule, naming the field the caller sent (`body.name ...`, `query.limit ...`). */
 function validation(error: unknown): Response {
-  const v = error as { type?: string; all?: Array<{ path?: string; message?: string; summary?: string; schema?: { error?: string } }>; message?: string };
+  const v = error as { type?: string; all?: ValidationIssue[]; message?: string };
   // A response that does not match its own schema is our bug, not the caller's.
   if (v.type === 'response') {
     console.error('[http] response failed its schema:', v.message);
     return standard(500, 'Internal server error');
   }
-  const where = v.type === 'query' ? 'query' : v.type === 'params' ? 'params' : v.type === 'headers' ? 'headers' : 'body';
-  const messages = [
-    ...new Set(
-      (v.all ?? []).map((issue) => {
-        const field = issue.path ? `${where}${issue.path.replace(/\//g, '.')}` : where;
-        if (issue.schema?.error) return `${field} ${issue.schema.error}`;
-        return `${field}: ${issue.summary ?? issue.message ?? 'is invalid'}`;
-      }),
-    ),
-  ];
+  const where = v.type === 'query' ? 'query' : v.type === 'params' ? 'params' : v.type === 'headers' ? 'headers' : v.type === 'cookie' ? 'cookie' : 'body';
+  const messages = [...new Set((v.all ?? []).map((issue) => issueMessage(where, issue)))];
   return standard(400, messages.length > 0 ? messages : [`${where} is invalid`]);
+}
+
+interface ValidationIssue {
+  path?: string;
+  value?: unknown;
+  message?: string;
+  summary?: string;
+  schema?: SchemaLike;
+}
+
+interface SchemaLike {
+  type?: string | string[];
+  error?: string;
+  anyOf?: SchemaLike[];
+  const?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  format?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * `body.messageGroupDelay must be an integer from 1 to 300, or null`: the field as the caller
+ * wrote it and what the schema wants, in words. A route's own `error` text wins; a shape the
+ * describer does not know keeps the validator's summary.
+ */
+function issueMessage(where: string, issue: ValidationIssue): string {
+  const field = issue.path ? `${where}${issue.path.replace(/\//g, '.')}` : where;
+  if (issue.schema?.error) return `${field} ${issue.schema.error}`;
+  const wanted = issue.schema ? describeSchema(issue.schema) : undefined;
+  if (wanted && issue.value === undefined) return `${field} is required; it must be ${wanted}`;
+  if (wanted) return `${field} must be ${wanted}`;
+  const reason = (issue.summary ?? issue.message ?? 'is invalid').replace(/^Property '[^']*' /, '').replace(/^Expected property '[^']*' to be/, 'expected');
+  return `${field}: ${reason}`;
+}
+
+/** What a schema accepts, in words; undefined for shapes too rich to say in a line. */
+function describeSchema(schema: SchemaLike): string | undefined {
+  if (schema.anyOf) {
+    // Elysia adds a `string` variant with a format to coerce numbers and booleans sent as text.
+    const coercion = (s: SchemaLike) => s.type === 'string' && ['integer', 'numeric', 'boolean', 'ObjectString', 'ArrayString'].includes(String(s.format));
+    const variants = schema.anyOf.filter((s) => s.type !== 'undefined' && !coercion(s));
+    if (variants.length > 0 && variants.every((s) => s.const !== undefined)) return `one of ${variants.map((s) => JSON.stringify(s.const)).join(', ')}`;
+    const words = variants.map(describeSchema);
+    if (words.length === 0 || words.some((w) => w === undefined)) return undefined;
+    return words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+  }
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.enum) return `one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`;
+  switch (schema.type) {
+    case 'integer':
+    case 'number':
+      return `${schema.type === 'integer' ? 'an integer' : 'a number'}${range(schema.minimum ?? schema.exclusiveMinimum, schema.maximum ?? schema.exclusiveMaximum)}`;
+    case 'string': {
+      const format = schema.format ? ` in ${schema.format} format` : '';
+      const length = lengthRange(schema.minLength, schema.maxLength, 'character');
+      return `a string${format}${length}`;
+    }
+    case 'boolean':
+      return 'a boolean (true or false)';
+    case 'null':
+      return 'null';
+    case 'array':
+      return `an array${lengthRange(schema.minItems, schema.maxItems, 'item')}`;
+    case 'object':
+      return 'an object';
+  }
+  return undefined;
+}
+
+function range(min: number | undefined, max: number | undefined): string {
+  if (min !== undefined && max !== undefined) return ` from ${min} to ${max}`;
+  if (min !== undefined) return ` of at least ${min}`;
+  if (max !== undefined) return ` of at most ${max}`;
+  return '';
+}
+
+function lengthRange(min: number | undefined, max: number | undefined, unit: string): string {
+  if (min !== undefined && max !== undefined) return min === max ? ` of exactly ${min} ${unit}s` : ` of ${min} to ${max} ${unit}s`;
+  if (min !== undefined && min > 0) return ` of at least ${min} ${unit}${min === 1 ? '' : 's'}`;
+  if (max !== undefined) return ` of at most ${max} ${unit}s`;
+  return '';
 }
 
 function statusOf(error: unknown): number | undefined {

@@ -14,6 +14,8 @@ import * as pluginEventQueue from './migrations/base/0012_plugin_event_queue.ts'
 import * as invitations from './migrations/base/0013_invitations.ts';
 import * as authFailures from './migrations/base/0014_auth_failures.ts';
 import * as oauthMetadataDocuments from './migrations/base/0015_oauth_metadata_documents_step_up.ts';
+import * as webhookBindings from './migrations/base/0016_webhook_bindings_of_deleted_connections.ts';
+import * as creditAllowance from './migrations/base/0017_credit_allowance.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -43,6 +45,8 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0013_invitations': invitations,
     '0014_auth_failures': authFailures,
     '0015_oauth_metadata_documents_step_up': oauthMetadataDocuments,
+    '0016_webhook_bindings_of_deleted_connections': webhookBindings,
+    '0017_credit_allowance': creditAllowance,
   },
 };
 

@@ -43,7 +43,10 @@ export interface ApiTokensTable {
 export interface CreditAccountsTable {
   workspace_id: string;
   period_start: Date;
+  /** May be below 0 after a quota was lowered under what the month already used. */
   available: number;
+  /** The plan's monthly credits the period was granted with; null on rows from before it was recorded. */
+  allowance: number | null;
 }
 
 export interface CreditReservationsTable {

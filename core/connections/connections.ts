@@ -7,6 +7,7 @@ import type { Clock, IdGen } from '../shared/ports.ts';
 import type { Connection, ConnectionStore, EventPublisher } from './connection.ts';
 import { nextConnectionStatus, type ConnectionEvent } from './connection-status.ts';
 import type { NetworkDriver } from './driver.ts';
+import type { WebhookStore } from '../webhooks/webhooks.ts';
 
 /** Queue of session work (connect, disconnect, logout) carried out by the worker. */
 export const SESSION_QUEUE = 'connections.session';
@@ -15,6 +16,8 @@ export type SessionCommand = { connectionId: string; action: 'connect' | 'discon
 
 export interface ConnectionStores {
   connections: ConnectionStore;
+  /** A deleted connection leaves the webhooks bound to it (issue 20 §9). */
+  webhooks: Pick<WebhookStore, 'unbindConnection'>;
   identity: IdentityStore;
   events: EventPublisher;
   outbox: Outbox;
@@ -37,9 +40,9 @@ export async function createConnection(
 ): Promise<Connection> {
   authorize(actor.roles, 'connections', 'write');
   const driver = deps.drivers.get(input.driver);
-  if (!driver) throw badRequest(`driver must be one of ${[...deps.drivers.keys()].join(', ')}`);
+  if (!driver) throw badRequest([`body.driver must be one of ${[...deps.drivers.keys()].join(', ')}`]);
   const name = input.name.trim();
-  if (!name) throw badRequest('name must not be empty');
+  if (!name) throw badRequest(['body.name must not be blank']);
 
   // The workspace row lock serializes creations, so two at once cannot both squeeze under the quota.
   const workspace = await stores.identity.lockWorkspace(actor.workspaceId);
@@ -94,7 +97,7 @@ export async function updateConnection(
   const connection = await lockedConnection(stores.connections, actor, id);
   const updated = { ...connection, updatedAt: deps.clock.now() };
   if (patch.name !== undefined) {
-    if (!patch.name.trim()) throw badRequest('name must not be empty');
+    if (!patch.name.trim()) throw badRequest(['body.name must not be blank']);
     updated.name = patch.name.trim();
   }
   if (patch.credentials !== undefined) {
@@ -123,6 +126,8 @@ export async function deleteConnection(stores: ConnectionStores, actor: Actor, i
     sender: connection.phoneNumber,
     data: { from: connection.status, to: 'DELETED', reason: 'deleted', connectionId: connection.id },
   });
+  // Same transaction: no webhook keeps an id that no longer names a connection.
+  await stores.webhooks.unbindConnection(connection.workspaceId, connection.id);
   await stores.connections.delete(id);
 }
 

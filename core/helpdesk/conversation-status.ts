@@ -88,8 +88,8 @@ export function canTransition(from: ConversationStatus, event: ConversationEvent
 export function transition(conversation: ConversationStatusState, event: ConversationEvent, now: Date): ConversationStatusChange | DomainError {
   if (event.type === 'snooze') {
     const until = event.until;
-    if (!(until instanceof Date) || Number.isNaN(until.getTime())) return badRequest('snoozedUntil must be a valid date-time');
-    if (until.getTime() <= now.getTime()) return badRequest('snoozedUntil must be in the future');
+    if (!(until instanceof Date) || Number.isNaN(until.getTime())) return badRequest(['body.snoozedUntil must be a valid date-time']);
+    if (until.getTime() <= now.getTime()) return badRequest(['body.snoozedUntil must be in the future']);
   }
   const from = conversation.status;
   const to = CONVERSATION_TRANSITIONS[from][event.type];

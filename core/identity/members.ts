@@ -38,7 +38,7 @@ export async function removeMember(stores: WorkspaceStores & { tokens: ApiTokenS
 /** The wanted roles, deduplicated; 403 for any at or above the actor's own. */
 export function grantableRoles(actor: Actor, wanted: Role[]): Role[] {
   const roles = [...new Set(wanted)];
-  if (roles.length === 0) throw badRequest('roles must name at least one role');
+  if (roles.length === 0) throw badRequest(['body.roles must name at least one role']);
   const refused = roles.filter((role) => !canGrant(actor.roles, role));
   if (refused.length > 0) throw forbidden(`You cannot grant ${refused.join(', ')}: nobody grants a role at or above their own`);
   return roles;

@@ -76,7 +76,7 @@ export async function updateWorkspace(
 ): Promise<AccountView> {
   if (workspaceId !== actor.workspaceId) throw notFound(`Workspace ${workspaceId} not found`);
   authorize(actor.roles, 'workspace.update', 'write');
-  if (patch.name !== undefined && !patch.name.trim()) throw badRequest('name must not be empty');
+  if (patch.name !== undefined && !patch.name.trim()) throw badRequest(['body.name must not be blank']);
   if (patch.helpdeskEnabled !== undefined && patch.helpdeskEnabled !== helpdesk) {
     throw conflict(
       helpdesk

@@ -1,6 +1,6 @@
 import type { Actor } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
-import { badRequest, notFound } from '../shared/errors.ts';
+import { badRequest, collectProblems, notFound } from '../shared/errors.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { ConnectionStore } from '../connections/connection.ts';
 import { connectionNotFound } from '../connections/connections.ts';
@@ -35,13 +35,15 @@ export async function chatHistory(
   authorize(actor.roles, 'messages.read', 'read');
   await readableConnection(stores, actor, connectionId);
   const limit = query.limit ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) throw badRequest(`query.limit must be an integer from 1 to ${MAX_HISTORY_LIMIT}`);
-  const chat = normalizeRecipient(query.chat);
+  const problems: string[] = [];
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) problems.push(`query.limit must be an integer from 1 to ${MAX_HISTORY_LIMIT}`);
+  const chat = collectProblems(problems, () => normalizeRecipient(query.chat, 'query.chat'));
+  if (problems.length > 0 || chat === undefined) throw badRequest(problems);
   const remoteJid = chat.includes('@') ? chat : `${chat}@s.whatsapp.net`;
   let before: ChatMessage | undefined;
   if (query.cursor) {
     before = await stores.messages.get(query.cursor);
-    if (!before || before.connectionId !== connectionId || before.remoteJid !== remoteJid) throw badRequest('query.cursor is not a message of this chat');
+    if (!before || before.connectionId !== connectionId || before.remoteJid !== remoteJid) throw badRequest(['query.cursor must be the id of a message of this chat']);
   }
   const newestFirst = await stores.messages.history(connectionId, remoteJid, { limit, before });
   return newestFirst.reverse();

@@ -175,16 +175,19 @@ export function parseOutgoingContent(body: Record<string, unknown>): OutgoingCon
   return { kind, [kind]: value } as OutgoingContent;
 }
 
-/** `+55 (11) 99999-9999` → `5511999999999`; group and other JIDs pass as they are. */
-export function normalizeRecipient(to: unknown): string {
-  if (typeof to !== 'string' || !to.trim()) throw badRequest(['body.to must be a phone number in international format']);
+/**
+ * `+55 (11) 99999-9999` → `5511999999999`; group and other JIDs pass as they are. `field` names
+ * where the caller wrote it (`body.to`, `query.chat`) in the 400.
+ */
+export function normalizeRecipient(to: unknown, field = 'body.to'): string {
+  if (typeof to !== 'string' || !to.trim()) throw badRequest([`${field} must be a phone number in international format`]);
   const value = to.trim();
   if (value.includes('@')) {
-    if (!/^[0-9A-Za-z.:_-]+@(s\.whatsapp\.net|g\.us|lid|newsletter)$/.test(value)) throw badRequest(['body.to is not a valid chat id']);
+    if (!/^[0-9A-Za-z.:_-]+@(s\.whatsapp\.net|g\.us|lid|newsletter)$/.test(value)) throw badRequest([`${field} is not a valid chat id`]);
     return value;
   }
   const digits = value.replace(/[\s().-]/g, '').replace(/^\+/, '').replace(/^00/, '');
-  if (!/^[1-9]\d{6,14}$/.test(digits)) throw badRequest(['body.to must be a phone number in international format (E.164), such as +5511999999999']);
+  if (!/^[1-9]\d{6,14}$/.test(digits)) throw badRequest([`${field} must be a phone number in international format (E.164), such as +5511999999999`]);
   return digits;
 }
 

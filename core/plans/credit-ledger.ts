@@ -11,7 +11,13 @@ export interface CreditAccount {
   workspaceId: string;
   /** First instant (UTC) of the calendar month the allowance belongs to. */
   periodStart: Date;
+  /**
+   * Credits left to reserve. Below 0 only after the plan's quota was lowered under what the
+   * period already used (`followQuota`): nothing can be reserved until refunds pay it back.
+   */
   available: number;
+  /** The plan's monthly credits this period was granted with; undefined on accounts from before it was recorded. */
+  allowance?: number;
 }
 
 export type ReservationStatus = 'OPEN' | 'SETTLED';
@@ -55,7 +61,7 @@ export function reserve(
   reservation: Pick<Reservation, 'id' | 'reason' | 'createdAt'>,
 ): { account: CreditAccount; reservation: Reservation } {
   assertCount(amount);
-  if (amount > account.available) throw messagesExceeded(amount, account.available);
+  if (amount > account.available) throw messagesExceeded(amount, Math.max(0, account.available));
   return {
     account: { ...account, available: account.available - amount },
     reservation: openReservation(account.workspaceId, amount, reservation),
@@ -108,11 +114,23 @@ export function release(account: CreditAccount, r: Reservation, credits: number)
 export function renew(account: CreditAccount, plan: PlanLimits, now: Date): CreditAccount {
   const period = monthStart(now);
   if (period.getTime() <= account.periodStart.getTime()) return account;
-  return { ...account, periodStart: period, available: plan.messagesPerMonth };
+  return { ...account, periodStart: period, available: plan.messagesPerMonth, allowance: plan.messagesPerMonth };
+}
+
+/**
+ * The plan's quota changed in configuration during the period: what was used stays used, and the
+ * balance moves by the difference (`available = limit - used`, below 0 when the new quota is under
+ * what is used). `used` is asked only for an account that never recorded its allowance.
+ */
+export function followQuota(account: CreditAccount, plan: PlanLimits, used: () => number): CreditAccount {
+  const limit = plan.messagesPerMonth;
+  if (account.allowance === limit) return account;
+  const available = account.allowance === undefined ? limit - used() : account.available + (limit - account.allowance);
+  return { ...account, available, allowance: limit };
 }
 
 export function openAccount(workspaceId: string, plan: PlanLimits, now: Date): CreditAccount {
-  return { workspaceId, periodStart: monthStart(now), available: plan.messagesPerMonth };
+  return { workspaceId, periodStart: monthStart(now), available: plan.messagesPerMonth, allowance: plan.messagesPerMonth };
 }
 
 export function monthStart(at: Date): Date {

@@ -1,7 +1,8 @@
 import type { Clock, IdGen } from '../shared/ports.ts';
 import { notFound } from '../shared/errors.ts';
 import type { PlanCatalog, PlanName } from './plans.ts';
-import { consume, monthStart, openAccount, openReservation, refund, release, renew, reserve, type CreditAccount, type Reservation } from './credit-ledger.ts';
+import { consume, followQuota, monthStart, openAccount, openReservation, refund, release, renew, reserve, type CreditAccount, type Reservation } from './credit-ledger.ts';
+import { PLAN_NAMES } from './plans.ts';
 
 /**
  * Persistence of credit accounts and reservations. `lock*` reads take a row lock so that
@@ -33,6 +34,8 @@ export interface CreditStore {
   saveReservations(reservations: readonly Reservation[]): Promise<void>;
   /** Credits held by OPEN reservations, and credits consumed since `since`. */
   usage(workspaceId: string, since: Date): Promise<{ reserved: number; consumed: number }>;
+  /** Workspaces whose account in period `periodStart` was granted other than its plan's quota (`quotas`), or never recorded it. */
+  accountsOffQuota(periodStart: Date, quotas: Record<PlanName, number>): Promise<Array<{ workspaceId: string; plan: PlanName }>>;
 }
 
 export interface MeteringDeps {
@@ -158,7 +161,8 @@ export async function messageHeadroom(
   const periodEnd = new Date(Date.UTC(account.periodStart.getUTCFullYear(), account.periodStart.getUTCMonth() + 1, 1));
   return {
     limit: deps.plans[workspace.plan].messagesPerMonth,
-    available: account.available,
+    // Never more than the limit leaves (a quota lowered under the month's usage owes credits).
+    available: Math.max(0, account.available),
     reserved: usage.reserved,
     consumed: usage.consumed,
     periodStart: account.periodStart,
@@ -166,12 +170,30 @@ export async function messageHeadroom(
   };
 }
 
-/** The account, opened on first use and renewed at the turn of the month. */
+/**
+ * Applies the configured quotas to the accounts of this month at start (issue 20 §10): a quota
+ * changed in configuration reaches every workspace at once, not only at the next month. Sends
+ * reserve on a fast path that does not read the plan, so this cannot wait for a slow-path read.
+ */
+export async function followPlanQuotas(store: CreditStore, deps: MeteringDeps): Promise<number> {
+  const quotas = Object.fromEntries(PLAN_NAMES.map((name) => [name, deps.plans[name].messagesPerMonth])) as Record<PlanName, number>;
+  const off = await store.accountsOffQuota(monthStart(deps.clock.now()), quotas);
+  for (const workspace of off) await currentAccount(store, deps, { id: workspace.workspaceId, plan: workspace.plan });
+  return off.length;
+}
+
+/** The account, opened on first use, renewed at the turn of the month, following its plan's quota. */
 async function currentAccount(store: CreditStore, deps: MeteringDeps, workspace: { id: string; plan: PlanName }): Promise<CreditAccount> {
   const plan = deps.plans[workspace.plan];
   const now = deps.clock.now();
   const stored = (await store.lockAccount(workspace.id)) ?? (await store.createAccount(openAccount(workspace.id, plan, now)));
-  const account = renew(stored, plan, now);
+  const renewed = renew(stored, plan, now);
+  let used = 0;
+  if (renewed.allowance === undefined) {
+    const usage = await store.usage(workspace.id, renewed.periodStart);
+    used = usage.reserved + usage.consumed;
+  }
+  const account = followQuota(renewed, plan, () => used);
   if (account !== stored) await store.saveAccount(account);
   return account;
 }

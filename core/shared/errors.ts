@@ -33,6 +33,20 @@ export const conflict = (message: string) => new DomainError(409, message);
 export const unprocessable = (message: string) => new DomainError(422, message);
 export const coded = (status: number, code: string, hint: string) => new DomainError(status, code, 'coded', hint);
 
+/**
+ * Runs one check of a request and, when it fails with a 400, adds its messages to `problems`
+ * instead of stopping: a request's broken rules are all reported at once (spec 7.2).
+ */
+export function collectProblems<T>(problems: string[], check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.status !== 400 || error.shape !== 'standard') throw error;
+    problems.push(...(error.messages ?? [error.message]));
+    return undefined;
+  }
+}
+
 /** At most `max` characters of an input value, for quoting it in an error message (a 10 MB name is not echoed back). */
 export function excerpt(value: string, max = 60): string {
   return value.length <= max ? value : `${value.slice(0, max)}…`;

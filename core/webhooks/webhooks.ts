@@ -17,6 +17,8 @@ export interface WebhookStore {
   list(workspaceId: string, request: PageRequest): Promise<Page<Webhook>>;
   update(webhook: Webhook): Promise<void>;
   delete(id: string): Promise<void>;
+  /** Takes a deleted connection out of every webhook of the workspace bound to it. */
+  unbindConnection(workspaceId: string, connectionId: string): Promise<void>;
   /** Webhooks of the workspace bound to the connection and subscribed to the event. */
   subscribedTo(workspaceId: string, connectionId: string, event: string): Promise<Webhook[]>;
   /** Webhooks of these workspaces bound to any of these connections (a fan-out batch's candidates). */
@@ -69,20 +71,29 @@ export async function getWebhook(stores: WebhookStores, actor: Actor, id: string
   return existing(stores, actor, id);
 }
 
-/** Changes settings; fields left out keep their value. `connections` replaces the bound set. */
-export async function updateWebhook(
-  stores: WebhookStores,
-  deps: WebhookDeps,
-  actor: Actor,
-  id: string,
-  patch: Partial<WebhookSettings>,
-): Promise<Webhook> {
+/**
+ * A change of settings. `connections` replaces the bound set; `addConnections` and
+ * `removeConnections` change it without resending it (spec 4.4: "update, including adding
+ * `connections`"), applied after `connections` when both are sent.
+ */
+export interface WebhookPatch extends Partial<WebhookSettings> {
+  addConnections?: string[];
+  removeConnections?: string[];
+}
+
+/** Changes settings; fields left out keep their value. */
+export async function updateWebhook(stores: WebhookStores, deps: WebhookDeps, actor: Actor, id: string, patch: WebhookPatch): Promise<Webhook> {
   authorize(actor.roles, 'connections', 'write');
   const webhook = await existing(stores, actor, id);
+  const removed = new Set(patch.removeConnections ?? []);
+  const both = [...new Set(patch.addConnections ?? [])].filter((c) => removed.has(c));
+  if (both.length > 0) throw badRequest([`body.addConnections and body.removeConnections both name ${both.join(', ')}`]);
+  // Removing a connection that is not bound changes nothing: a retried request gets the same result.
+  const connections = [...(patch.connections ?? webhook.connections), ...(patch.addConnections ?? [])].filter((c) => !removed.has(c));
   const settings: WebhookSettings = {
     url: patch.url ?? webhook.url,
     events: patch.events ?? webhook.events,
-    connections: patch.connections ?? webhook.connections,
+    connections,
     hmacEnabled: patch.hmacEnabled ?? webhook.hmacEnabled,
     messageGroupDelay: patch.messageGroupDelay === undefined ? webhook.messageGroupDelay : patch.messageGroupDelay,
     enableSimulateTyping: patch.enableSimulateTyping ?? webhook.enableSimulateTyping,
@@ -90,6 +101,7 @@ export async function updateWebhook(
   validateWebhookSettings(settings);
   if (patch.url !== undefined) await assertOutboundAllowed(deps.outbound, 'body.url', patch.url);
   if (patch.connections) await assertConnections(stores, actor, patch.connections);
+  if (patch.addConnections) await assertConnections(stores, actor, patch.addConnections, 'body.addConnections');
   const updated: Webhook = {
     ...webhook,
     url: settings.url,
@@ -135,8 +147,8 @@ async function existing(stores: WebhookStores, actor: Actor, id: string): Promis
   return webhook;
 }
 
-async function assertConnections(stores: WebhookStores, actor: Actor, ids: string[]): Promise<void> {
+async function assertConnections(stores: WebhookStores, actor: Actor, ids: string[], field = 'body.connections'): Promise<void> {
   const missing: string[] = [];
   for (const id of new Set(ids)) if (!(await stores.connections.get(actor.workspaceId, id))) missing.push(id);
-  if (missing.length > 0) throw badRequest([`body.connections names unknown connection(s): ${missing.join(', ')}`]);
+  if (missing.length > 0) throw badRequest([`${field} names unknown connection(s): ${missing.join(', ')}`]);
 }

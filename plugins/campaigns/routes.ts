@@ -48,8 +48,12 @@ export function campaignRoutes(ctx: AppContext) {
     const reservation = campaign.reservationId ? await s.credits.findReservation(campaign.reservationId) : undefined;
     return campaignView(campaign, progress ?? (await s.recipients.progress(campaign.id)), reservation);
   };
-  const transition = (work: (s: CampaignStores, actor: Actor, id: string) => Promise<Campaign>) => async ({ actor, params }: { actor: Actor; params: { id: string } }) =>
-    inTransaction(async (s) => present(s, await work(s, actor, params.id)));
+  // Actions are POSTs: 201 like every POST (spec 7.1, "201 Created; default for POST").
+  const transition = (work: (s: CampaignStores, actor: Actor, id: string) => Promise<Campaign>) => async ({ actor, params, set }: { actor: Actor; params: { id: string }; set: { status?: number | string } }) => {
+    const view = await inTransaction(async (s) => present(s, await work(s, actor, params.id)));
+    set.status = 201;
+    return view;
+  };
 
   return new Elysia({ name: 'plugins.campaigns', prefix: '/v3/campaigns', detail: { tags: ['Campaigns'] } })
     .use(authentication(ctx))
@@ -151,32 +155,35 @@ export function campaignRoutes(ctx: AppContext) {
         .post('/:id/launch', transition((s, actor, id) => launchCampaign(s, deps, actor, id)), {
           params: Id,
           body: NoBody,
-          response: { ...authErrors, ...NotFound, ...Conflict, 200: CampaignView, 422: StandardError },
+          response: { ...authErrors, ...NotFound, ...Conflict, 201: CampaignView, 422: StandardError },
           detail: { summary: 'Launch a draft: reserve its credits (403 USER_PLAN_EXCEEDED_MESSAGES when the plan cannot cover them) and start now or at its start time; a template message whose template is no longer APPROVED is 422' },
         })
         .post('/:id/pause', transition((s, actor, id) => pauseCampaign(s, deps, actor, id)), {
           params: Id,
           body: NoBody,
-          response: { ...authErrors, ...NotFound, ...Conflict, 200: CampaignView },
+          response: { ...authErrors, ...NotFound, ...Conflict, 201: CampaignView },
           detail: { summary: 'Pause: no new sends; sends already handed to the network finish' },
         })
         .post('/:id/resume', transition((s, actor, id) => resumeCampaign(s, deps, actor, id)), {
           params: Id,
           body: NoBody,
-          response: { ...authErrors, ...NotFound, ...Conflict, 200: CampaignView },
+          response: { ...authErrors, ...NotFound, ...Conflict, 201: CampaignView },
           detail: { summary: 'Resume a paused campaign from where it stopped' },
         })
         .post(
           '/:id/cancel',
-          async ({ actor, params }) =>
-            inTransaction(async (s) => {
+          async ({ actor, params, set }) => {
+            const view = await inTransaction(async (s) => {
               const { campaign, refunded } = await cancelCampaign(s, deps, actor, params.id);
               return { ...(await present(s, campaign)), refunded };
-            }),
+            });
+            set.status = 201;
+            return view;
+          },
           {
             params: Id,
             body: NoBody,
-            response: { ...authErrors, ...NotFound, ...Conflict, 200: t.Composite([CampaignView, t.Object({ refunded: t.Integer({ description: 'Credits of recipients never sent, given back now' }) })]) },
+            response: { ...authErrors, ...NotFound, ...Conflict, 201: t.Composite([CampaignView, t.Object({ refunded: t.Integer({ description: 'Credits of recipients never sent, given back now' }) })]) },
             detail: { summary: 'Cancel: recipients not yet sent to never are, and exactly their credits go back to the plan' },
           },
         )

@@ -93,7 +93,8 @@ export function flowRoutes(ctx: AppContext) {
             const sent = await ctx.db
               .transaction()
               .execute((trx) => sendFlow(messagingStores(trx, ctx), messagingDeps(ctx), actor, params.id, body, { idempotencyKey: headers['idempotency-key'] }));
-            set.status = sent.created ? 201 : 200;
+            set.status = 201;
+            if (!sent.created) set.headers['idempotent-replayed'] = 'true';
             return { ...presentMessage(sent.message), flowToken: sent.flowToken };
           },
           {
@@ -112,7 +113,7 @@ export function flowRoutes(ctx: AppContext) {
               flowToken: t.Optional(t.String({ description: 'Your correlation id; generated as flow_<uuid> when left out' })),
               mode: t.Optional(t.UnionEnum(['published', 'draft'], { description: 'Default published' })),
             }),
-            response: { ...authErrors, ...NotFound, 200: t.Composite([MessageView, t.Object({ flowToken: t.String() })]), 201: t.Composite([MessageView, t.Object({ flowToken: t.String() })]), 422: StandardError },
+            response: { ...authErrors, ...NotFound, 201: t.Composite([MessageView, t.Object({ flowToken: t.String() })]), 422: StandardError },
             detail: {
               summary: 'Send a Flow (official connections; inside the 24-hour window); answers the flowToken that threads the submission back',
               description: 'The submission arrives as `messages.upsert` with `messageType: interactiveResponseMessage`; `nativeFlowResponseMessage.paramsJson` holds the `flow_token`.',

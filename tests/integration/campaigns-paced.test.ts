@@ -124,7 +124,7 @@ describe('a paced campaign of 1,000 recipients on a model clock', () => {
     while (state.progress.total - state.progress.queued < 500) state = await step(created.body.id);
 
     const cancelled = await call('POST', `/v3/campaigns/${created.body.id}/cancel`);
-    expect(cancelled.status).toBe(200);
+    expect(cancelled.status).toBe(201);
     expect(cancelled.body.status).toBe('CANCELLED');
     const sentOrSending = 1000 - cancelled.body.refunded;
     expect(cancelled.body.refunded).toBe(cancelled.body.progress.cancelled);

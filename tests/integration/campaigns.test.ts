@@ -108,7 +108,7 @@ describe('credits are reserved up front (spec 8)', () => {
     expect(draft.body.credits.reserved).toBe(0);
     expect(await credits()).toBe(before);
     const launched = await call('POST', `/v3/campaigns/${draft.body.id}/launch`);
-    expect(launched.status).toBe(200);
+    expect(launched.status).toBe(201);
     expect(launched.body.credits.reserved).toBe(2);
     await finished(draft.body.id);
     expect(await credits()).toBe(before - 2);
@@ -170,8 +170,8 @@ describe('helpdesk contacts by label (issue 8 item 1, with the helpdesk plugin o
     await connectionInbox(service, owner.token, 'Support', line);
     const vip = await conversationFromContact(service, owner.token, line, digits(100), { text: 'hello', pushName: 'Vera' });
     const other = await conversationFromContact(service, owner.token, line, digits(101), { text: 'hi', pushName: 'Otto' });
-    expect((await call('POST', `/v3/helpdesk/conversations/${vip.id}/labels`, { labels: ['VIP'] })).status).toBe(200);
-    expect((await call('POST', `/v3/helpdesk/conversations/${other.id}/labels`, { labels: ['billing'] })).status).toBe(200);
+    expect((await call('POST', `/v3/helpdesk/conversations/${vip.id}/labels`, { labels: ['VIP'] })).status).toBe(201);
+    expect((await call('POST', `/v3/helpdesk/conversations/${other.id}/labels`, { labels: ['billing'] })).status).toBe(201);
 
     const created = await create({ connectionId: line, message: { text: 'Dear {{name|customer}}' }, audience: { helpdeskContacts: { labels: ['vip'] } } });
     expect(created.status).toBe(201);

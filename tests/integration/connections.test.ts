@@ -121,7 +121,7 @@ describe('sandbox connection lifecycle', () => {
   test('connect pairs at once on the sandbox: CONNECTED with a phone number', async () => {
     // ARCHITECTURE.md: "`sandbox`: a simulated network inside the service. Pairing completes at once".
     const res = await action(owner.token, id, 'connect');
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body.status).toBe('CONNECTED');
     expect(res.body.phoneNumber).toMatch(/^\d{7,15}$/);
     expect(res.body.qr).toBeNull();
@@ -134,17 +134,17 @@ describe('sandbox connection lifecycle', () => {
     // Issue 3 item 2: "disconnect/logout, status changes as a state machine in `core/`
     // (names are ours: e.g. `DISCONNECTED`, `CONNECTING`, `QR_PENDING`, `CONNECTED`, `LOGGED_OUT`)".
     const disconnected = await action(owner.token, id, 'disconnect');
-    expect(disconnected.status).toBe(200);
+    expect(disconnected.status).toBe(201);
     expect(disconnected.body.status).toBe('DISCONNECTED');
     expect((await get(owner.token, id)).body.status).toBe('DISCONNECTED');
 
     const loggedOut = await action(owner.token, id, 'logout');
-    expect(loggedOut.status).toBe(200);
+    expect(loggedOut.status).toBe(201);
     expect(loggedOut.body.status).toBe('LOGGED_OUT');
     expect((await list(owner.token)).body.find((c: any) => c.id === id).status).toBe('LOGGED_OUT');
 
     const again = await action(owner.token, id, 'connect');
-    expect(again.status).toBe(200);
+    expect(again.status).toBe(201);
     expect(again.body.status).toBe('CONNECTED');
   });
 

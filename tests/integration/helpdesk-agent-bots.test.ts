@@ -225,7 +225,7 @@ describe('a bot takes the conversation, answers it and hands it over', () => {
   test('the contact asks for a human: the bot hands off, a person is assigned, the events name the bot', async () => {
     expect((await injectContactMessage(service, owner(), ws.connectionId, { from: '5511977770001', text: 'I want a human please' })).status).toBe(201);
     const handoff = await eventually(async () => bot.calls.find((c) => c.kind === 'handoff' && c.conversationId === conversationId), 'the bot\'s handoff');
-    expect(handoff.status).toBe(200);
+    expect(handoff.status).toBe(201);
     expect(handoff.body).toMatchObject({ id: conversationId, assigneeAgentBotId: null, assigneeUserId: ws.agent.userId });
 
     const changes = (await helpdeskEvents(service, ws.owner.workspaceId, 'helpdesk.conversation.assignee_changed')).filter((e) => e.conversationId === conversationId);
@@ -278,7 +278,7 @@ describe('agents take over; bots are rebound and deleted', () => {
 
   test('a rotated token: the old one stops working at once', async () => {
     const rotated = await service.call('POST', `/v3/helpdesk/agent-bots/${botId}/token/rotate`, { apikey: owner(), body: {} });
-    expect(rotated.status).toBe(200);
+    expect(rotated.status).toBe(201);
     expect(rotated.body.accessToken).not.toBe(accessToken);
     const old = accessToken;
     accessToken = rotated.body.accessToken;

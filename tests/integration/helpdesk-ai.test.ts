@@ -136,7 +136,7 @@ describe('configured against an OpenAI-compatible provider', () => {
 
   test('suggest-reply: the provider gets the recent messages (no private notes) and the suggestion comes back', async () => {
     const res = await action('suggest-reply');
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body).toEqual({ suggestion: 'Sorry to hear that! I will arrange a replacement today.' });
     const sent = provider.requests.at(-1)!;
     expect(sent.path).toBe('/v1/chat/completions');
@@ -150,7 +150,7 @@ describe('configured against an OpenAI-compatible provider', () => {
 
   test('summarize: private notes are part of what is summarized', async () => {
     const res = await action('summarize', ws.owner.token);
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body).toEqual({ summary: 'The customer wants a refund for a broken lamp.' });
     expect(provider.requests.at(-1)!.body.messages[1].content).toContain('Internal note: Checked: order 7781, shipped last week');
   });
@@ -165,7 +165,7 @@ describe('configured against an OpenAI-compatible provider', () => {
     await action('suggest-reply');
     expect(provider.requests.at(-1)).toMatchObject({ authorization: `Bearer ${API_KEY}`, body: { model: 'gpt-other' } });
     expect((await put(admin.token, { enabled: true, baseUrl: provider.baseUrl, model: 'gpt-other', apiKey: null })).body.apiKeySet).toBe(false);
-    expect((await action('suggest-reply')).status).toBe(200);
+    expect((await action('suggest-reply')).status).toBe(201);
     expect(provider.requests.at(-1)!.authorization).toBeNull();
     expect((await put(admin.token, { enabled: true, baseUrl: provider.baseUrl, model: 'gpt-test', apiKey: API_KEY })).body.apiKeySet).toBe(true);
   });

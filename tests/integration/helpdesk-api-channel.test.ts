@@ -241,13 +241,13 @@ describe('replies go out to the app (spec 6.6) and come back with statuses', () 
     const appId = received.find((r) => r.json?.data?.sourceId === replyId)!.answered!;
     expect(appId).toBe('ext-1');
     const read = await push(open.id, { event: 'status_update', sourceId: appId, status: 'READ' }, { 'x-helpdesk-token': open.secret });
-    expect(read.status).toBe(200);
+    expect(read.status).toBe(201);
     expect(read.body).toEqual({ messageId: replyId, conversationId, status: 'READ', externalError: null });
     expect((await messages(conversationId)).body.find((m: any) => m.id === replyId)).toMatchObject({ status: 'READ', externalError: null });
     expect((await statusEvents(replyId)).map((e) => e.toStatus)).toEqual(['SENT', 'READ']);
 
     const late = await push(open.id, { event: 'status_update', sourceId: appId, status: 'DELIVERED' }, { 'x-helpdesk-token': open.secret });
-    expect(late.status).toBe(200);
+    expect(late.status).toBe(201);
     expect(late.body.status).toBe('READ');
     expect((await statusEvents(replyId)).map((e) => e.toStatus)).toEqual(['SENT', 'READ']);
   });
@@ -257,7 +257,7 @@ describe('replies go out to the app (spec 6.6) and come back with statuses', () 
     const id = res.body.id;
     await messageWhen(service, owner.token, conversationId, id, (m) => m.status === 'SENT');
     const failed = await push(open.id, { event: 'status_update', sourceId: id, status: 'failed', error: 'user blocked the app' }, { 'x-helpdesk-token': open.secret });
-    expect(failed.status).toBe(200);
+    expect(failed.status).toBe(201);
     expect(failed.body).toMatchObject({ messageId: id, status: 'FAILED', externalError: 'user blocked the app' });
     expect((await messages(conversationId)).body.find((m: any) => m.id === id)).toMatchObject({ status: 'FAILED', externalError: 'user blocked the app' });
     expect((await statusEvents(id)).at(-1)).toMatchObject({ toStatus: 'FAILED', externalError: 'user blocked the app' });
@@ -353,7 +353,7 @@ describe('OpenAPI', () => {
     const op = doc.paths['/webhooks/helpdesk/{inboxId}'].post;
     expect(op.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['x-helpdesk-token', 'x-helpdesk-signature']));
     expect(op.requestBody.content['application/json'].schema.oneOf.map((s: any) => s.title)).toEqual(['Message', 'Status update']);
-    expect(Object.keys(op.responses).sort()).toEqual(['200', '201', '400', '401', '404', '429']);
+    expect(Object.keys(op.responses).sort()).toEqual(['201', '400', '401', '404', '429']);
     expect(op.description).toMatch(/HMAC-SHA256 of the raw request body/);
   });
 });

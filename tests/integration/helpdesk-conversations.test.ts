@@ -110,7 +110,7 @@ describe('incoming messages open conversations', () => {
 
   test('resolve leaves an activity message; the contact writes again: a conversation is OPEN again', async () => {
     const resolved = await setStatus(first.id, { status: 'RESOLVED' }, agent.token);
-    expect(resolved.status).toBe(200);
+    expect(resolved.status).toBe(201);
     expect(resolved.body.status).toBe('RESOLVED');
     const list = (await messages(first.id, '?limit=100')).body;
     expect(list.at(-1)).toMatchObject({ direction: 'activity', senderUserId: agent.userId });
@@ -133,7 +133,7 @@ describe('incoming messages open conversations', () => {
     expectStandardError(await setStatus(c.id, { status: 'SNOOZED', snoozedUntil: new Date(Date.now() - 60_000).toISOString() }), 400, 'Bad Request');
     const until = new Date(Date.now() + 3_600_000).toISOString();
     const snoozed = await setStatus(c.id, { status: 'SNOOZED', snoozedUntil: until });
-    expect(snoozed.status).toBe(200);
+    expect(snoozed.status).toBe(201);
     expect(snoozed.body).toMatchObject({ status: 'SNOOZED', snoozedUntil: until });
     await inject('5511966660002', 'hello again');
     const reopened = await eventually(async () => {
@@ -214,7 +214,7 @@ describe('working a conversation', () => {
 
   test('labels are replaced and stored normalised', async () => {
     const res = await service.call('POST', `/v3/helpdesk/conversations/${c.id}/labels`, { apikey: agent.token, body: { labels: [' Billing ', 'billing', 'VIP'] } });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body.labels).toEqual(['Billing', 'VIP']);
     expect((await service.call('GET', `/v3/helpdesk/conversations/${c.id}`, { apikey: agent.token })).body.labels).toEqual(['Billing', 'VIP']);
     expectStandardError(await service.call('POST', `/v3/helpdesk/conversations/${c.id}/labels`, { apikey: agent.token, body: { labels: ['a,b'] } }), 400, 'Bad Request');
@@ -222,7 +222,7 @@ describe('working a conversation', () => {
 
   test('read marker: the assignee reading sets assigneeLastSeenAt', async () => {
     const res = await service.call('POST', `/v3/helpdesk/conversations/${c.id}/read`, { apikey: agent.token });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body.assigneeLastSeenAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 

@@ -89,7 +89,7 @@ async function resolvedConversation(connection = connectionId): Promise<{ id: st
   const conversation = await conversationFromContact(service, owner.token, connection, phone, { text: 'I need help with my order', pushName: 'Ana' });
   const assigned = await service.call('PATCH', `/v3/helpdesk/conversations/${conversation.id}`, { apikey: owner.token, body: { assigneeUserId: agent.userId } });
   expect(assigned.status).toBe(200);
-  expect((await setStatus(conversation.id, 'RESOLVED')).status).toBe(200);
+  expect((await setStatus(conversation.id, 'RESOLVED')).status).toBe(201);
   return { id: conversation.id, phone };
 }
 
@@ -149,8 +149,8 @@ describe('the survey', () => {
     expect(['PENDING', 'SENT', 'DELIVERED', 'READ']).toContain(reply.status);
 
     // Reopened and resolved again: no second link.
-    expect((await setStatus(first.id, 'OPEN')).status).toBe(200);
-    expect((await setStatus(first.id, 'RESOLVED')).status).toBe(200);
+    expect((await setStatus(first.id, 'OPEN')).status).toBe(201);
+    expect((await setStatus(first.id, 'RESOLVED')).status).toBe(201);
     await eventually(async () => ((await helpdeskEvents(service, owner.workspaceId, 'helpdesk.conversation.status_changed')).filter(isResolve(first.id)).length === 2 ? true : undefined), 'the second resolve');
     await subscribersDone(service, owner.workspaceId, 'helpdesk.conversation.status_changed', isResolve(first.id));
     expect(await surveyMessages(first.phone)).toHaveLength(1);
@@ -344,7 +344,7 @@ describe('rate limit', () => {
     const line = await helpdeskLine(limited, { connection: 'limited line', inbox: 'Limited' });
     expect((await limited.call('PUT', `/v3/helpdesk/inboxes/${line.inboxId}/csat`, { apikey: line.owner.token, body: { enabled: true } })).status).toBe(200);
     const conversation = await conversationFromContact(limited, line.owner.token, line.connectionId, '5511970009999', { text: 'hi' });
-    expect((await limited.call('POST', `/v3/helpdesk/conversations/${conversation.id}/status`, { apikey: line.owner.token, body: { status: 'RESOLVED' } })).status).toBe(200);
+    expect((await limited.call('POST', `/v3/helpdesk/conversations/${conversation.id}/status`, { apikey: line.owner.token, body: { status: 'RESOLVED' } })).status).toBe(201);
     const sent = await sentToContact(limited, line.owner.token, line.connectionId, '5511970009999', `/public/helpdesk/csat/${conversation.id}`);
     // The default text, then the link.
     expect(sent.content.text).toBe(`${DEFAULT_SURVEY_MESSAGE}\n${limited.runtime.ctx.config.publicUrl}/public/helpdesk/csat/${conversation.id}`);

@@ -163,7 +163,7 @@ function startBot(service: () => TestService, token: () => string) {
       expect(messages.status).toBe(200);
       const asked = (messages.body as any[]).find((m) => m.direction === 'incoming')?.content as string;
       if (/a person/i.test(asked)) {
-        expect((await botCall('POST', `${conversationId}/handoff`, {})).status).toBe(200);
+        expect((await botCall('POST', `${conversationId}/handoff`, {})).status).toBe(201);
         return 'handed off';
       }
       expect((await botCall('POST', `${conversationId}/messages`, { content: `Here is how: ${asked.length} steps.` })).status).toBe(201);
@@ -260,7 +260,7 @@ beforeAll(async () => {
     }
     if (visit.resolve !== undefined) {
       const by = visit.kind === 'bot' ? manager.token : agents[visit.agent!].token;
-      plan(after(visit.resolve), () => ok(call('POST', `/v3/helpdesk/conversations/${id()}/status`, { status: 'RESOLVED' }, by)));
+      plan(after(visit.resolve), () => ok(call('POST', `/v3/helpdesk/conversations/${id()}/status`, { status: 'RESOLVED' }, by), 201));
     }
     if (visit.rating) {
       const [rating, minutes] = visit.rating;

@@ -129,7 +129,7 @@ describe('labels on conversations', () => {
   test('names in REST, ids in labels_changed; a new name becomes a label of the workspace', async () => {
     await labels.create({ name: 'Refund' });
     const res = await setLabels(conversation.id, ['refund', ' Urgent ', 'urgent']);
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     // Spelt as the workspace's labels; the new name was created on the fly by the agent.
     expect(res.body.labels).toEqual(['Refund', 'Urgent']);
     const refundId = await idOf('Refund');

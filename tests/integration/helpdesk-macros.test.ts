@@ -150,7 +150,7 @@ describe('macros', () => {
     expect(macro.status).toBe(201);
 
     const run = await call('POST', `/v3/helpdesk/conversations/${id}/macros/${macro.body.id}/run`, hd.agent.token);
-    expect(run.status).toBe(200);
+    expect(run.status).toBe(201);
     expect(run.body.conversation).toMatchObject({ id, assigneeUserId: hd.agent.userId, labels: ['refund', 'Billing'], status: 'RESOLVED' });
     expect(run.body.messages.map((m: any) => [m.direction, m.content])).toEqual([
       ['activity', expect.stringContaining('Conversation was resolved')],
@@ -171,7 +171,7 @@ describe('macros', () => {
 
     // Again on the resolved conversation: the status is already where the macro puts it (no-op).
     const again = await call('POST', `/v3/helpdesk/conversations/${id}/macros/${macro.body.id}/run`, hd.agent.token, {});
-    expect(again.status).toBe(200);
+    expect(again.status).toBe(201);
     expect(again.body.messages.map((m: any) => m.direction)).toEqual(['outgoing']);
     expect(await eventsOf('helpdesk.conversation.status_changed', id)).toHaveLength(1);
   });

@@ -224,7 +224,7 @@ describe('the notification list', () => {
     expectStandardError(await service.call('POST', '/v3/helpdesk/notifications/not-an-id/read', { apikey: hd.agent.token }), 404, 'Not Found');
 
     const read = await service.call('POST', `/v3/helpdesk/notifications/${mention.id}/read`, { apikey: hd.agent.token });
-    expect(read.status).toBe(200);
+    expect(read.status).toBe(201);
     expect(read.body.readAt).toEqual(expect.any(String));
     const again = await service.call('POST', `/v3/helpdesk/notifications/${mention.id}/read`, { apikey: hd.agent.token, body: {} });
     expect(again.body.readAt).toBe(read.body.readAt);

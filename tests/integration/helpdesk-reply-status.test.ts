@@ -73,11 +73,11 @@ describe('a reply follows its receipts', () => {
     expect(chatId).not.toBeNull();
     expect((await stored(r.id)).status).toBe('SENT');
 
-    expect((await receipt(chatId!, 'DELIVERED')).status).toBe(200);
+    expect((await receipt(chatId!, 'DELIVERED')).status).toBe(201);
     await reaches(c.id, r.id, 'DELIVERED');
     expect((await stored(r.id)).status).toBe('DELIVERED');
 
-    expect((await receipt(chatId!, 'READ')).status).toBe(200);
+    expect((await receipt(chatId!, 'READ')).status).toBe(201);
     await reaches(c.id, r.id, 'READ');
     expect((await stored(r.id)).status).toBe('READ');
 
@@ -92,7 +92,7 @@ describe('a reply follows its receipts', () => {
     }
 
     // A late receipt (DELIVERED after READ) and a replayed event change nothing and record nothing.
-    expect((await receipt(chatId!, 'DELIVERED')).status).toBe(200);
+    expect((await receipt(chatId!, 'DELIVERED')).status).toBe(201);
     const db = service.runtime.ctx.db;
     const last = await db.selectFrom('events').select('id').where('connection_id', '=', connectionId).where('event', '=', 'messages.update').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
     const job = service.runtime.jobs.find((j) => j.queue === PLUGIN_EVENTS_QUEUE)!;

@@ -93,7 +93,7 @@ const patch = (id: string, iso: string, body: unknown) => {
 /** A status change at `iso`; a resolve of a Support conversation waits until the worker sent its survey (taken once). */
 async function status(id: string, iso: string, value: 'RESOLVED' | 'OPEN', apikey = owner.token): Promise<void> {
   at(iso);
-  await expectOk(call('POST', `/v3/helpdesk/conversations/${id}/status`, { status: value }, apikey));
+  await expectOk(call('POST', `/v3/helpdesk/conversations/${id}/status`, { status: value }, apikey), 201);
   if (value === 'RESOLVED') await subscribersDone(service, owner.workspaceId, 'helpdesk.conversation.status_changed', (d) => d.conversationId === id && d.toStatus === 'RESOLVED');
 }
 
@@ -129,13 +129,13 @@ beforeAll(async () => {
   await reply(c1, '2025-03-10T00:02:00.000Z', agent.token, true);
   await reply(c1, '2025-03-10T00:05:00.000Z', agent.token);
   at('2025-03-10T00:06:00.000Z');
-  await expectOk(call('POST', `/v3/helpdesk/conversations/${c1}/labels`, { labels: ['Billing'] }));
+  await expectOk(call('POST', `/v3/helpdesk/conversations/${c1}/labels`, { labels: ['Billing'] }), 201);
   await status(c1, '2025-03-10T01:00:00.000Z', 'RESOLVED', agent.token);
   await rate(c1, '2025-03-10T02:00:00.000Z', 5);
 
   const c2 = await opened('C2', supportConnection, '5511960000002', '2025-03-10T12:00:00.000Z');
   at('2025-03-10T12:01:00.000Z');
-  await expectOk(call('POST', `/v3/helpdesk/conversations/${c2}/labels`, { labels: ['VIP', 'Billing'] }));
+  await expectOk(call('POST', `/v3/helpdesk/conversations/${c2}/labels`, { labels: ['VIP', 'Billing'] }), 201);
   await reply(c2, '2025-03-11T12:00:00.000Z', owner.token);
   await status(c2, '2025-03-11T13:00:00.000Z', 'RESOLVED');
   await patch(c2, '2025-03-11T13:30:00.000Z', { assigneeUserId: agent.userId, teamId });

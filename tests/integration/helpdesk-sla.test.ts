@@ -299,7 +299,7 @@ describe('conversation timing', () => {
     expect(Date.parse(next.nextResponseDueAt) - Date.parse(next.waitingSince)).toBeLessThanOrEqual(60 * MINUTE);
     expect(Date.parse(next.nextResponseDueAt)).toBeGreaterThan(Date.now() + 59 * MINUTE);
 
-    expect((await call('POST', `/v3/helpdesk/conversations/${met.id}/status`, { status: 'RESOLVED' }, agent.token)).status).toBe(200);
+    expect((await call('POST', `/v3/helpdesk/conversations/${met.id}/status`, { status: 'RESOLVED' }, agent.token)).status).toBe(201);
     const resolved = await slaWhen(met.id, (s) => s.resolvedAt !== null, 'the resolve');
     expect(resolved).toMatchObject({ nextResponseDueAt: null, waitingSince: null });
     // The stale deadline job of the met first response runs at its time and records nothing.

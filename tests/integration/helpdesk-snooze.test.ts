@@ -55,7 +55,7 @@ describe('a snooze expires by itself, silently', () => {
     const c = await newConversation('5511955550001');
     const until = new Date(Date.now() + 2_000);
     const res = await snooze(c.id, until);
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ status: 'SNOOZED', snoozedUntil: until.toISOString() });
     // The snooze left its own activity line and its job, committed together.
     const activityAfterSnooze = await activityCount(c.id);
@@ -85,9 +85,9 @@ describe('a snooze expires by itself, silently', () => {
   test('re-snoozed later: the first snooze\'s job is stale and does nothing; the second expires on its own time', async () => {
     const c = await newConversation('5511955550002');
     const first = new Date(Date.now() + 1_000);
-    expect((await snooze(c.id, first)).status).toBe(200);
+    expect((await snooze(c.id, first)).status).toBe(201);
     const second = new Date(Date.now() + 4_000);
-    expect((await snooze(c.id, second)).status).toBe(200);
+    expect((await snooze(c.id, second)).status).toBe(201);
 
     // The first job runs and finds the conversation snoozed until later: it stays SNOOZED.
     await eventually(async () => ((await expiryJob(c.id, first))?.state === 'completed' ? true : undefined), 'the first job to run');
@@ -107,7 +107,7 @@ describe('a snooze expires by itself, silently', () => {
   test('reopened by hand before the time: the job does nothing (no second status change)', async () => {
     const c = await newConversation('5511955550003');
     const until = new Date(Date.now() + 1_500);
-    expect((await snooze(c.id, until)).status).toBe(200);
+    expect((await snooze(c.id, until)).status).toBe(201);
     const reopened = await service.call('POST', `/v3/helpdesk/conversations/${c.id}/status`, { apikey: owner.token, body: { status: 'OPEN' } });
     expect(reopened.body.status).toBe('OPEN');
     await eventually(async () => ((await expiryJob(c.id, until))?.state === 'completed' ? true : undefined), 'the job to run');
@@ -127,7 +127,7 @@ describe('a snooze expires by itself, silently', () => {
     expect(await expiryJob(lost.id, past)).toBeUndefined();
 
     const other = await newConversation('5511955550005');
-    expect((await snooze(other.id, new Date(Date.now() + 1_000))).status).toBe(200);
+    expect((await snooze(other.id, new Date(Date.now() + 1_000))).status).toBe(201);
     await eventually(async () => ((await getConversation(other.id)).status === 'OPEN' ? true : undefined), 'the other snooze to expire');
     const swept = await eventually(async () => {
       const now = await getConversation(lost.id);

@@ -142,10 +142,10 @@ describe('delivery of helpdesk events', () => {
 
     const call = (method: string, path: string, body?: unknown) => service.call(method, `/v3/helpdesk/conversations/${conversationId}${path}`, { apikey: owner.token, body });
     expect((await call('PATCH', '', { priority: 'URGENT', assigneeUserId: agent.userId, customAttributes: { plan: 'gold' }, aiAgentEnabled: true })).status).toBe(200);
-    expect((await call('POST', '/labels', { labels: ['billing', 'vip'] })).status).toBe(200);
-    expect((await call('POST', '/labels', { labels: ['vip', 'refund'] })).status).toBe(200);
-    expect((await call('POST', '/read')).status).toBe(200);
-    expect((await call('POST', '/status', { status: 'RESOLVED' })).status).toBe(200);
+    expect((await call('POST', '/labels', { labels: ['billing', 'vip'] })).status).toBe(201);
+    expect((await call('POST', '/labels', { labels: ['vip', 'refund'] })).status).toBe(201);
+    expect((await call('POST', '/read')).status).toBe(201);
+    expect((await call('POST', '/status', { status: 'RESOLVED' })).status).toBe(201);
 
     const data = async (event: string, count = 1) => (await hitsOf('/all', event, count)).map((h) => h.json.data);
     expect((await data('helpdesk.conversation.priority_changed'))[0]).toMatchObject({ conversationId, inboxId, fromPriority: null, toPriority: 'URGENT', actorUserId: owner.userId });
@@ -174,7 +174,7 @@ describe('delivery of helpdesk events', () => {
     const activity = (await data('helpdesk.message.created', 2)).find((d) => d.message.direction === 'activity');
     expect(activity?.message).toMatchObject({ direction: 'activity', content: expect.stringContaining('resolved') });
 
-    expect((await service.call('POST', `/v3/helpdesk/conversations/${conversationId}/read`, { apikey: agent.token })).status).toBe(200);
+    expect((await service.call('POST', `/v3/helpdesk/conversations/${conversationId}/read`, { apikey: agent.token })).status).toBe(201);
     expect((await data('helpdesk.conversation.read'))[0]).toMatchObject({ conversationId, inboxId, userId: agent.userId, assigneeLastSeenAt: expect.any(String) });
 
     // Each event was delivered once, and the history shows it.
@@ -225,7 +225,7 @@ describe('POST /v3/helpdesk/webhooks/{id}/test', () => {
     receiver.script('/probe', 202);
     const webhook = await create({ url: receiver.url('/probe'), subscriptions: ['helpdesk.label.created'], signingSecret: SECRET });
     const res = await service.call('POST', `/v3/helpdesk/webhooks/${webhook.body.id}/test`, { apikey: owner.token });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body).toEqual({ status: 202, durationMs: expect.any(Number) });
     const [hit] = receiver.hits('/probe');
     expect(hit!.headers.get('x-helpdesk-event')).toBe('helpdesk.webhook.test');
@@ -244,7 +244,7 @@ describe('POST /v3/helpdesk/webhooks/{id}/test', () => {
     dead.stop(true);
     const webhook = await create({ url, subscriptions: ['helpdesk.label.created'] });
     const res = await service.call('POST', `/v3/helpdesk/webhooks/${webhook.body.id}/test`, { apikey: owner.token });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     // Issue 19: "Test endpoints and error records say 'refused by the outbound policy' or 'delivery failed'".
     expect(res.body).toMatchObject({ status: null, durationMs: expect.any(Number), error: 'delivery failed' });
     expect((await service.call('POST', `/v3/helpdesk/webhooks/${crypto.randomUUID()}/test`, { apikey: owner.token })).status).toBe(404);

@@ -27,6 +27,8 @@ export function expectStandardError(res: Answer, status: number, error: string):
   expect(res.body.statusCode).toBe(status);
   expect(res.body.error).toBe(error);
   const message = res.body.message;
+  // Issue 20 §4: every 400 lists its broken rules.
+  if (status === 400) expect(Array.isArray(message)).toBe(true);
   if (Array.isArray(message)) {
     expect(message.length).toBeGreaterThan(0);
     for (const m of message) expect(typeof m).toBe('string');

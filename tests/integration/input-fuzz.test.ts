@@ -3,6 +3,9 @@ import { startTestService, type TestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
+ * Issue 20, item 4, and spec 7.2: "message: <array of strings for validation failures, one per
+ * broken rule>": every 400 in the standard shape answers a non-empty list of strings.
+ *
  * Issue 19, section 2: "A fuzz test over every operation in the OpenAPI document (wrong types,
  * missing fields, huge and deep values, invalid JSON and UTF-8, NUL, wrong content types)
  * asserts no 5xx and only spec 7.2 shapes."
@@ -162,6 +165,10 @@ function shapeOf(body: any, path: string): Shape | undefined {
   return undefined;
 }
 
+function isRuleList(message: unknown): boolean {
+  return Array.isArray(message) && message.length > 0 && message.every((m) => typeof m === 'string' && m.length > 0);
+}
+
 async function send(c: Case): Promise<string | undefined> {
   const url = `${service.url}${c.path}${c.query ? `?${c.query}` : ''}`;
   const headers: Record<string, string> = {};
@@ -187,12 +194,15 @@ async function send(c: Case): Promise<string | undefined> {
   } catch {
     return `${where}: not JSON: ${text.slice(0, 120)}`;
   }
-  if (!shapeOf(body, c.op.path)) return `${where}: not a spec 7.2 shape: ${text.slice(0, 160)}`;
+  const shape = shapeOf(body, c.op.path);
+  if (!shape) return `${where}: not a spec 7.2 shape: ${text.slice(0, 160)}`;
+  // Issue 20 §4: a 400 in the standard shape lists its broken rules, one string each, never a bare string.
+  if (response.status === 400 && shape === 'standard' && !isRuleList((body as { message: unknown }).message)) return `${where}: message is not a non-empty list of strings: ${text.slice(0, 160)}`;
   return undefined;
 }
 
 describe('issue 19 §2: every operation of the OpenAPI document, fuzzed', () => {
-  test('no 5xx, no HTML, and every error body is JSON in one of the spec 7.2 shapes', async () => {
+  test('no 5xx, no HTML, every error body is JSON in one of the spec 7.2 shapes, and every standard 400 lists its rules (issue 20 §4)', async () => {
     expect(operations.length).toBeGreaterThan(150);
     const cases = operations.flatMap(casesOf);
     expect(cases.length).toBeGreaterThan(2000);

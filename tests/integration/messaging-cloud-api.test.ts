@@ -107,7 +107,7 @@ async function ageContactMessage(contact: string, hours: number) {
 describe('connecting with the customer’s own credentials', () => {
   test('connect checks the credentials against the API: CONNECTED with the business number', async () => {
     const res = await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(201);
     expect(res.body.status).toBe('CONNECTED');
     expect(res.body.phoneNumber).toBe('15550104477');
     // The URL to register with the platform: PUBLIC_URL + the callback path.

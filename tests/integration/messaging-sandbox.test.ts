@@ -276,19 +276,22 @@ describe('credits (spec 1.9: "each sent message consumes one plan credit")', () 
     expect(end.available).toBe(start.available - 3);
   });
 
-  test('Idempotency-Key: the same key twice answers 200 with the same message, and one credit is used', async () => {
+  test('Idempotency-Key: the same key twice answers the first answer again (201, Idempotent-Replayed: true) with the same message, and one credit is used', async () => {
     const ws = await service.bootstrap({ plan: 'PRO' });
     const conn = await newConnectedConnection(ws.token, 'idem');
     const headers = { 'idempotency-key': `key-${crypto.randomUUID()}` };
     const first = await send({ to: '5511988881001', text: 'once' }, { apikey: ws.token, connection: conn.id, headers });
     expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
     const second = await send({ to: '5511988881001', text: 'once' }, { apikey: ws.token, connection: conn.id, headers });
-    expect(second.status).toBe(200);
+    // Issue 20 §8: POST answers 201 (spec 7.1); a replay is told apart by its header.
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(second.body.id).toBe(first.body.id);
     expect((await settled(first.body.id, conn.id, ws.token)).status).toBe('SENT');
     // A retry after delivery still answers the first message.
     const third = await send({ to: '5511988881001', text: 'once' }, { apikey: ws.token, connection: conn.id, headers });
-    expect(third.status).toBe(200);
+    expect(third.status).toBe(201);
     expect(third.body.id).toBe(first.body.id);
     expect(third.body.status).toBe('SENT');
     expect(await messageRows(conn.id)).toHaveLength(1);
@@ -300,8 +303,9 @@ describe('credits (spec 1.9: "each sent message consumes one plan credit")', () 
     const conn = await newConnectedConnection(ws.token, 'idem-race');
     const headers = { 'idempotency-key': `race-${crypto.randomUUID()}` };
     const answers = await Promise.all([0, 1, 2].map(() => send({ to: '5511988881002', text: 'once' }, { apikey: ws.token, connection: conn.id, headers })));
-    for (const a of answers) expect([200, 201]).toContain(a.status);
-    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    for (const a of answers) expect(a.status).toBe(201);
+    // One of them sent; the others are replays of its answer.
+    expect(answers.filter((a) => a.headers.get('idempotent-replayed') !== 'true')).toHaveLength(1);
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
     expect(await messageRows(conn.id)).toHaveLength(1);
     await settled(answers[0]!.body.id, conn.id, ws.token);
@@ -662,7 +666,7 @@ describe('presence, edits and deletes pass the provider data through (spec 6.1)'
     const contact = newContact();
     const jid = `${contact}@s.whatsapp.net`;
     const presence = await service.call('POST', `/v3/connections/${connectionId}/sandbox/presence`, { apikey: owner.token, body: { from: contact, presence: 'composing' } });
-    expect(presence.status).toBe(200);
+    expect(presence.status).toBe(201);
     const p = (await events('presence.update')).filter((e) => e.remoteJid === jid);
     expect(p).toHaveLength(1);
     expect(p[0]).toMatchObject({ event: 'presence.update', connectionId, sender: phoneNumber, data: { id: jid, presences: { [jid]: { lastKnownPresence: 'composing' } } } });
@@ -670,13 +674,13 @@ describe('presence, edits and deletes pass the provider data through (spec 6.1)'
     const original = await inject({ from: contact, text: 'tpyo' });
     const externalId = original.body.externalId;
     const edit = await service.call('POST', `/v3/connections/${connectionId}/sandbox/edits`, { apikey: owner.token, body: { messageId: externalId, text: 'typo' } });
-    expect(edit.status).toBe(200);
+    expect(edit.status).toBe(201);
     const edited = (await events('messages.edited')).filter((e) => e.data.key.id === externalId);
     expect(edited).toHaveLength(1);
     expect(edited[0]).toMatchObject({ remoteJid: jid, data: { key: { id: externalId, remoteJid: jid }, editedMessage: { conversation: 'typo' } } });
 
     const del = await service.call('POST', `/v3/connections/${connectionId}/sandbox/deletes`, { apikey: owner.token, body: { messageId: externalId } });
-    expect(del.status).toBe(200);
+    expect(del.status).toBe(201);
     const deleted = (await events('messages.delete')).filter((e) => e.data.key.id === externalId);
     expect(deleted).toHaveLength(1);
     expect(deleted[0]).toMatchObject({ remoteJid: jid, data: { key: { id: externalId, remoteJid: jid } } });

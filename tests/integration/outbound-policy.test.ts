@@ -97,7 +97,7 @@ describe('a URL stored before the policy is refused again when called, and nothi
     for (const url of [receiverUrl('/open'), `http://127.0.0.1:${closedPort}/closed`]) {
       await db().updateTable('helpdesk_webhooks').set({ url }).where('id', '=', created.body.id).execute();
       const res = await service.call('POST', `/v3/helpdesk/webhooks/${created.body.id}/test`, { apikey: owner.token });
-      expect(res.status).toBe(200);
+      expect(res.status).toBe(201);
       answers.push({ status: res.body.status, error: res.body.error });
     }
     const refused = { status: null, error: 'refused by the outbound policy: 127.0.0.0/8 (loopback) is not reachable from this service' };

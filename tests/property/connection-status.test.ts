@@ -229,6 +229,8 @@ function fakes(start: ConnectionStatus): Fakes {
     identity: {} as IdentityStore,
     events: { publish: async (e) => void f.published.push(e), publishMany: async (es) => void f.published.push(...es) },
     outbox: { enqueue: async (queue, data) => void f.queued.push({ queue, data }), enqueueMany: async () => {} },
+    // The model deletes nothing; unbinding from webhooks is covered over HTTP (webhooks-api.test.ts).
+    webhooks: { unbindConnection: async () => {} },
   };
   const used = new Set<string>();
   f.replaced = [];

@@ -7,6 +7,7 @@ import {
   DEFAULT_PLANS,
   messageHeadroom,
   monthStart,
+  followQuota,
   openAccount,
   refund,
   refundCredits,
@@ -316,15 +317,32 @@ describe('credit ledger, pure (core/plans/credit-ledger.ts)', () => {
       fc.property(instant, instant, fc.nat({ max: 10_000 }), fc.nat({ max: 10_000 }), (opened, later, allowance, left) => {
         const plan = planWith(allowance);
         const account = openAccount('w', plan, opened);
-        expect(account).toEqual({ workspaceId: 'w', periodStart: monthStart(opened), available: allowance });
+        expect(account).toEqual({ workspaceId: 'w', periodStart: monthStart(opened), available: allowance, allowance });
         const spent = { ...account, available: left };
         const renewed = renew(spent, plan, later);
         if (monthStart(later).getTime() > monthStart(opened).getTime()) {
-          expect(renewed).toEqual({ workspaceId: 'w', periodStart: monthStart(later), available: allowance });
+          expect(renewed).toEqual({ workspaceId: 'w', periodStart: monthStart(later), available: allowance, allowance });
         } else {
           // The same month, or a clock that went back: nothing changes.
           expect(renewed).toBe(spent);
         }
+      }),
+    );
+  });
+
+  test('followQuota (issue 20 §10): after any chain of quota changes, available = quota − used; unchanged quota, unchanged account', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 10_000 }), fc.nat({ max: 10_000 }), fc.array(fc.nat({ max: 10_000 }), { maxLength: 5 }), (granted, used, quotas) => {
+        let account = { ...openAccount('w', planWith(granted), new Date('2026-11-02T00:00:00Z')), available: granted - used };
+        for (const quota of quotas) {
+          const followed = followQuota(account, planWith(quota), () => used);
+          expect(followed).toMatchObject({ available: quota - used, allowance: quota });
+          expect(followQuota(followed, planWith(quota), () => 0)).toBe(followed);
+          account = followed;
+        }
+        // An account from before allowances were recorded: derived from the month's usage.
+        const { allowance: _unknown, ...legacy } = account;
+        expect(followQuota(legacy, planWith(granted), () => used)).toMatchObject({ available: granted - used, allowance: granted });
       }),
     );
   });

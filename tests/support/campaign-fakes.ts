@@ -329,6 +329,12 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
       async saveReservations(rs) {
         for (const r of rs) await this.saveReservation(r);
       },
+      async accountsOffQuota(periodStart, quotas) {
+        return [...s.accounts.values()]
+          .map((a) => ({ a, plan: s.workspaces.get(a.workspaceId)?.plan }))
+          .filter(({ a, plan }) => plan && a.periodStart.getTime() === periodStart.getTime() && a.allowance !== quotas[plan])
+          .map(({ a, plan }) => ({ workspaceId: a.workspaceId, plan: plan! }));
+      },
       async usage(workspaceId, since) {
         let reserved = 0;
         let consumed = 0;

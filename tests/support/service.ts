@@ -21,11 +21,35 @@ export interface TestService extends RunningService {
 
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
-export async function startTestService(options: { env?: Record<string, string>; plugins?: Plugin[]; clock?: Clock } = {}): Promise<TestService> {
-  const database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
+/**
+ * A database that outlives one service, for tests that restart the service on it (with other
+ * configuration): a data directory for PGlite, or a fresh Postgres database. `drop()` removes it.
+ */
+export interface SharedDatabase {
+  url?: string;
+  dataDir: string;
+  drop(): Promise<void>;
+}
+
+export async function sharedDatabase(): Promise<SharedDatabase> {
+  if (onPostgres) {
+    const fresh = await freshDatabase(process.env.TEST_DATABASE_URL!);
+    return { url: fresh.url, dataDir: 'memory://', drop: fresh.drop };
+  }
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dataDir = mkdtempSync(join(tmpdir(), 'sb-shared-'));
+  return { dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+export async function startTestService(options: { env?: Record<string, string>; plugins?: Plugin[]; clock?: Clock; database?: SharedDatabase } = {}): Promise<TestService> {
+  // A shared database is the caller's to drop; otherwise each service has a fresh one of its own.
+  const database = options.database ? undefined : onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   const config = loadConfig({
     PORT: '0',
-    DATA_DIR: 'memory://',
+    DATA_DIR: options.database?.dataDir ?? 'memory://',
+    ...(options.database?.url && { DATABASE_URL: options.database.url }),
     // Test receivers listen on this machine; a test of the outbound policy sets its own.
     OUTBOUND_ALLOW: '127.0.0.0/8',
     ...(database && { DATABASE_URL: database.url }),

@@ -27,7 +27,7 @@ export interface SimulatedMessage {
 
 /** Builds what the network would deliver for a simulated contact's message. */
 export function simulatedMessage(input: SimulatedMessage, now: Date): ReceivedMessage {
-  const number = normalizeRecipient(input.from);
+  const number = normalizeRecipient(input.from, 'body.from');
   const remoteJid = number.includes('@') ? number : `${number}@s.whatsapp.net`;
   const type = input.type ?? 'conversation';
   if (type === 'conversation' && !input.text) throw badRequest(['body.text is required for a conversation message']);

@@ -124,9 +124,11 @@ export function connectionRoutes(ctx: AppContext) {
         )
         .post(
           '/:id/connect',
-          async ({ actor, params, body }) => {
+          async ({ actor, params, body, set }) => {
             await inTransaction((stores) => requestConnect(stores, deps, actor, params.id, { pairingPhoneNumber: body?.pairingPhoneNumber }));
-            return present(ctx, await settled(ctx, actor.workspaceId, params.id));
+            const view = await present(ctx, await settled(ctx, actor.workspaceId, params.id));
+            set.status = 201;
+            return view;
           },
           {
             role: ['connections', 'write'],
@@ -136,7 +138,7 @@ export function connectionRoutes(ctx: AppContext) {
                 pairingPhoneNumber: t.Optional(t.String({ description: 'Unofficial: ask for a pairing code for this number instead of a QR code' })),
               }),
             ),
-            response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },
+            response: { ...authErrors, ...NotFound, 201: ConnectionView, 409: StandardError },
             detail: {
               summary: 'Pair or resume the session; answers once a QR code, pairing code or the open session is there (up to 5 s), else with CONNECTING',
             },
@@ -144,23 +146,31 @@ export function connectionRoutes(ctx: AppContext) {
         )
         .post(
           '/:id/disconnect',
-          async ({ actor, params }) => present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: false }))),
+          async ({ actor, params, set }) => {
+            const view = await present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: false })));
+            set.status = 201;
+            return view;
+          },
           {
             role: ['connections', 'write'],
             params: t.Object({ id: t.String() }),
             body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },
+            response: { ...authErrors, ...NotFound, 201: ConnectionView, 409: StandardError },
             detail: { summary: 'Close the session and keep the pairing' },
           },
         )
         .post(
           '/:id/logout',
-          async ({ actor, params }) => present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: true }))),
+          async ({ actor, params, set }) => {
+            const view = await present(ctx, await inTransaction((stores) => requestDisconnect(stores, deps, actor, params.id, { logout: true })));
+            set.status = 201;
+            return view;
+          },
           {
             role: ['connections', 'write'],
             params: t.Object({ id: t.String() }),
             body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: ConnectionView, 409: StandardError },
+            response: { ...authErrors, ...NotFound, 201: ConnectionView, 409: StandardError },
             detail: { summary: 'End the pairing: the next connect starts from a new QR code' },
           },
         ),

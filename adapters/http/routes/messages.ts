@@ -86,18 +86,20 @@ export function messageRoutes(ctx: AppContext) {
           '/messages',
           async ({ actor, params, body, headers, set }) => {
             const { message, created } = await send(actor, params.id, body, headers['idempotency-key']);
-            set.status = created ? 201 : 200;
+            // A retry with the same Idempotency-Key gets the first answer again (201), marked as a replay.
+            set.status = 201;
+            if (!created) set.headers['idempotent-replayed'] = 'true';
             return presentMessage(message);
           },
           {
             role: ['messages.send', 'write'],
             body: SendBody,
-            response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 413: StandardError, 422: StandardError },
+            response: { ...authErrors, ...NotFound, 201: MessageView, 413: StandardError, 422: StandardError },
             detail: {
               summary: 'Send a message; answers at once with status PENDING',
               description:
                 'Exactly one content field: text, image, video, audio, document, sticker, location, contacts, list, buttons, reaction or template. ' +
-                'An `Idempotency-Key` header makes a retried request answer the first message (200) instead of sending again. ' +
+                'An `Idempotency-Key` header makes a retried request answer the first message again (201, with the header `Idempotent-Replayed: true`) instead of sending again. ' +
                 'Free text into a closed 24-hour window of an official connection is 422. ' +
                 mediaSendLimitsText(),
             },
@@ -108,13 +110,15 @@ export function messageRoutes(ctx: AppContext) {
           async ({ actor, params, body, headers, set }) => {
             const { to, ...template } = body;
             const { message, created } = await send(actor, params.id, { to, template }, headers['idempotency-key']);
-            set.status = created ? 201 : 200;
+            // A retry with the same Idempotency-Key gets the first answer again (201), marked as a replay.
+            set.status = 201;
+            if (!created) set.headers['idempotent-replayed'] = 'true';
             return presentMessage(message);
           },
           {
             role: ['messages.send', 'write'],
             body: t.Object({ to: t.String(), name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) }),
-            response: { ...authErrors, ...NotFound, 200: MessageView, 201: MessageView, 422: StandardError },
+            response: { ...authErrors, ...NotFound, 201: MessageView, 422: StandardError },
             detail: { summary: 'Send a pre-approved template; a template known here must be APPROVED (422) and its variables fit it (400, every problem at once) (201 means the platform accepted the call, not delivery)' },
           },
         )

@@ -65,13 +65,14 @@ export function sandboxRoutes(ctx: AppContext) {
         )
         .post(
           '/receipts',
-          async ({ actor, params, body }) => {
+          async ({ actor, params, body, set }) => {
             const connection = await sandboxConnection(actor, params.id);
             const stores = messagingStores(ctx.db, ctx);
             const message = (await stores.messages.get(body.messageId)) ?? (await stores.messages.findByExternalId(connection.id, body.messageId));
             if (!message || message.connectionId !== connection.id || !message.externalId) throw notFound('No message with that id has reached the sandbox network');
             const status = body.status as DeliveryStatus;
             await driverEventsFor(ctx, connection.id).receipt({ externalId: message.externalId, remoteJid: message.remoteJid, status, error: body.error });
+            set.status = 201;
             return presentMessage((await stores.messages.get(message.id))!);
           },
           {
@@ -80,27 +81,28 @@ export function sandboxRoutes(ctx: AppContext) {
               status: t.UnionEnum(DELIVERY_STATUSES.filter((s) => s !== 'PENDING') as ['SENT', 'DELIVERED', 'READ', 'FAILED']),
               error: t.Optional(t.Object({ code: t.Union([t.String(), t.Number()]), title: t.String() })),
             }),
-            response: { ...errors, 200: MessageView },
+            response: { ...errors, 201: MessageView },
             detail: { summary: 'The network reports a delivery status for a sent message' },
           },
         )
         .post(
           '/presence',
-          async ({ actor, params, body }) => {
+          async ({ actor, params, body, set }) => {
             const connection = await sandboxConnection(actor, params.id);
-            const jid = `${normalizeRecipient(body.from)}@s.whatsapp.net`;
+            const jid = `${normalizeRecipient(body.from, 'body.from')}@s.whatsapp.net`;
             await driverEventsFor(ctx, connection.id).passthrough('presence.update', jid, { id: jid, presences: { [jid]: { lastKnownPresence: body.presence } } });
+            set.status = 201;
             return { ok: true as const };
           },
           {
             body: t.Object({ from: t.String(), presence: t.UnionEnum(['available', 'unavailable', 'composing', 'recording', 'paused']) }),
-            response: { ...errors, 200: t.Object({ ok: t.Literal(true) }) },
+            response: { ...errors, 201: t.Object({ ok: t.Literal(true) }) },
             detail: { summary: 'A simulated contact comes online or types' },
           },
         )
         .post(
           '/edits',
-          async ({ actor, params, body }) => {
+          async ({ actor, params, body, set }) => {
             const connection = await sandboxConnection(actor, params.id);
             const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, body.messageId);
             if (!message) throw notFound('No message with that network id');
@@ -108,28 +110,30 @@ export function sandboxRoutes(ctx: AppContext) {
               key: { id: body.messageId, remoteJid: message.remoteJid, fromMe: false },
               editedMessage: { conversation: body.text },
             });
+            set.status = 201;
             return { ok: true as const };
           },
           {
             body: t.Object({ messageId: t.String({ description: 'Network id of the contact’s message' }), text: t.String() }),
-            response: { ...errors, 200: t.Object({ ok: t.Literal(true) }) },
+            response: { ...errors, 201: t.Object({ ok: t.Literal(true) }) },
             detail: { summary: 'A simulated contact edits a message' },
           },
         )
         .post(
           '/deletes',
-          async ({ actor, params, body }) => {
+          async ({ actor, params, body, set }) => {
             const connection = await sandboxConnection(actor, params.id);
             const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, body.messageId);
             if (!message) throw notFound('No message with that network id');
             await driverEventsFor(ctx, connection.id).passthrough('messages.delete', message.remoteJid, {
               key: { id: body.messageId, remoteJid: message.remoteJid, fromMe: false },
             });
+            set.status = 201;
             return { ok: true as const };
           },
           {
             body: t.Object({ messageId: t.String() }),
-            response: { ...errors, 200: t.Object({ ok: t.Literal(true) }) },
+            response: { ...errors, 201: t.Object({ ok: t.Literal(true) }) },
             detail: { summary: 'A simulated contact deletes a message for everyone' },
           },
         ),

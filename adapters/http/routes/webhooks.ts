@@ -34,7 +34,10 @@ const Settings = {
   events: t.Array(t.String(), { description: `Subset of ${CONNECTION_EVENTS.join(', ')}` }),
   connections: t.Optional(t.Array(t.String(), { description: 'Connection ids; without any, the webhook receives nothing' })),
   hmacEnabled: t.Optional(t.Boolean({ description: 'Sign each delivery (X-Switchboard-Signature-256); required for flow.data_exchange' })),
-  messageGroupDelay: t.Optional(t.Nullable(t.Integer({ description: 'Batching window in seconds (1–300); null turns batching off' }))),
+  messageGroupDelay: t.Optional(
+    // The range is core's rule (reported with the request's other broken rules); the type is checked here.
+    t.Nullable(t.Integer({ description: 'Batching window in seconds (1–300); null turns batching off' }), { error: 'must be an integer from 1 to 300 (seconds) or null' }),
+  ),
   enableSimulateTyping: t.Optional(t.Boolean({ description: 'Show "typing…" to the contact during the batching window' })),
 };
 
@@ -65,7 +68,7 @@ export const DELIVERY_HISTORY_ROUTE = {
 export const REDELIVERY_ROUTE = {
   params: t.Object({ id: t.String(), deliveryId: t.String() }),
   body: t.Optional(t.Object({}, { description: 'No fields' })),
-  response: { ...authErrors, ...NotFound, 200: DeliveryView, 409: StandardError },
+  response: { ...authErrors, ...NotFound, 201: DeliveryView, 409: StandardError },
   detail: { summary: 'Send a failed delivery again (a fresh round of three attempts)' },
 };
 
@@ -109,13 +112,21 @@ export function webhookRoutes(ctx: AppContext) {
             body: t.Object({
               url: t.Optional(Settings.url),
               events: t.Optional(Settings.events),
-              connections: Settings.connections,
+              connections: t.Optional(t.Array(t.String(), { description: 'Replaces the bound connections with exactly these ids ([] unbinds all)' })),
+              addConnections: t.Optional(t.Array(t.String(), { description: 'Connection ids to bind in addition to those bound; ids already bound are kept once' })),
+              removeConnections: t.Optional(t.Array(t.String(), { description: 'Connection ids to unbind; ids not bound are ignored' })),
               hmacEnabled: Settings.hmacEnabled,
               messageGroupDelay: Settings.messageGroupDelay,
               enableSimulateTyping: Settings.enableSimulateTyping,
             }),
             response: { ...authErrors, ...NotFound, 200: WebhookView },
-            detail: { summary: 'Change settings; `connections` replaces the bound connections' },
+            detail: {
+              summary: 'Change settings; bind or unbind connections',
+              description:
+                'Fields left out keep their value. Connections: `connections` replaces the bound set; `addConnections` binds more and `removeConnections` unbinds some without resending the list ' +
+                '(applied after `connections` when both are sent; an id in both add and remove is 400). Unknown connection ids in `connections` or `addConnections` are 400. ' +
+                'Deleting a connection unbinds it from every webhook.',
+            },
           },
         )
         .delete(
@@ -133,11 +144,15 @@ export function webhookRoutes(ctx: AppContext) {
         })
         .post(
           '/:id/secret/rotate',
-          async ({ actor, params }) => ({ secret: await inTransaction((s) => rotateWebhookSecret(s, ctx, actor, params.id)) }),
+          async ({ actor, params, set }) => {
+            const secret = await inTransaction((s) => rotateWebhookSecret(s, ctx, actor, params.id));
+            set.status = 201;
+            return { secret };
+          },
           {
             params: Id,
             body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: t.Object({ secret: t.String() }) },
+            response: { ...authErrors, ...NotFound, 201: t.Object({ secret: t.String() }) },
             detail: { summary: 'A new signing secret; the old one stops verifying at once' },
           },
         )
@@ -151,8 +166,9 @@ export function webhookRoutes(ctx: AppContext) {
         )
         .post(
           '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params }) => {
+          async ({ actor, params, set }) => {
             const delivery = await inTransaction((s) => redeliverDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
+            set.status = 201;
             return presentDelivery({ ...delivery, attemptLog: [] });
           },
           REDELIVERY_ROUTE,

@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { CreditStore, Reservation, ReservationStatus } from '../../../core/plans/index.ts';
+import type { PlanName } from '../../../core/plans/plans.ts';
 import type { Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
 
 export function creditStore(db: Kysely<Database>): CreditStore {
   async function lockAccount(workspaceId: string) {
     const row = await db.selectFrom('credit_accounts').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
-    return row && { workspaceId: row.workspace_id, periodStart: row.period_start, available: row.available };
+    return row && { workspaceId: row.workspace_id, periodStart: row.period_start, available: row.available, allowance: row.allowance ?? undefined };
   }
 
   async function lockReservations(ids: readonly string[]) {
@@ -33,7 +34,7 @@ export function creditStore(db: Kysely<Database>): CreditStore {
       // A concurrent opener's row wins (this insert waits for it); then lock whichever row is stored.
       await db
         .insertInto('credit_accounts')
-        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available })
+        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available, allowance: a.allowance ?? null })
         .onConflict((oc) => oc.column('workspace_id').doNothing())
         .execute();
       const stored = await lockAccount(a.workspaceId);
@@ -70,8 +71,8 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     async saveAccount(a) {
       await db
         .insertInto('credit_accounts')
-        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available })
-        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ period_start: a.periodStart, available: a.available }))
+        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available, allowance: a.allowance ?? null })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ period_start: a.periodStart, available: a.available, allowance: a.allowance ?? null }))
         .execute();
     },
 
@@ -107,6 +108,24 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     },
 
     saveReservations,
+
+    async accountsOffQuota(periodStart, quotas) {
+      const rows = await db
+        .selectFrom('credit_accounts')
+        .innerJoin('workspaces', 'workspaces.id', 'credit_accounts.workspace_id')
+        .select(['credit_accounts.workspace_id as workspaceId', 'workspaces.plan as plan'])
+        .where('credit_accounts.period_start', '=', periodStart)
+        .where((eb) =>
+          eb.or(
+            Object.entries(quotas).map(([plan, quota]) =>
+              eb.and([eb('workspaces.plan', '=', plan), eb.or([eb('credit_accounts.allowance', 'is', null), eb('credit_accounts.allowance', '<>', quota)])]),
+            ),
+          ),
+        )
+        .orderBy('credit_accounts.workspace_id')
+        .execute();
+      return rows.map((r) => ({ workspaceId: r.workspaceId, plan: r.plan as PlanName }));
+    },
 
     async usage(workspaceId, since) {
       const row = await db

@@ -65,6 +65,14 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
       await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('target', '=', 'connection').execute();
       await db.deleteFrom('webhooks').where('id', '=', id).execute();
     },
+    async unbindConnection(workspaceId, connectionId) {
+      await db
+        .updateTable('webhooks')
+        .set((eb) => ({ connections: eb.fn<string[]>('array_remove', ['connections', eb.val(connectionId)]) }))
+        .where('workspace_id', '=', workspaceId)
+        .where((eb) => eb(eb.val(connectionId), '=', eb.fn.any('connections')))
+        .execute();
+    },
     async subscribedTo(workspaceId, connectionId, event) {
       const rows = await db
         .selectFrom('webhooks')

@@ -54,18 +54,24 @@ export function aiRoutes(ctx: AppContext) {
           response: { ...authErrors, 200: AiSettingsResponse },
           detail: { summary: 'Replace the AI settings (Owner, Admin; PRO plan); a PUT without apiKey keeps the stored key' },
         })
-        .post('/conversations/:id/ai/suggest-reply', async ({ actor, params }) => suggestReply(assistStores(), ai, actor, params.id), {
+        .post('/conversations/:id/ai/suggest-reply', async ({ actor, params, set }) => {
+          set.status = 201;
+          return suggestReply(assistStores(), ai, actor, params.id);
+        }, {
           params: Id,
           body: NoBody,
-          response: { ...actionErrors, 200: t.Object({ suggestion: t.String({ description: 'A reply the agent may edit and send; nothing is sent' }) }) },
+          response: { ...actionErrors, 201: t.Object({ suggestion: t.String({ description: 'A reply the agent may edit and send; nothing is sent' }) }) },
           detail: {
             summary: `Suggest the next reply from the conversation's recent messages (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s`,
           },
         })
-        .post('/conversations/:id/ai/summarize', async ({ actor, params }) => summarizeConversation(assistStores(), ai, actor, params.id), {
+        .post('/conversations/:id/ai/summarize', async ({ actor, params, set }) => {
+          set.status = 201;
+          return summarizeConversation(assistStores(), ai, actor, params.id);
+        }, {
           params: Id,
           body: NoBody,
-          response: { ...actionErrors, 200: t.Object({ summary: t.String({ description: 'A few sentences for a colleague taking over (private notes included)' }) }) },
+          response: { ...actionErrors, 201: t.Object({ summary: t.String({ description: 'A few sentences for a colleague taking over (private notes included)' }) }) },
           detail: {
             summary: `Summarize the conversation's recent messages (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s`,
           },

@@ -85,7 +85,7 @@ Credentials (spec 5.6), either one:
 
 With channelConfig.hmacMandatory one of them is required; without, a request with neither is accepted. A credential that is present but wrong is always 401, even when not mandatory.
 
-A message joins the person's unresolved conversation of the inbox, or opens one (201). A status update moves a reply forward (PENDING → SENT → DELIVERED → READ; FAILED before delivery) and answers 200; a late or backward one changes nothing.
+A message joins the person's unresolved conversation of the inbox, or opens one (201). A status update moves a reply forward (PENDING → SENT → DELIVERED → READ; FAILED before delivery) and answers 201 too; a late or backward one changes nothing.
 
 Outgoing: each reply of the inbox is POSTed to channelConfig.webhookUrl as \`{ event: "message.created", data: { sourceId, recipientIdentifier, content, attachments }, deliveredAt }\`, signed with \`${SIGNATURE_HEADER}\` the same way; data.sourceId is the reply's id (deduplicate on it: a retry carries the same). Answer 2xx (below 400), optionally with \`{ "sourceId": "<your id>" }\` to name the reply by your own id in status updates. 3 attempts, 5 s then 10 s apart, 10 s timeout; then the reply is FAILED.`;
 
@@ -115,14 +115,14 @@ export function apiChannelRoutes(ctx: AppContext) {
         return received;
       }
       const updated = await ctx.db.transaction().execute((trx) => receiveApiStatusUpdate(helpdeskMessageStores(trx, ctx), inbox!, input));
+      set.status = 201;
       return { messageId: updated.messageId, conversationId: updated.conversationId, status: updated.status, externalError: updated.externalError };
     },
     {
       parse: 'none',
       params: t.Object({ inboxId: t.String() }),
       response: {
-        200: StatusUpdated,
-        201: Received,
+        201: t.Union([Received, StatusUpdated], { description: 'A message received, or a status update applied' }),
         400: StandardError,
         401: StandardError,
         404: StandardError,

@@ -102,10 +102,13 @@ export function agentBotApiRoutes(ctx: AppContext) {
             },
           },
         )
-        .post('/:id/handoff', async ({ bot, params }) => present(await inTransaction((s) => botHandoff(s, deps, bot, params.id))), {
+        .post('/:id/handoff', async ({ bot, params, set }) => {
+          set.status = 201;
+          return present(await inTransaction((s) => botHandoff(s, deps, bot, params.id)));
+        }, {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields', additionalProperties: true })),
-          response: { ...errors, 200: ConversationView },
+          response: { ...errors, 201: ConversationView },
           detail: {
             summary: 'Hand the conversation over to people: the bot lets go and automatic assignment picks a person (spec 3.7; nobody when no eligible agent is online)',
             parameters: [TOKEN_PARAMETER],

@@ -107,27 +107,29 @@ export function agentBotRoutes(ctx: AppContext) {
         )
         .post(
           '/:id/token/rotate',
-          async ({ actor, params }) => {
+          async ({ actor, params, set }) => {
+            set.status = 201;
             const rotated = await inTransaction((s) => rotateAgentBotToken(s, ctx, actor, params.id));
             return { ...present(rotated.bot), accessToken: rotated.accessToken };
           },
           {
             params: Id,
             body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: t.Composite([AgentBotView, t.Object({ accessToken: AccessToken })]) },
+            response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, t.Object({ accessToken: AccessToken })]) },
             detail: { summary: 'A new access token for the bot (PRO plan); the old one stops working at once' },
           },
         )
         .post(
           '/:id/signing-secret/rotate',
-          async ({ actor, params }) => {
+          async ({ actor, params, set }) => {
+            set.status = 201;
             const rotated = await inTransaction((s) => rotateAgentBotSigningSecret(s, ctx, actor, params.id));
             return { ...present(rotated.bot), signingSecret: rotated.signingSecret };
           },
           {
             params: Id,
             body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 200: t.Composite([AgentBotView, t.Object({ signingSecret: SigningSecret })]) },
+            response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, t.Object({ signingSecret: SigningSecret })]) },
             detail: { summary: 'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it' },
           },
         )
@@ -141,7 +143,8 @@ export function agentBotRoutes(ctx: AppContext) {
         )
         .post(
           '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params }) => {
+          async ({ actor, params, set }) => {
+            set.status = 201;
             const delivery = await inTransaction((s) => redeliverAgentBotDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
             return presentDelivery({ ...delivery, attemptLog: [] });
           },

@@ -106,7 +106,8 @@ export function macroRoutes(ctx: AppContext) {
     .guard({ auth: true }, (app) =>
       app.post(
         '/:id/macros/:macroId/run',
-        async ({ actor, params }) => {
+        async ({ actor, params, set }) => {
+          set.status = 201;
           const result = await ctx.db.transaction().execute((trx) =>
             runMacro({ ...helpdeskMessageStores(trx, ctx), macros: macroStore(trx) }, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, params.macroId),
           );
@@ -117,7 +118,7 @@ export function macroRoutes(ctx: AppContext) {
           body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
           response: {
             ...authErrors,
-            200: t.Object({
+            201: t.Object({
               conversation: ConversationView,
               messages: t.Array(HelpdeskMessageView, { description: 'What the run wrote, in order: replies, notes, activity lines of status changes' }),
             }),

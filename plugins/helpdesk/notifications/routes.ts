@@ -48,15 +48,21 @@ export function notificationRoutes(ctx: AppContext) {
           response: { ...authErrors, 200: t.Object({ count: t.Integer({ description: 'Your notifications not read yet' }) }) },
           detail: { summary: 'How many of your notifications are unread' },
         })
-        .post('/read-all', async ({ actor }) => ({ updated: await markAllNotificationsRead(stores(), ctx, actor) }), {
+        .post('/read-all', async ({ actor, set }) => {
+          set.status = 201;
+          return ({ updated: await markAllNotificationsRead(stores(), ctx, actor) });
+        }, {
           body: NoBody,
-          response: { ...authErrors, 200: t.Object({ updated: t.Integer({ description: 'How many were marked read' }) }) },
+          response: { ...authErrors, 201: t.Object({ updated: t.Integer({ description: 'How many were marked read' }) }) },
           detail: { summary: 'Mark all your notifications read' },
         })
-        .post('/:id/read', async ({ actor, params }) => presentNotification(await markNotificationRead(stores(), ctx, actor, params.id)), {
+        .post('/:id/read', async ({ actor, params, set }) => {
+          set.status = 201;
+          return presentNotification(await markNotificationRead(stores(), ctx, actor, params.id));
+        }, {
           params: t.Object({ id: t.String() }),
           body: NoBody,
-          response: { ...authErrors, 404: StandardError, 200: NotificationView },
+          response: { ...authErrors, 404: StandardError, 201: NotificationView },
           detail: { summary: 'Mark one of your notifications read (already read: unchanged); another member\'s is 404' },
         }),
     );

@@ -89,27 +89,36 @@ export function conversationRoutes(ctx: AppContext) {
         })
         .post(
           '/:id/status',
-          async ({ actor, params, body }) => present((await inTransaction((s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation),
+          async ({ actor, params, body, set }) => {
+          set.status = 201;
+          return present((await inTransaction((s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation);
+        },
           {
             params: Id,
             body: t.Object({
               status: t.UnionEnum([...REQUESTED_STATUSES], { description: 'OPEN reopens, PENDING waits, RESOLVED resolves, SNOOZED snoozes until snoozedUntil' }),
               snoozedUntil: t.Optional(t.Nullable(t.String({ format: 'date-time', description: 'Required with SNOOZED; strictly in the future' }))),
             }),
-            response: { ...authErrors, ...NotFound, 200: ConversationView, 422: StandardError },
+            response: { ...authErrors, ...NotFound, 201: ConversationView, 422: StandardError },
             detail: { summary: 'Change the status (PRO plan); a change leaves an activity message; a move the status table refuses is 422' },
           },
         )
-        .post('/:id/labels', async ({ actor, params, body }) => present(await inTransaction((s) => setConversationLabels(s, deps, actor, params.id, body.labels))), {
+        .post('/:id/labels', async ({ actor, params, body, set }) => {
+          set.status = 201;
+          return present(await inTransaction((s) => setConversationLabels(s, deps, actor, params.id, body.labels)));
+        }, {
           params: Id,
           body: t.Object({ labels: t.Array(t.String(), { maxItems: 100, description: 'Replaces the labels; trimmed, unique case-insensitively' }) }),
-          response: { ...authErrors, ...NotFound, 200: ConversationView },
+          response: { ...authErrors, ...NotFound, 201: ConversationView },
           detail: { summary: 'Replace the labels (PRO plan)' },
         })
-        .post('/:id/read', async ({ actor, params }) => present(await inTransaction((s) => markConversationRead(s, deps, actor, params.id))), {
+        .post('/:id/read', async ({ actor, params, set }) => {
+          set.status = 201;
+          return present(await inTransaction((s) => markConversationRead(s, deps, actor, params.id)));
+        }, {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
-          response: { ...authErrors, ...NotFound, 200: ConversationView },
+          response: { ...authErrors, ...NotFound, 201: ConversationView },
           detail: { summary: 'Mark as read by the assignee (assigneeLastSeenAt; PRO plan)' },
         })
         .get('/:id/messages', async ({ actor, params, query }) => (await listHelpdeskMessages(stores(), actor, params.id, query)).map(presentMessage), {

@@ -97,13 +97,16 @@ export function helpdeskWebhookRoutes(ctx: AppContext) {
             detail: { summary: 'Delete a helpdesk webhook and its delivery history (PRO plan)' },
           },
         )
-        .post('/:id/test', async ({ actor, params }) => testHelpdeskWebhook(stores(), ctx, webhookSender(ctx.outbound), actor, params.id), {
+        .post('/:id/test', async ({ actor, params, set }) => {
+          set.status = 201;
+          return testHelpdeskWebhook(stores(), ctx, webhookSender(ctx.outbound), actor, params.id);
+        }, {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields' })),
           response: {
             ...authErrors,
             ...NotFound,
-            200: t.Object({
+            201: t.Object({
               status: t.Nullable(t.Integer({ description: 'The HTTP status the endpoint answered; null when it did not answer' })),
               durationMs: t.Integer(),
               error: t.Optional(t.String({ description: 'Why there was no answer: "refused by the outbound policy: …" (no request sent) or "delivery failed"' })),
@@ -123,7 +126,8 @@ export function helpdeskWebhookRoutes(ctx: AppContext) {
         )
         .post(
           '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params }) => {
+          async ({ actor, params, set }) => {
+            set.status = 201;
             const delivery = await inTransaction((s) => redeliverHelpdeskDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
             return presentDelivery({ ...delivery, attemptLog: [] });
           },
