@@ -130,7 +130,7 @@ describe('item 5: SENT is a status change too (spec 6.1: "sent, delivered, read"
 
     // A receipt afterwards: the same shape, only the status differs.
     const receipt = await service.call('POST', `/v3/connections/${sandbox.id}/sandbox/receipts`, { apikey: owner.token, body: { messageId: res.body.id, status: 'DELIVERED' } });
-    expect(receipt.status).toBe(200);
+    expect(receipt.status).toBe(201);
     const deliveredUpdate = await arrival(sandbox.path, 'messages.update', (e) => e.data.key?.id === done.externalId && e.data.statuses[0].status === 'delivered');
     expect(shapeOf(deliveredUpdate.data)).toEqual(shapeOf(sent.data));
   }, 60_000);
