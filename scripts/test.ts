@@ -2,7 +2,8 @@
  * `bun run test`: what CI runs. Type-check, layering rules, core purity
  * (scripts/check-core-purity.ts), then the whole suite on the
  * embedded PGlite, then again on Postgres when one answers on 127.0.0.1:5432 (or at
- * TEST_DATABASE_URL). The default test timeout (60 s) comes from tests/support/preload.ts.
+ * TEST_DATABASE_URL). `--timeout 60000` gives every test 60 s: bun applies a preload's
+ * setDefaultTimeout to the first test file only (tests/support/preload.ts covers single-file runs).
  */
 import pg from 'pg';
 
@@ -12,9 +13,9 @@ const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.
 await step('type-check', ['node_modules/.bin/tsc', '--noEmit', '-p', '.']);
 await step('layering', ['node_modules/.bin/depcruise', 'core', 'adapters', 'plugins', 'apps', '--config', '.dependency-cruiser.cjs']);
 await step('core purity', [process.execPath, 'scripts/check-core-purity.ts', '.']);
-await step('tests on PGlite', [process.execPath, 'test', ...args], { TEST_DATABASE_URL: '' });
+await step('tests on PGlite', [process.execPath, 'test', '--timeout', '60000', ...args], { TEST_DATABASE_URL: '' });
 if (await reachable(postgresUrl)) {
-  await step('tests on Postgres', [process.execPath, 'test', ...args], { TEST_DATABASE_URL: postgresUrl });
+  await step('tests on Postgres', [process.execPath, 'test', '--timeout', '60000', ...args], { TEST_DATABASE_URL: postgresUrl });
 } else {
   console.log(`\n== Postgres not reachable at ${redact(postgresUrl)}: suite ran on PGlite only`);
 }
