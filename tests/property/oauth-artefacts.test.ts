@@ -44,7 +44,7 @@ import { openTestContext, type TestContext } from '../support/context.ts';
  *   - re-approval with fewer scopes → every token issued under the old approval dies.
  *   - revoke: an access token → that token; a refresh token → the grant. Consent deletion →
  *     everything of that grant (it is gone).
- *   - pending authorization request: 10 minutes, then answering it is access_denied.
+ *   - pending authorization request: 10 minutes, then answering it is invalid_request (expired).
  *   - the same code or refresh token sent twice at once: one request wins, the other is a
  *     second use, so the grant dies (the winner's new pair with it).
  *
@@ -481,7 +481,7 @@ class StartPending extends Step {
   }
 }
 
-/** The person answers an open request: within 10 minutes a code, after that access_denied. */
+/** The person answers an open request: within 10 minutes a code, after that invalid_request (the request expired). */
 class DecidePending extends Step {
   constructor(
     readonly n: number,
@@ -502,9 +502,11 @@ class DecidePending extends Step {
     const approved = subset(p.scopes, this.keepMask);
     const location = await answer(r, r.pendings[p.id]!.requestId, p.person, this.ws, approved);
     if (m.now >= p.createdAt + PENDING_MS) {
-      expect(location.searchParams.get('error')).toBe('access_denied');
+      // Issue 20 §16: an expired request is not the person refusing (access_denied).
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+      expect(location.searchParams.get('error_description')).toContain('expired');
       expect(location.searchParams.get('code')).toBeNull();
-      this.seen = `pending#${p.id} after ${m.now - p.createdAt} ms → access_denied`;
+      this.seen = `pending#${p.id} after ${m.now - p.createdAt} ms → invalid_request (expired)`;
     } else {
       const grant = grantIx(p.client, p.person, this.ws);
       approve(m, grant, approved);
