@@ -32,10 +32,10 @@ module.exports = {
     },
     {
       name: 'plugins-do-not-call-each-other',
-      comment: 'A plugin uses core use cases and ports, never another plugin.',
+      comment: 'A plugin uses core use cases and ports and the kernel (plugins/kernel/), never another plugin.',
       severity: 'error',
       from: { path: '^plugins/([^/]+)/' },
-      to: { path: '^plugins/([^/]+)/', pathNot: '^plugins/$1/' },
+      to: { path: '^plugins/([^/]+)/', pathNot: '^plugins/($1|kernel)/' },
     },
     {
       name: 'no-circular-core',
