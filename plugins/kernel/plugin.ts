@@ -1,7 +1,8 @@
 /**
  * The plugin kernel's contract: what a plugin declares (name, dependencies, migrations, routes,
- * scopes, jobs, subscribers, MCP tools, realtime) and the context it receives. Adapters and apps
- * reach plugins only through plugins/kernel/ (see .dependency-cruiser.cjs).
+ * scopes, jobs, subscribers, MCP tools, realtime) and the context it receives. Adapters reach
+ * plugins only through plugins/kernel/, apps/ through it and the catalogue plugins/index.ts
+ * (see .dependency-cruiser.cjs).
  */
 import type { Elysia } from 'elysia';
 import type { AppContext } from '../../adapters/http/context.ts';
