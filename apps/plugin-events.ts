@@ -5,7 +5,8 @@ import { pluginEventQueue, type ClaimedPluginEvent } from '../adapters/postgres/
 import type { EventsTable } from '../adapters/postgres/schema.ts';
 import { PollingLoop, type StepResult } from '../adapters/queue/polling-loop.ts';
 import type { JobDefinition } from '../adapters/queue/queue.ts';
-import type { EventSubscriber, Plugin } from '../plugins/plugin.ts';
+import type { PluginEventPayload } from '../plugins/kernel/events.ts';
+import type { EventSubscriber, Plugin } from '../plugins/kernel/plugin.ts';
 
 /** Events taken per claim. */
 const BATCH = 100;
@@ -15,17 +16,6 @@ const LANES = 8;
 const LEASE_MS = 60_000;
 /** Runs of an event whose subscriber keeps throwing before it is given up (1 s, 2 s, 4 s… apart). */
 const MAX_RUNS = 6;
-
-/** What a subscriber receives: the stored event (spec 6.1 envelope fields) with its id and workspace. */
-export interface PluginEventPayload {
-  eventId: string;
-  workspaceId: string;
-  event: string;
-  connectionId: string | null;
-  remoteJid: string | null;
-  sender?: string;
-  data: unknown;
-}
 
 /** The events the enabled plugins subscribe to (the event store queues a job only for these). */
 export function pluginEvents(plugins: Plugin[]): ReadonlySet<string> {

@@ -1,4 +1,4 @@
-import type { Plugin } from './plugin.ts';
+import type { Plugin } from './kernel/plugin.ts';
 import { helpdeskPlugin } from './helpdesk/index.ts';
 import { campaignsPlugin } from './campaigns/index.ts';
 import { carouselsPlugin } from './carousels/index.ts';

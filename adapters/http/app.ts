@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia';
 import { swagger } from '@elysiajs/swagger';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import type { AppContext } from './context.ts';
 import { errorResponse, oauthResponse, standard } from './errors.ts';
 import { badRequest } from '../../core/shared/errors.ts';

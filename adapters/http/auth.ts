@@ -11,8 +11,8 @@ import { authFailures, clientAddress } from './auth-failures.ts';
 import type { AppContext } from './context.ts';
 import { HttpResponseError, oauthResponse, standard } from './errors.ts';
 import { routeKey } from './route-scopes.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const REALM = 'switchboard';
 
 /**
@@ -106,7 +106,7 @@ async function authenticateCredential(
   const accountId = headers['x-account-id']?.trim() || undefined;
   // An id that cannot name a workspace is 403 without reaching the database, once the
   // credential itself is known good.
-  const malformed = accountId !== undefined && !UUID.test(accountId);
+  const malformed = accountId !== undefined && !isUuid(accountId);
   const workspace = malformed ? undefined : accountId?.toLowerCase();
   const apiKey = headers['apikey'];
   const bearer = bearerToken(headers['authorization']);

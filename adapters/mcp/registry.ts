@@ -1,5 +1,5 @@
 import { SCOPES, type Scope } from '../../core/oauth/scopes.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import type { McpToolDefinition } from './tool.ts';
 import { getConnectionTool, listConnectionsTool } from './tools/connections.ts';
 import { listChatsTool, listMessagesTool } from './tools/history.ts';

@@ -4,7 +4,7 @@ import type { Actor } from '../../core/identity/identity.ts';
 import { joinScopes, satisfies } from '../../core/oauth/scopes.ts';
 import { rememberScopeChallenge } from '../../core/oauth/step-up.ts';
 import { baseStores } from '../postgres/stores.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import type { AppContext } from '../http/context.ts';
 import { errorResponse } from '../http/errors.ts';
 import { bodyLimits, readText } from '../http/body.ts';

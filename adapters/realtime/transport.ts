@@ -4,7 +4,7 @@ import { Elysia } from 'elysia';
 import { AdapterPool } from './adapter-pool.ts';
 import { Server } from 'socket.io';
 import type { AppContext } from '../http/context.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { ACCESS_CHANGED, parseAccessChange, type AccessChange, type RealtimeServer } from './hub.ts';
 
 /** Spec 6.7: "Socket.IO-compatible protocol; ... path `/ws`". Clients ask for `/ws/` (a trailing slash is their default). */

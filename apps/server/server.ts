@@ -3,7 +3,7 @@ import { errorResponse } from '../../adapters/http/errors.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../../core/shared/ports.ts';
 import { openRuntime, type Runtime } from '../runtime.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { startBackgroundWork } from '../background.ts';
 import { openRealtimeTransport } from '../../adapters/realtime/transport.ts';
 

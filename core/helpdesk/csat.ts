@@ -7,6 +7,7 @@ import type { Conversation, HelpdeskMessage } from './conversation.ts';
 import { csatResponseReceived, type HelpdeskEventLog } from './events.ts';
 import { inboxNotFound, type InboxStore } from './inboxes.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from './plan-gate.ts';
+import { isUuid } from '../shared/ids.ts';
 
 /**
  * Customer satisfaction (spec 4.5, 5.6): when a conversation of an inbox with CSAT on is
@@ -277,7 +278,7 @@ export async function listCsatResponses(
 ): Promise<Page<ListedCsatResponse>> {
   authorize(actor.roles, 'helpdesk.reports', 'read');
   const problems: string[] = [];
-  if (query.inboxId !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(query.inboxId)) problems.push('query.inboxId must be an inbox id');
+  if (query.inboxId !== undefined && !isUuid(query.inboxId)) problems.push('query.inboxId must be an inbox id');
   const from = rangeEnd(query.from, 'from', problems);
   const to = rangeEnd(query.to, 'to', problems);
   if (from && to && from.getTime() > to.getTime()) problems.push('query.from must not be after query.to');

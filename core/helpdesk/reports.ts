@@ -4,6 +4,7 @@ import { badRequest } from '../shared/errors.ts';
 import { inboxNotFound, type InboxStore } from './inboxes.ts';
 import { aggregate, metricsOf, REPORT_GROUPINGS, type ReportFacts, type ReportGrouping, type ReportMetrics, type Tally } from './report-aggregation.ts';
 import { dayBucket, parseReportRange, rangeDays, type ReportRange } from './report-range.ts';
+import { isUuid } from '../shared/ids.ts';
 
 /** The facts, metrics and groupings are defined beside their arithmetic. */
 export * from './report-aggregation.ts';
@@ -79,7 +80,6 @@ export interface ReportQuery {
   format: ReportFormat;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The query, checked, once the caller may read reports (an Agent gets 403 whatever they ask):
@@ -92,7 +92,7 @@ export function parseReportQuery(actor: Actor, query: { from?: string; to?: stri
   const groupBy = query.groupBy === undefined || query.groupBy === '' ? null : query.groupBy;
   if (groupBy !== null && !(REPORT_GROUPINGS as readonly string[]).includes(groupBy)) problems.push(`query.groupBy must be one of ${REPORT_GROUPINGS.join(', ')}`);
   const inboxId = query.inboxId === undefined || query.inboxId === '' ? null : query.inboxId;
-  if (inboxId !== null && !UUID.test(inboxId)) problems.push('query.inboxId must be an inbox id');
+  if (inboxId !== null && !isUuid(inboxId)) problems.push('query.inboxId must be an inbox id');
   const format = query.format === undefined || query.format === '' ? 'json' : query.format;
   if (!(REPORT_FORMATS as readonly string[]).includes(format)) problems.push(`query.format must be one of ${REPORT_FORMATS.join(', ')}`);
   if (problems.length > 0 || !('range' in parsed)) throw badRequest(problems);

@@ -13,6 +13,7 @@ import { checkDefinition } from './components.ts';
 import type { PlatformTemplate, TemplateStatusUpdate, UploadedFile } from './platform.ts';
 import { checkTemplateSendOn } from './template-send.ts';
 import { afterCallback, reasonFor, templateEventEffect, type TemplateStatus } from './template-status.ts';
+import { isUuid } from '../shared/ids.ts';
 
 /** A template of a connection (its business account), as this service keeps it. */
 export interface Template {
@@ -63,7 +64,6 @@ export interface TemplateDeps {
 /** A sending media id lives about 30 days on the platform (spec 4.3, 8). */
 export const SEND_MEDIA_DAYS = 30;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The connection and its driver's template capability; 422 where the network has no templates. */
 export async function templateConnection(stores: TemplateStores, deps: TemplateDeps, actor: Actor, connectionId: string) {
@@ -92,7 +92,7 @@ export async function onPlatform<T>(work: () => Promise<T>): Promise<T> {
 
 async function findTemplate(stores: TemplateStores, connectionId: string, templateId: string): Promise<Template> {
   // Our id (a UUID) or the platform's id: both are accepted.
-  const found = UUID.test(templateId) ? await stores.templates.get(connectionId, templateId) : await stores.templates.findByExternalId(connectionId, templateId);
+  const found = isUuid(templateId) ? await stores.templates.get(connectionId, templateId) : await stores.templates.findByExternalId(connectionId, templateId);
   if (!found) throw notFound(`No template ${templateId} on this connection`);
   return found;
 }

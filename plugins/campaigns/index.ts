@@ -1,4 +1,4 @@
-import type { Plugin } from '../plugin.ts';
+import type { Plugin } from '../kernel/plugin.ts';
 import type { RouteScope } from '../../adapters/http/route-scopes.ts';
 import { CAMPAIGN_TARGET } from '../../core/campaigns/campaign-webhook.ts';
 import * as campaigns0001 from './migrations/0001_campaigns.ts';

@@ -1,5 +1,5 @@
-import type { EventSubscriber } from '../plugin.ts';
-import type { PluginEventPayload } from '../../apps/plugin-events.ts';
+import type { EventSubscriber } from '../kernel/plugin.ts';
+import type { PluginEventPayload } from '../kernel/events.ts';
 import { followConnection, noteContactReply, replyText } from '../../core/campaigns/replies.ts';
 import { campaignDeps, campaignStores, campaignUnitOfWork } from './stores.ts';
 

@@ -1,5 +1,5 @@
 import { carouselRule } from '../../core/carousels/rule.ts';
-import type { Plugin } from '../plugin.ts';
+import type { Plugin } from '../kernel/plugin.ts';
 
 /**
  * Carousel templates (issue 9 item 2; spec 4.3, 6.1, 8): teaches the templates base the

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia';
 import { authentication } from '../../adapters/http/auth.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { authErrors, iso, StandardError, Timestamp } from '../../adapters/http/schemas.ts';
-import { MessageView, presentMessage } from '../../adapters/http/routes/messages.ts';
+import { MessageView, presentMessage } from '../kernel/message-view.ts';
 import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
 import { createFlow, flowEncryption, provisionFlowKey, type FlowDeps, type FlowEncryption } from '../../core/flows/flows.ts';
 import { sendFlow } from '../../core/flows/send-flow.ts';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
-import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 import { attachmentDownloadLink, type Attachment, type AttachmentStore, type MessageAttachment } from '../../core/helpdesk/message-attachments.ts';
 import { helpdeskDb } from './schema.ts';
 

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { helpdeskEventLog } from './event-log.ts';
-import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';
 import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessage, HelpdeskMessageStore } from '../../core/helpdesk/conversations.ts';
 import type { HelpdeskMessageStores } from '../../core/helpdesk/helpdesk-messages.ts';

@@ -1,5 +1,5 @@
-import type { EventSubscriber, PluginContext } from '../plugin.ts';
-import type { PluginEventPayload } from '../../apps/plugin-events.ts';
+import type { EventSubscriber, PluginContext } from '../kernel/plugin.ts';
+import type { PluginEventPayload } from '../kernel/events.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../../core/helpdesk/events.ts';
 import { fanOutHelpdeskEvent } from '../../core/helpdesk/helpdesk-webhooks.ts';
 import { dispatchDeps } from '../../adapters/webhooks/jobs.ts';

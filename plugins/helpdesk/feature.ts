@@ -2,7 +2,7 @@ import type { Elysia } from 'elysia';
 import type { RouteScope } from '../../adapters/http/route-scopes.ts';
 import type { Migration } from '../../adapters/postgres/migrator.ts';
 import type { JobDefinition } from '../../adapters/queue/queue.ts';
-import type { EventSubscriber, McpToolDefinition, PluginContext } from '../plugin.ts';
+import type { EventSubscriber, McpToolDefinition, PluginContext } from '../kernel/plugin.ts';
 
 /**
  * One feature of the helpdesk plugin (assignment, SLAs, CSAT…) with everything it brings; the

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import type { Plugin } from '../plugin.ts';
+import type { Plugin } from '../kernel/plugin.ts';
 import type { RouteScope } from '../../adapters/http/route-scopes.ts';
 import * as helpdesk0001 from './migrations/0001_helpdesk.ts';
 import * as helpdesk0002 from './migrations/0002_conversations.ts';

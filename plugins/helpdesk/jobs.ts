@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import type { JobDefinition } from '../../adapters/queue/queue.ts';
-import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 import type { Outbox } from '../../core/shared/outbox.ts';
 import type { Clock } from '../../core/shared/ports.ts';
 import {

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import { isUniqueViolation } from '../../adapters/postgres/errors.ts';
-import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 import { duplicateLabel, type Label, type LabelStore } from '../../core/helpdesk/labels-catalogue.ts';
 import { labelKey } from '../../core/helpdesk/labels.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';

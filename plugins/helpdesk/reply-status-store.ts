@@ -5,7 +5,7 @@ import type { ChatDelivery, DeliveryScope, LaggingReply, ReplyStatusStores } fro
 import { conversationStore, helpdeskMessageStore, toMessage } from './conversation-store.ts';
 import { helpdeskEventLog } from './event-log.ts';
 import { helpdeskDb } from './schema.ts';
-import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 
 const MOVING = ['PENDING', 'SENT', 'DELIVERED'] as const;
 const REPORTED = ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const;

@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
 import { isUniqueViolation } from '../../adapters/postgres/errors.ts';
-import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 import type { PlanName } from '../../core/plans/plans.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';
 import { conflict } from '../../core/shared/errors.ts';

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';
 import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../core/helpdesk/message-attachments.ts';
-import type { EventSubscriber, PluginContext } from '../plugin.ts';
+import type { EventSubscriber, PluginContext } from '../kernel/plugin.ts';
 import { receiveIncoming } from '../../core/helpdesk/conversations.ts';
 import { followDeliveries, type DeliveryScope } from '../../core/helpdesk/reply-status.ts';
 import { eventsWithLaggingReplies, replyStatusStores } from './reply-status-store.ts';
@@ -10,7 +10,7 @@ import { helpdeskDb } from './schema.ts';
 import { conversationStores } from './conversation-store.ts';
 import { inboxStore } from './store.ts';
 
-/** The stored event as the worker hands it to subscribers (apps/plugin-events.ts). */
+/** The stored event as the worker hands it to subscribers (plugins/kernel/events.ts). */
 interface StoredEvent {
   eventId: string;
   workspaceId: string;

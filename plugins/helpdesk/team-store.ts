@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { isUniqueViolation } from '../../adapters/postgres/errors.ts';
-import { isUuid } from '../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../core/shared/ids.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';
 import { duplicateTeamName, type Team, type TeamMember, type TeamStore, type TeamStores } from '../../core/helpdesk/teams.ts';
 import { conversationStore } from './conversation-store.ts';

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import type { Plugin } from '../plugin.ts';
+import type { Plugin } from '../kernel/plugin.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import type { RouteScope } from '../../adapters/http/route-scopes.ts';
 import { v2Routes } from './routes.ts';

@@ -10,7 +10,7 @@ import { defineTool } from '../../adapters/mcp/tool.ts';
 import { sendMessageTool } from '../../adapters/mcp/tools/send-message.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';
 import { uuidV7 } from '../../adapters/system.ts';
 import { startPluginEventRunner } from '../../apps/plugin-events.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 

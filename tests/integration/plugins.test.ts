@@ -3,8 +3,8 @@ import { Elysia } from 'elysia';
 import { sql, type Kysely } from 'kysely';
 import { loadConfig } from '../../apps/config.ts';
 import { openRuntime } from '../../apps/runtime.ts';
-import { parsePluginList, PluginConfigurationError, resolvePlugins } from '../../plugins/loader.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import { parsePluginList, PluginConfigurationError, resolvePlugins } from '../../plugins/kernel/loader.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 

@@ -2,7 +2,7 @@ import { loadConfig } from '../../apps/config.ts';
 import { startService, type RunningService } from '../../apps/server/server.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
-import type { Plugin } from '../../plugins/plugin.ts';
+import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import type { PlanName } from '../../core/plans/plans.ts';
 import type { Clock } from '../../core/shared/ports.ts';
 import { freshDatabase } from './database.ts';

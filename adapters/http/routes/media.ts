@@ -10,7 +10,7 @@ import { authentication } from '../auth.ts';
 import { bodyLimits, PayloadTooLarge, readBytes } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
-import { presentMessage } from './messages.ts';
+import { presentMessage } from '../presenters/message.ts';
 import { countRefusal } from '../auth-failures.ts';
 
 /** Raw uploads are read by the handler (no JSON parsing); this documents them. */

@@ -1,13 +1,13 @@
 import { Elysia, t } from 'elysia';
 import { chatHistory, getMessage, listChats } from '../../../core/messaging/history.ts';
-import type { ChatMessage } from '../../../core/messaging/message.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { messagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { sendFromRequest } from '../../connections/send-request.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
-import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp } from '../schemas.ts';
+import { MessageView, presentMessage } from '../presenters/message.ts';
 import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
 
 const Media = t.Object({
@@ -51,22 +51,6 @@ const SendBody = t.Object({
   buttons: t.Optional(ButtonsContent),
   reaction: t.Optional(t.Object({ messageId: t.String(), emoji: t.String({ description: 'Empty string removes the reaction' }) })),
   template: t.Optional(t.Object({ name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) })),
-});
-
-export const MessageView = t.Object({
-  id: Uuid,
-  connectionId: Uuid,
-  direction: t.UnionEnum(['inbound', 'outbound']),
-  remoteJid: t.String(),
-  kind: t.String({ description: 'Outbound: the kind sent. Inbound: the 2.13 messageType' }),
-  status: t.String({ description: 'Outbound: PENDING, SENT, DELIVERED, READ, FAILED. Inbound: RECEIVED' }),
-  externalId: t.Nullable(t.String({ description: 'The network’s message id, once known' })),
-  error: t.Nullable(t.Object({ code: t.Union([t.String(), t.Number()]), title: t.String() })),
-  replyTo: t.Nullable(t.String()),
-  content: t.Any({ description: 'Outbound: the content sent. Inbound: the closed 2.13 message data' }),
-  messageTimestamp: Timestamp,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
 });
 
 const ChatView = t.Object({ remoteJid: t.String(), name: t.Nullable(t.String()), lastMessageAt: Timestamp, lastContactMessageAt: t.Nullable(Timestamp) });
@@ -157,24 +141,6 @@ export function messageRoutes(ctx: AppContext) {
           },
         ),
     );
-}
-
-export function presentMessage(m: ChatMessage) {
-  return {
-    id: m.id,
-    connectionId: m.connectionId,
-    direction: m.direction,
-    remoteJid: m.remoteJid,
-    kind: m.kind,
-    status: m.status,
-    externalId: m.externalId,
-    error: m.error,
-    replyTo: m.replyTo,
-    content: m.content,
-    messageTimestamp: iso(m.messageTimestamp),
-    createdAt: iso(m.createdAt),
-    updatedAt: iso(m.updatedAt),
-  };
 }
 
 function presentChat(c: { remoteJid: string; name: string | null; lastMessageAt: Date; lastContactMessageAt: Date | null }) {

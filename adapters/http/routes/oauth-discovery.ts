@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { SCOPES } from '../../../core/oauth/scopes.ts';
 import { mcpScopes } from '../../mcp/registry.ts';
-import type { Plugin } from '../../../plugins/plugin.ts';
+import type { Plugin } from '../../../plugins/kernel/plugin.ts';
 import type { AppContext } from '../context.ts';
 import { DISCOVERY_RESPONSES } from './oauth-docs.ts';
 

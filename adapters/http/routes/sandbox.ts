@@ -11,7 +11,7 @@ import { simulatedMessage } from '../../drivers/sandbox/simulator.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, OneOf, StandardError } from '../schemas.ts';
-import { MessageView, presentMessage } from './messages.ts';
+import { MessageView, presentMessage } from '../presenters/message.ts';
 
 /**
  * The sandbox network's controls: act as a contact (messages of any 2.13 type, receipts,

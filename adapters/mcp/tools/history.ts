@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import { chatHistory, listChats, MAX_HISTORY_LIMIT } from '../../../core/messaging/history.ts';
 import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
 import { messagingStores } from '../../connections/stores.ts';
-import { presentMessage } from '../../http/routes/messages.ts';
+import { presentMessage } from '../../http/presenters/message.ts';
 import { defineTool } from '../tool.ts';
 
 /**

@@ -6,6 +6,7 @@ import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ConnectionsTable, Database } from '../schema.ts';
 import { isUniqueViolation } from '../errors.ts';
 import { compiledOnce } from '../compiled-once.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 
 export function connectionStore(db: Kysely<Database>, box: SecretBox): ConnectionStore {
   const toConnection = (row: Selectable<ConnectionsTable>): Connection => ({
@@ -91,9 +92,4 @@ function routingKeyTaken(error: unknown): never {
     throw conflict('Another connection already uses this phone number id');
   }
   throw error;
-}
-
-/** Ids in paths are user input: a malformed one is simply not found (never a database error). */
-export function isUuid(value: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MediaItem, MediaStore } from '../../../core/media/media.ts';
 import type { Database } from '../schema.ts';
-import { isUuid } from './connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 
 /** Media bytes live in the database (bytea): durable, backed up with everything else. */
 export function mediaStore(db: Kysely<Database>): MediaStore {

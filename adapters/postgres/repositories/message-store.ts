@@ -4,7 +4,7 @@ import type { Chat, ChatMessage, ChatStore, MessageStore, NetworkId } from '../.
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Database, MessagesTable } from '../schema.ts';
-import { isUuid } from './connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import { escapeLike } from './identity-store.ts';
 
 export function messageStore(db: Kysely<Database>): MessageStore {

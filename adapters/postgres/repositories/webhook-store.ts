@@ -6,7 +6,7 @@ import type { DeliveryState } from '../../../core/webhooks/delivery.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { Database, EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../schema.ts';
-import { isUuid } from './connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
   const toWebhook = (row: Selectable<WebhooksTable>): Webhook => ({

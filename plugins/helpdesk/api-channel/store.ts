@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import type { ApiChannelMessage, ApiChannelPorts, ApiChannelStore } from '../../../core/helpdesk/api-channel.ts';
 import type { Inbox } from '../../../core/helpdesk/inboxes.ts';
 import { helpdeskDb, type HelpdeskApiMessagesTable } from '../schema.ts';

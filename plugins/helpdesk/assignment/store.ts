@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import type { AssignmentSettingsStore, AssignmentSettingsStores } from '../../../core/helpdesk/assignment-settings.ts';
 import type { AutoAssignDeps, AutoAssignmentStore, AutoAssignStores } from '../../../core/helpdesk/auto-assignment.ts';
 import type { OwnPresenceStore } from '../../../core/helpdesk/availability.ts';

@@ -1,6 +1,6 @@
-import type { PluginEventPayload } from '../../../apps/plugin-events.ts';
+import type { PluginEventPayload } from '../../kernel/events.ts';
 import { assignOnArrival } from '../../../core/helpdesk/auto-assignment.ts';
-import type { PluginContext } from '../../plugin.ts';
+import type { PluginContext } from '../../kernel/plugin.ts';
 import { assignmentDeps, assignmentStores } from './store.ts';
 
 /**

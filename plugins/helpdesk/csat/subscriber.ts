@@ -1,5 +1,5 @@
-import type { EventSubscriber, PluginContext } from '../../plugin.ts';
-import type { PluginEventPayload } from '../../../apps/plugin-events.ts';
+import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
+import type { PluginEventPayload } from '../../kernel/events.ts';
 import { sendSurveyOnResolve } from '../../../core/helpdesk/csat.ts';
 import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/helpdesk-messages.ts';
 import { DomainError } from '../../../core/shared/errors.ts';

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/canned-responses.ts';
 import type { MacroAction } from '../../../core/helpdesk/macro-actions.ts';

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Role } from '../../../core/identity/roles.ts';
 import type { MentionStores } from '../../../core/helpdesk/mentions.ts';

@@ -1,5 +1,5 @@
-import type { EventSubscriber, PluginContext } from '../../plugin.ts';
-import type { PluginEventPayload } from '../../../apps/plugin-events.ts';
+import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
+import type { PluginEventPayload } from '../../kernel/events.ts';
 import { recordMentions } from '../../../core/helpdesk/mentions.ts';
 import { notifyOf, type NotifyingEvent } from '../../../core/helpdesk/notifications.ts';
 import { mentionStores, notifyStores } from './stores.ts';

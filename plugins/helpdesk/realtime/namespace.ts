@@ -1,7 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { accessChangeConcerns, type RealtimeServer } from '../../../adapters/realtime/hub.ts';
-import type { RealtimeSignals } from '../../plugin.ts';
+import type { RealtimeSignals } from '../../kernel/plugin.ts';
 import { listenToClient } from './client-events.ts';
 import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
 import { HELPDESK_NAMESPACE } from './rooms.ts';

@@ -2,6 +2,7 @@ import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { HolderChange, ReportConversation, ReportFacts, ReportGrouping, ReportStore } from '../../../core/helpdesk/reports.ts';
 import { helpdeskDb, type HelpdeskDatabase } from '../schema.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 
 /**
  * The facts of a report (core/helpdesk/reports.ts), read with one query per kind of fact, every
@@ -174,7 +175,7 @@ async function holderChangeRows(db: Kysely<HelpdeskDatabase>, workspaceId: strin
 }
 
 async function nameRows(db: Kysely<HelpdeskDatabase>, workspaceId: string, groupBy: ReportGrouping, keys: string[]): Promise<[string, string][]> {
-  const uuids = keys.filter((k) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(k));
+  const uuids = keys.filter(isUuid);
   if (groupBy === 'label') {
     const rows = await db.selectFrom('helpdesk_labels').select(['name_key', 'name']).where('workspace_id', '=', workspaceId).where('name_key', 'in', keys).execute();
     return rows.map((r) => [r.name_key, r.name]);

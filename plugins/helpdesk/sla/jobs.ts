@@ -1,6 +1,6 @@
 import type { JobDefinition } from '../../../adapters/queue/queue.ts';
 import { runSlaDeadline, SLA_DEADLINE_QUEUE, SLA_SWEEP_LIMIT, sweepOverdueRounds, type SlaDeadlineJob } from '../../../core/helpdesk/sla-tracking.ts';
-import type { PluginContext } from '../../plugin.ts';
+import type { PluginContext } from '../../kernel/plugin.ts';
 import { slaDeps } from './subscribers.ts';
 import { slaTrackingStores } from './tracking-store.ts';
 

@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { calendarOf, type InboxHours, type InboxHoursStore, type InboxHoursStores } from '../../../core/helpdesk/business-hours-settings.ts';

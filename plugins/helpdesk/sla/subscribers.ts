@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { PluginEventPayload } from '../../../apps/plugin-events.ts';
+import type { PluginEventPayload } from '../../kernel/events.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
 import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/helpdesk-messages.ts';
 import { replyOutOfOffice } from '../../../core/helpdesk/out-of-office.ts';
 import { trackConversation, type SlaDeps } from '../../../core/helpdesk/sla-tracking.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
-import type { EventSubscriber, PluginContext } from '../../plugin.ts';
+import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import { conversationStore, helpdeskMessageStores } from '../conversation-store.ts';
 import { helpdeskDb } from '../schema.ts';
 import { inboxHoursStore } from './store.ts';

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
 import type { ConversationSlaStores } from '../../../core/helpdesk/conversation-sla.ts';

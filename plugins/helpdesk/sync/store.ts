@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
 import { INBOX_SYNC_QUEUE, syncRunning, type InboxSync, type InboxSyncStore, type InboxSyncStores } from '../../../core/helpdesk/inbox-sync.ts';
 import type { HistoryMessage } from '../../../core/helpdesk/history-import.ts';

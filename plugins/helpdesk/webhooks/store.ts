@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { SecretBox } from '../../../adapters/crypto/secret-box.ts';
-import { isUuid } from '../../../adapters/postgres/repositories/connection-store.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { HelpdeskEventType } from '../../../core/helpdesk/events.ts';
 import type { HelpdeskWebhook, HelpdeskWebhookStore } from '../../../core/helpdesk/helpdesk-webhooks.ts';

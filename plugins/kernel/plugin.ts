@@ -1,13 +1,19 @@
+/**
+ * The plugin kernel's contract: what a plugin declares (name, dependencies, migrations, routes,
+ * scopes, jobs, subscribers, MCP tools, realtime) and the context it receives. Adapters reach
+ * plugins only through plugins/kernel/, apps/ through it and the catalogue plugins/index.ts
+ * (see .dependency-cruiser.cjs).
+ */
 import type { Elysia } from 'elysia';
-import type { AppContext } from '../adapters/http/context.ts';
-import type { Migration } from '../adapters/postgres/migrator.ts';
-import type { JobDefinition } from '../adapters/queue/queue.ts';
-import type { RouteScope } from '../adapters/http/route-scopes.ts';
-import type { McpToolDefinition } from '../adapters/mcp/tool.ts';
-import type { AccessChange, RealtimeServer } from '../adapters/realtime/hub.ts';
-import type { DeliveryTargetFinder } from '../adapters/webhooks/endpoints.ts';
-import type { AudienceSource } from '../adapters/http/context.ts';
-import type { TemplateComponentRule } from '../core/templates/component-rules.ts';
+import type { AppContext } from '../../adapters/http/context.ts';
+import type { Migration } from '../../adapters/postgres/migrator.ts';
+import type { JobDefinition } from '../../adapters/queue/queue.ts';
+import type { RouteScope } from '../../adapters/http/route-scopes.ts';
+import type { McpToolDefinition } from '../../adapters/mcp/tool.ts';
+import type { AccessChange, RealtimeServer } from '../../adapters/realtime/hub.ts';
+import type { DeliveryTargetFinder } from '../../adapters/webhooks/endpoints.ts';
+import type { AudienceSource } from '../../adapters/http/context.ts';
+import type { TemplateComponentRule } from '../../core/templates/component-rules.ts';
 
 export type PluginContext = AppContext;
 
@@ -29,7 +35,7 @@ export interface EventSubscriber {
  * cover it, a zod input shape and `run(input, { actor, ctx })`. Base tools use the same type
  * (`adapters/mcp/tool.ts`; `defineTool` infers the input's types).
  */
-export type { McpToolDefinition } from '../adapters/mcp/tool.ts';
+export type { McpToolDefinition } from '../../adapters/mcp/tool.ts';
 
 /** What a server process tells the plugins' sockets besides their own events. */
 export interface RealtimeSignals {
