@@ -1,5 +1,5 @@
 import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans.ts';
-import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/presence.ts';
+import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/assignment/presence.ts';
 import { parseAllowList, type OutboundAllowList } from '../core/shared/outbound-policy.ts';
 import { DEFAULT_ALLOWED_ORIGINS, parseAllowedOrigins, type AllowedOrigins } from '../core/shared/allowed-origins.ts';
 

@@ -1,4 +1,4 @@
-import type { ZoneRules } from '../../core/helpdesk/business-hours.ts';
+import type { ZoneRules } from '../../core/helpdesk/sla/business-hours.ts';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

@@ -3,7 +3,7 @@ import { authorize } from '../identity/roles.ts';
 import type { ConnectionStore } from '../connections/connection.ts';
 import { connectionNotFound } from '../connections/connections.ts';
 import type { NetworkDriver } from '../connections/driver.ts';
-import type { ZoneRules } from '../helpdesk/business-hours.ts';
+import type { ZoneRules } from '../helpdesk/sla/business-hours.ts';
 import { sendableMedia, type MediaStore } from '../media/media.ts';
 import type { ChatStore, MessageStore } from '../messaging/message.ts';
 import { assertOutboundMedia, isMediaKind, parseOutgoingContent, type OutgoingContent } from '../messaging/outgoing.ts';

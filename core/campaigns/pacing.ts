@@ -1,4 +1,4 @@
-import { isOpen, nextOpening, type BusinessCalendar, type ZoneRules } from '../helpdesk/business-hours.ts';
+import { isOpen, nextOpening, type BusinessCalendar, type ZoneRules } from '../helpdesk/sla/business-hours.ts';
 
 /**
  * How fast a campaign sends (issue 8). An unofficial number that sends too fast is flagged by the

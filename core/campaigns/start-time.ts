@@ -1,5 +1,5 @@
 import { badRequest, excerpt } from '../shared/errors.ts';
-import type { ZoneRules } from '../helpdesk/business-hours.ts';
+import type { ZoneRules } from '../helpdesk/sla/business-hours.ts';
 
 const MINUTE_MS = 60_000;
 const LOCAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;

@@ -1,7 +1,7 @@
-import type { ConversationStatus } from './conversation-status.ts';
-import type { Conversation, HelpdeskMessage } from './conversation.ts';
-import type { MessageStatus } from './message-status.ts';
-import type { InboxSync } from './inbox-sync-status.ts';
+import type { ConversationStatus } from './conversations/conversation-status.ts';
+import type { Conversation, HelpdeskMessage } from './conversations/conversation.ts';
+import type { MessageStatus } from './conversations/message-status.ts';
+import type { InboxSync } from './inboxes/inbox-sync-status.ts';
 
 /** The twenty-one helpdesk event types (spec 6.5), all deliverable to helpdesk webhooks. */
 export const HELPDESK_EVENT_TYPES = [
@@ -130,7 +130,7 @@ export function messageStatusChanged(c: Conversation, message: HelpdeskMessage, 
 }
 
 /**
- * A member was @mentioned in a private note (payload ours; core/helpdesk/mentions.ts): one event
+ * A member was @mentioned in a private note (payload ours; core/helpdesk/notifications/mentions.ts): one event
  * per mentioned member; `actorUserId` wrote the note. Sockets hear it in `mentionedUserId`'s room only.
  */
 export function mentionCreated(
@@ -172,7 +172,7 @@ export function labelDeleted(l: Label, actorUserId: string | null): HelpdeskEven
 }
 
 /**
- * History sync events (payloads ours; core/helpdesk/inbox-sync.ts): recorded when a sync starts,
+ * History sync events (payloads ours; core/helpdesk/inboxes/inbox-sync.ts): recorded when a sync starts,
  * after each page of chats and when it ends. Each carries the counts of its own kind of record
  * (`total`, `processed`, `created`); `error` is set exactly when `status` is FAILED. They stand in
  * for the per-conversation and per-message events an import of history does not record.
@@ -190,7 +190,7 @@ export function conversationSyncUpdated(s: InboxSync): HelpdeskEvent {
 }
 
 /**
- * A contact answered the satisfaction survey of a conversation (payload ours; core/helpdesk/csat.ts):
+ * A contact answered the satisfaction survey of a conversation (payload ours; core/helpdesk/csat/csat.ts):
  * the rating (1 to 5), the comment (null when none) and who held the conversation when it was
  * resolved. An inbox event: it reaches inbox-bound webhooks and the inbox's rooms.
  */
@@ -216,7 +216,7 @@ export function csatResponseReceived(r: {
 }
 
 /**
- * An SLA target of a conversation was missed (payload ours; core/helpdesk/sla-tracking.ts): which
+ * An SLA target of a conversation was missed (payload ours; core/helpdesk/sla/tracking.ts): which
  * target (`first_response`, `next_response`, `resolution`) of which policy, when it was due and
  * when the service found it missed. Sent to helpdesk webhooks only: spec 6.7, "`helpdesk.sla.missed`
  * is not broadcast" (realtime/broadcast.ts gives it no room).

@@ -6,7 +6,7 @@ import { campaignRoutes } from './routes.ts';
 import { campaignJobs } from './jobs.ts';
 import { CAMPAIGN_SUBSCRIBERS } from './subscribers.ts';
 import { CAMPAIGN_MCP_TOOLS } from './mcp-tools.ts';
-import { campaignDeliveryTarget } from './stores.ts';
+import { campaignDeliveryTarget } from './use-case-stores.ts';
 
 /**
  * OAuth scopes of the campaign routes: sending a campaign is sending messages (`messages:send`

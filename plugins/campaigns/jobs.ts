@@ -1,7 +1,7 @@
 import type { JobDefinition } from '../../adapters/queue/queue.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { CAMPAIGN_RUN_QUEUE, runCampaign } from '../../core/campaigns/sending.ts';
-import { campaignDeps, campaignUnitOfWork } from './stores.ts';
+import { campaignDeps, campaignUnitOfWork } from './use-case-stores.ts';
 
 /**
  * The pacer: one job per run of a campaign, keyed by (campaign, run number), so a run is queued

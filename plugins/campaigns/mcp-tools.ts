@@ -5,7 +5,7 @@ import { cancelCampaign, createCampaign, getCampaign, listCampaigns, pauseCampai
 import type { Campaign } from '../../core/campaigns/campaign.ts';
 import { MAX_PER_PAGE } from '../../core/shared/pagination.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
-import { campaignDeps, campaignStores } from './stores.ts';
+import { campaignDeps, campaignStores } from './use-case-stores.ts';
 import { campaignView } from './views.ts';
 
 /**

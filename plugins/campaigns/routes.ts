@@ -23,12 +23,12 @@ import {
   type CampaignStores,
 } from '../../core/campaigns/campaigns.ts';
 import { MAX_AUDIENCE } from '../../core/campaigns/audience.ts';
-import { campaignDeps, campaignStores } from './stores.ts';
-import { optOutStore } from './store.ts';
+import { campaignDeps, campaignStores } from './use-case-stores.ts';
+import { optOutStore } from './campaign-store.ts';
 import { addOptOut, listOptOuts, removeOptOut } from '../../core/campaigns/opt-outs.ts';
 import { deliveryStore } from '../../adapters/postgres/repositories/webhook-store.ts';
 import { campaignView, recipientView } from './views.ts';
-import { CampaignBody, CampaignView, OptOutView, RecipientView } from './schemas.ts';
+import { CampaignBody, CampaignView, OptOutView, RecipientView } from './request-schemas.ts';
 
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };

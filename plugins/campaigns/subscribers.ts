@@ -1,7 +1,7 @@
 import type { EventSubscriber } from '../kernel/plugin.ts';
 import type { PluginEventPayload } from '../kernel/events.ts';
 import { followConnection, noteContactReply, replyText } from '../../core/campaigns/replies.ts';
-import { campaignDeps, campaignStores, campaignUnitOfWork } from './stores.ts';
+import { campaignDeps, campaignStores, campaignUnitOfWork } from './use-case-stores.ts';
 
 /**
  * A contact's message marks their campaign message replied and may opt them out (stop word); a

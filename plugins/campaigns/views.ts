@@ -2,7 +2,7 @@ import type { Campaign, CampaignProgress, RecipientView } from '../../core/campa
 import type { Reservation } from '../../core/plans/credit-ledger.ts';
 
 import type { Static } from '@sinclair/typebox';
-import { CampaignView as CampaignViewSchema } from './schemas.ts';
+import { CampaignView as CampaignViewSchema } from './request-schemas.ts';
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 

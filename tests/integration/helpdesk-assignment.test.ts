@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { autoAssign } from '../../core/helpdesk/auto-assignment.ts';
+import { autoAssign } from '../../core/helpdesk/assignment/auto-assignment.ts';
 import { assignmentDeps, assignmentStores } from '../../plugins/helpdesk/assignment/store.ts';
 import { onConversationCreated } from '../../plugins/helpdesk/assignment/subscriber.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import {

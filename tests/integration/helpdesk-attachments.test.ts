@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { attachmentDownloadLink } from '../../core/helpdesk/message-attachments.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { attachmentDownloadLink } from '../../core/helpdesk/conversations/message-attachments.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, messagesUntil, messageWhen, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { DEFAULT_SURVEY_MESSAGE } from '../../core/helpdesk/csat.ts';
+import { DEFAULT_SURVEY_MESSAGE } from '../../core/helpdesk/csat/csat.ts';
 import { CSAT_ATTEMPTS_PER_MINUTE } from '../../plugins/helpdesk/csat/page.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { connectHelpdesk } from '../support/socket.ts';

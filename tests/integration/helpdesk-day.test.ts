@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { SLA_DEADLINE_QUEUE } from '../../core/helpdesk/sla-tracking.ts';
+import { SLA_DEADLINE_QUEUE } from '../../core/helpdesk/sla/tracking.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { conversationOfContact, eventually, helpdeskLine, injectContactMessage, setInboxMembers, withoutAutoAssignment, workerSettled, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';

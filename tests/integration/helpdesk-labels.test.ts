@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import * as migration0007 from '../../plugins/helpdesk/migrations/0007_labels_attachments.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, workerSettled, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { conversationFromContact, eventually, helpdeskEvents, helpdeskWorkspace, injectContactMessage, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
-import { deliveriesWithLaggingReplies } from '../../plugins/helpdesk/subscribers.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
+import { deliveriesWithLaggingReplies } from '../../plugins/helpdesk/conversations/subscribers.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskLine, messageWhen, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';

@@ -3,7 +3,7 @@ import { baseStores } from '../../adapters/postgres/stores.ts';
 import { registerClient } from '../../core/oauth/clients.ts';
 import type { Scope } from '../../core/oauth/scopes.ts';
 import { hashSecret } from '../../core/tokens/secret.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import {
   connectedConnection,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { SLA_DEADLINE_QUEUE } from '../../core/helpdesk/sla-tracking.ts';
+import { SLA_DEADLINE_QUEUE } from '../../core/helpdesk/sla/tracking.ts';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import { startReceiver } from '../support/webhook-receiver.ts';

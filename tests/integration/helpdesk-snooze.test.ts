@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
-import { SNOOZE_EXPIRY_QUEUE } from '../../core/helpdesk/snooze.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { SNOOZE_EXPIRY_QUEUE } from '../../core/helpdesk/conversations/snooze.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { conversationFromContact, eventually, helpdeskEvents, helpdeskLine, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';

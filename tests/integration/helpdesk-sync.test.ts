@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
-import { INBOX_SYNC_QUEUE } from '../../core/helpdesk/inbox-sync.ts';
+import { INBOX_SYNC_QUEUE } from '../../core/helpdesk/inboxes/inbox-sync.ts';
 import { inboxSyncTuning } from '../../plugins/helpdesk/sync/job.ts';
-import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
+import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { connectedConnection, connectionInbox, eventually, helpdeskEvents, injectContactMessage, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
- * Inbox history sync (core/helpdesk/inbox-sync.ts): a team binds a number that has been chatting
+ * Inbox history sync (core/helpdesk/inboxes/inbox-sync.ts): a team binds a number that has been chatting
  * for a while to a new inbox and brings its past one-to-one chats into the helpdesk.
  *
  * On a sandbox connection, five contacts write (and the account answers one of them through the

@@ -20,7 +20,7 @@ import { DEFAULT_PLANS, type PlanCatalog } from '../../core/plans/plans.ts';
 import type { Clock } from '../../core/shared/ports.ts';
 import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
 import { campaignsPlugin } from '../../plugins/campaigns/index.ts';
-import { campaignStores } from '../../plugins/campaigns/stores.ts';
+import { campaignStores } from '../../plugins/campaigns/use-case-stores.ts';
 import { FakeCampaignDatabase } from '../support/campaign-fakes.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { onPostgres } from '../support/database.ts';

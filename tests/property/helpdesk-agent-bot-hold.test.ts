@@ -1,14 +1,14 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { BOT_HOLD_EVENTS, BOT_HOLD_STATES, BOT_HOLD_TRANSITIONS, holdersAfter, holdState, nextHoldState, type BotHoldEvent, type BotHoldState } from '../../core/helpdesk/agent-bot-hold.ts';
-import { botHandoff, handOverHeld, heldConversation, takeTurn, type AgentBotConversationStores } from '../../core/helpdesk/agent-bot-conversations.ts';
-import type { AgentBot } from '../../core/helpdesk/agent-bots.ts';
-import { updateConversation, type Conversation } from '../../core/helpdesk/conversations.ts';
+import { BOT_HOLD_EVENTS, BOT_HOLD_STATES, BOT_HOLD_TRANSITIONS, holdersAfter, holdState, nextHoldState, type BotHoldEvent, type BotHoldState } from '../../core/helpdesk/bots/agent-bot-hold.ts';
+import { botHandoff, handOverHeld, heldConversation, takeTurn, type AgentBotConversationStores } from '../../core/helpdesk/bots/agent-bot-conversations.ts';
+import type { AgentBot } from '../../core/helpdesk/bots/agent-bots.ts';
+import { updateConversation, type Conversation } from '../../core/helpdesk/conversations/conversations.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
 /**
- * Who holds a conversation of an inbox served by an agent bot (core/helpdesk/agent-bot-hold.ts),
+ * Who holds a conversation of an inbox served by an agent bot (core/helpdesk/bots/agent-bot-hold.ts),
  * against a model written from the words of the issue and the brief, not from the table:
  *
  * - issue 7: "a bot bound to an inbox … takes the conversation first, hands over to humans;

@@ -6,19 +6,19 @@ import type { AppContext } from '../../adapters/http/context.ts';
 import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
 import { migrate } from '../../adapters/postgres/migrator.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
-import { API_CHANNEL_DELIVER_QUEUE, attemptApiDelivery, type ApiChannelSender } from '../../core/helpdesk/api-channel-delivery.ts';
-import { receiveApiMessage, receiveApiStatusUpdate, type ApiChannelStores } from '../../core/helpdesk/api-channel.ts';
-import { sendHelpdeskMessage } from '../../core/helpdesk/helpdesk-messages.ts';
-import { createInbox, type Inbox } from '../../core/helpdesk/inboxes.ts';
-import { DELIVERY_OUTCOMES, type DeliveryOutcomeStatus, type MessageStatus } from '../../core/helpdesk/message-status.ts';
+import { API_CHANNEL_DELIVER_QUEUE, attemptApiDelivery, type ApiChannelSender } from '../../core/helpdesk/api-channel/outbound.ts';
+import { receiveApiMessage, receiveApiStatusUpdate, type ApiChannelStores } from '../../core/helpdesk/api-channel/inbound.ts';
+import { sendHelpdeskMessage } from '../../core/helpdesk/conversations/helpdesk-messages.ts';
+import { createInbox, type Inbox } from '../../core/helpdesk/inboxes/inboxes.ts';
+import { DELIVERY_OUTCOMES, type DeliveryOutcomeStatus, type MessageStatus } from '../../core/helpdesk/conversations/message-status.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
 import type { AttemptOutcome } from '../../core/webhooks/delivery.ts';
 import { helpdeskPlugin } from '../../plugins/helpdesk/index.ts';
 import { apiChannelJobs } from '../../plugins/helpdesk/api-channel/jobs.ts';
-import { helpdeskMessageStores } from '../../plugins/helpdesk/conversation-store.ts';
-import { inboxStores, isTimeZone } from '../../plugins/helpdesk/store.ts';
+import { helpdeskMessageStores } from '../../plugins/helpdesk/conversations/store.ts';
+import { inboxStores, isTimeZone } from '../../plugins/helpdesk/inboxes/inbox-and-contact-stores.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 
 /**

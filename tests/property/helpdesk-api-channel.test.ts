@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { authenticateInbound, MAX_SOURCE_ID_LENGTH, parseInbound, signApiChannelBody } from '../../core/helpdesk/api-channel.ts';
-import { apiChannelBody, settleApiAttempt, sourceIdOfAnswer } from '../../core/helpdesk/api-channel-delivery.ts';
-import { applyDeliveryOutcome, DELIVERY_OUTCOMES, type DeliveryOutcomeStatus, type MessageDeliveryState, type MessageStatus } from '../../core/helpdesk/message-status.ts';
+import { authenticateInbound, MAX_SOURCE_ID_LENGTH, parseInbound, signApiChannelBody } from '../../core/helpdesk/api-channel/inbound.ts';
+import { apiChannelBody, settleApiAttempt, sourceIdOfAnswer } from '../../core/helpdesk/api-channel/outbound.ts';
+import { applyDeliveryOutcome, DELIVERY_OUTCOMES, type DeliveryOutcomeStatus, type MessageDeliveryState, type MessageStatus } from '../../core/helpdesk/conversations/message-status.ts';
 import type { AttemptOutcome, DeliveryProgress } from '../../core/webhooks/delivery.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 

@@ -9,7 +9,7 @@ import {
   normaliseDay,
   type BusinessCalendar,
   type WorkingInterval,
-} from '../../core/helpdesk/business-hours.ts';
+} from '../../core/helpdesk/sla/business-hours.ts';
 import { intlZoneRules } from '../../adapters/time/zone-rules.ts';
 
 /**

@@ -13,7 +13,7 @@ import {
   type ConversationEventType,
   type ConversationStatus,
   type ConversationStatusState,
-} from '../../core/helpdesk/conversation-status.ts';
+} from '../../core/helpdesk/conversations/conversation-status.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
 /**

@@ -21,14 +21,14 @@ import {
   type CsatStores,
   type CsatSurvey,
   type SurveySendPorts,
-} from '../../core/helpdesk/csat.ts';
-import type { Conversation, HelpdeskMessage } from '../../core/helpdesk/conversations.ts';
+} from '../../core/helpdesk/csat/csat.ts';
+import type { Conversation, HelpdeskMessage } from '../../core/helpdesk/conversations/conversations.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
-import type { Inbox } from '../../core/helpdesk/inboxes.ts';
+import type { Inbox } from '../../core/helpdesk/inboxes/inboxes.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
 /**
- * The CSAT survey of a conversation (core/helpdesk/csat.ts), against a model written from the
+ * The CSAT survey of a conversation (core/helpdesk/csat/csat.ts), against a model written from the
  * words of the spec and the issue, not from the table:
  *
  * - spec 5.6: "CSAT survey link | conversation id only; no token, no expiry; anyone with the

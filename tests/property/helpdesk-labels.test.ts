@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { applyLabelDelta, LABEL_MAX_LENGTH, labelDelta, labelKey, normaliseLabels, sameLabels } from '../../core/helpdesk/labels.ts';
+import { applyLabelDelta, LABEL_MAX_LENGTH, labelDelta, labelKey, normaliseLabels, sameLabels } from '../../core/helpdesk/labels/label-sets.ts';
 import { DomainError, excerpt } from '../../core/shared/errors.ts';
 
 /**

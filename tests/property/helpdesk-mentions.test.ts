@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { mentionedUserIds, mentionMarkup, type MentionableMember } from '../../core/helpdesk/mentions.ts';
+import { mentionedUserIds, mentionMarkup, type MentionableMember } from '../../core/helpdesk/notifications/mentions.ts';
 
 /**
- * @mentions in private notes (issue 7 item 6; syntax ours, core/helpdesk/mentions.ts):
+ * @mentions in private notes (issue 7 item 6; syntax ours, core/helpdesk/notifications/mentions.ts):
  * `@[Shown Name](user:<userId>)` and `@<email>`. The parser never mentions anyone who is not a
  * member, mentions each member once, in order of first appearance, whatever text surrounds them.
  * Checked against a model: notes are built from tokens whose meaning is known by construction.

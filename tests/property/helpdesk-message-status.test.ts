@@ -11,7 +11,7 @@ import {
   type DeliveryOutcomeStatus,
   type MessageDeliveryState,
   type MessageStatus,
-} from '../../core/helpdesk/message-status.ts';
+} from '../../core/helpdesk/conversations/message-status.ts';
 
 /**
  * Helpdesk message delivery status.
@@ -26,7 +26,7 @@ import {
  * Issue 6: "returns `PENDING` at once, status moves asynchronously to `SENT`/`DELIVERED`/`READ`/
  * `FAILED` with `externalError`".
  *
- * Our design (core/helpdesk/message-status.ts), modelled here in words, not by the table:
+ * Our design (core/helpdesk/conversations/message-status.ts), modelled here in words, not by the table:
  * progress is a ladder PENDING < SENT < DELIVERED < READ that is only climbed; a late or repeated
  * outcome is ignored (not an error); FAILED is possible only before the message reached the phone
  * (PENDING or SENT) and is terminal; `externalError` is set exactly on FAILED.

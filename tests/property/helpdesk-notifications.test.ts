@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { notificationDraft } from '../../core/helpdesk/notifications.ts';
-import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS, parseMacroActions } from '../../core/helpdesk/macro-actions.ts';
+import { notificationDraft } from '../../core/helpdesk/notifications/notifications.ts';
+import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS, parseMacroActions } from '../../core/helpdesk/library/macro-actions.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
 /**
- * Who an event notifies (core/helpdesk/notifications.ts), against the table's rules; and the
- * macro action parser (core/helpdesk/macro-actions.ts): anything it is given is either a list of
+ * Who an event notifies (core/helpdesk/notifications/notifications.ts), against the table's rules; and the
+ * macro action parser (core/helpdesk/library/macro-actions.ts): anything it is given is either a list of
  * valid actions or one 400, never a crash.
  */
 

@@ -12,10 +12,10 @@ import {
   type Availability,
   type Presence,
   type PresenceSnapshot,
-} from '../../core/helpdesk/presence.ts';
+} from '../../core/helpdesk/assignment/presence.ts';
 
 /**
- * Agent presence (core/helpdesk/presence.ts).
+ * Agent presence (core/helpdesk/assignment/presence.ts).
  *
  * Spec 3.7: "Values `online`, `busy`, `offline`. Agent sets own value ... Heartbeat
  * `presence:online` every 20 s keeps an agent online; without heartbeats the agent decays to

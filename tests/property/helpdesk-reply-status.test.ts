@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import type { Conversation, HelpdeskMessage } from '../../core/helpdesk/conversations.ts';
+import type { Conversation, HelpdeskMessage } from '../../core/helpdesk/conversations/conversations.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
-import type { MessageStatus } from '../../core/helpdesk/message-status.ts';
-import { deliveryOutcome, externalError, followDeliveries, type ChatDelivery, type ReplyStatusStores } from '../../core/helpdesk/reply-status.ts';
+import type { MessageStatus } from '../../core/helpdesk/conversations/message-status.ts';
+import { deliveryOutcome, externalError, followDeliveries, type ChatDelivery, type ReplyStatusStores } from '../../core/helpdesk/conversations/reply-status.ts';
 import { applyReceipt, type DeliveryStatus } from '../../core/messaging/delivery-status.ts';
 
 /**
- * A reply's stored status follows its connection message (core/helpdesk/reply-status.ts), run by
+ * A reply's stored status follows its connection message (core/helpdesk/conversations/reply-status.ts), run by
  * the worker after each delivery event, in whatever order and as often as events are handled.
  *
  * Spec 3.2: "`PENDING` | delivery outcome | asynchronous | `SENT`, `DELIVERED`, `READ` or

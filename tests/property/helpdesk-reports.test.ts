@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { csvField, inertText, renderCsv, summaryCsv, timeseriesCsv, METRIC_COLUMNS } from '../../core/helpdesk/report-csv.ts';
-import { average, DAY_MS, dayBucket, dayCount, dayEnd, dayStart, MAX_REPORT_DAYS, median, parseReportRange, rangeDays, utcDay, type ReportRange } from '../../core/helpdesk/report-range.ts';
-import { holderAt } from '../../core/helpdesk/report-aggregation.ts';
+import { csvField, inertText, renderCsv, summaryCsv, timeseriesCsv, METRIC_COLUMNS } from '../../core/helpdesk/reports/csv.ts';
+import { average, DAY_MS, dayBucket, dayCount, dayEnd, dayStart, MAX_REPORT_DAYS, median, parseReportRange, rangeDays, utcDay, type ReportRange } from '../../core/helpdesk/reports/range.ts';
+import { holderAt } from '../../core/helpdesk/reports/aggregation.ts';
 import {
   parseReportQuery,
   REPORT_GROUPINGS,
@@ -12,7 +12,7 @@ import {
   type ReportFacts,
   type ReportGrouping,
   type ReportStores,
-} from '../../core/helpdesk/reports.ts';
+} from '../../core/helpdesk/reports/reports.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { AVAILABILITIES, type Availability } from '../../core/helpdesk/presence.ts';
-import { chooseAssignee, NEW_ROTATION, type Candidate, type RotationState } from '../../core/helpdesk/round-robin.ts';
+import { AVAILABILITIES, type Availability } from '../../core/helpdesk/assignment/presence.ts';
+import { chooseAssignee, NEW_ROTATION, type Candidate, type RotationState } from '../../core/helpdesk/assignment/round-robin.ts';
 
 /**
- * Round-robin (core/helpdesk/round-robin.ts) against spec 3.7: "with two or more eligible agents
+ * Round-robin (core/helpdesk/assignment/round-robin.ts) against spec 3.7: "with two or more eligible agents
  * only `online` ones participate; `busy` and `offline` are skipped. With exactly one eligible
  * inbox member that member is assigned even if offline. With no inbox members and no team
  * restriction assignment falls back to the workspace Owner; a team-restricted conversation has

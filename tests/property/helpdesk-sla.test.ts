@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import type { ConversationStatus } from '../../core/helpdesk/conversation-status.ts';
+import type { ConversationStatus } from '../../core/helpdesk/conversations/conversation-status.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
-import { answerSituation, deadlineSituation, ROUND_TRANSITIONS, type ConversationTiming, type SlaPolicy, type SlaTarget } from '../../core/helpdesk/sla.ts';
+import { answerSituation, deadlineSituation, ROUND_TRANSITIONS, type ConversationTiming, type SlaPolicy, type SlaTarget } from '../../core/helpdesk/sla/sla.ts';
 import {
   runSlaDeadline,
   SlaNotDue,
@@ -12,11 +12,11 @@ import {
   type SlaDeadlineJob,
   type SlaTrackingStores,
   type TrackOptions,
-} from '../../core/helpdesk/sla-tracking.ts';
+} from '../../core/helpdesk/sla/tracking.ts';
 import { intlZoneRules } from '../../adapters/time/zone-rules.ts';
 
 /**
- * SLA rounds (core/helpdesk/sla.ts, sla-tracking.ts), model-based with a model clock.
+ * SLA rounds (core/helpdesk/sla/sla.ts, sla/tracking.ts), model-based with a model clock.
  *
  * The system is the real tracker (`trackConversation` after each event, `runSlaDeadline` for
  * each deadline job, `sweepOverdueRounds`) over in-memory ports, with a queue that keeps jobs as

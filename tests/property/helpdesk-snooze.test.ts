@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { changeConversationStatus, type Conversation, type ConversationStores, type HelpdeskMessage } from '../../core/helpdesk/conversations.ts';
-import type { ConversationStatus } from '../../core/helpdesk/conversation-status.ts';
+import { changeConversationStatus, type Conversation, type ConversationStores, type HelpdeskMessage } from '../../core/helpdesk/conversations/conversations.ts';
+import type { ConversationStatus } from '../../core/helpdesk/conversations/conversation-status.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
-import { expireDueSnoozes, runSnoozeJob, snoozeJobOutcome, SnoozeNotDue, type SnoozeJob, type SnoozeStores } from '../../core/helpdesk/snooze.ts';
+import { expireDueSnoozes, runSnoozeJob, snoozeJobOutcome, SnoozeNotDue, type SnoozeJob, type SnoozeStores } from '../../core/helpdesk/conversations/snooze.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 

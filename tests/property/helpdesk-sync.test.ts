@@ -1,17 +1,17 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import type { Contact } from '../../core/helpdesk/contacts.ts';
-import type { Conversation, HelpdeskMessage } from '../../core/helpdesk/conversations.ts';
+import type { Contact } from '../../core/helpdesk/contacts/contacts.ts';
+import type { Conversation, HelpdeskMessage } from '../../core/helpdesk/conversations/conversations.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
-import { historyStatus, importedDelivery, uuidV7At, type HistoryMessage } from '../../core/helpdesk/history-import.ts';
-import type { Inbox } from '../../core/helpdesk/inboxes.ts';
-import { failInboxSync, runInboxSyncPage, startInboxSync, syncRunning, type InboxSync, type InboxSyncJob, type InboxSyncStores } from '../../core/helpdesk/inbox-sync.ts';
-import { INBOX_SYNC_EVENTS, INBOX_SYNC_STATUSES, INBOX_SYNC_TRANSITIONS, isSyncFinished, nextSyncStatus, SYNC_ABANDONED_AFTER_MS } from '../../core/helpdesk/inbox-sync-status.ts';
+import { historyStatus, importedDelivery, uuidV7At, type HistoryMessage } from '../../core/helpdesk/inboxes/history-import.ts';
+import type { Inbox } from '../../core/helpdesk/inboxes/inboxes.ts';
+import { failInboxSync, runInboxSyncPage, startInboxSync, syncRunning, type InboxSync, type InboxSyncJob, type InboxSyncStores } from '../../core/helpdesk/inboxes/inbox-sync.ts';
+import { INBOX_SYNC_EVENTS, INBOX_SYNC_STATUSES, INBOX_SYNC_TRANSITIONS, isSyncFinished, nextSyncStatus, SYNC_ABANDONED_AFTER_MS } from '../../core/helpdesk/inboxes/inbox-sync-status.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
 /**
- * Inbox history sync (core/helpdesk/inbox-sync.ts), model-based.
+ * Inbox history sync (core/helpdesk/inboxes/inbox-sync.ts), model-based.
  *
  * The system is the real use cases (`startInboxSync`, `runInboxSyncPage`, `failInboxSync`) over
  * in-memory ports, each call in a "transaction" (a snapshot restored when it throws), and a queue

@@ -9,7 +9,7 @@ import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
 
 /**
  * In-memory ports of the campaign use cases (`CampaignStores`), for model-based tests. They follow
- * the Postgres adapters (plugins/campaigns/store.ts, adapters/postgres/repositories/credit-store.ts,
+ * the Postgres adapters (plugins/campaigns/campaign-store.ts, adapters/postgres/repositories/credit-store.ts,
  * message-store.ts) where the core relies on them:
  * - a recipient's reported status is its message's once DISPATCHED (a missing message counts as FAILED);
  * - `sentSince` counts DISPATCHED recipients with `dispatchedAt > since`; `countInFlight` counts
@@ -69,7 +69,7 @@ const unsupported = (what: string) => () => {
   throw new Error(`campaign fakes: ${what} is not implemented`);
 };
 
-/** A recipient's status as reported (plugins/campaigns/store.ts `reported`). */
+/** A recipient's status as reported (plugins/campaigns/campaign-store.ts `reported`). */
 export function reportedStatus(recipient: CampaignRecipient, message: ChatMessage | undefined): ReportedRecipientStatus {
   if (recipient.status !== 'DISPATCHED') return recipient.status as ReportedRecipientStatus;
   switch (message?.status) {

@@ -1,4 +1,4 @@
-import { AiProviderError, type ChatCompletions } from '../../../core/helpdesk/ai-assist.ts';
+import { AiProviderError, type ChatCompletions } from '../../../core/helpdesk/ai/ai-assist.ts';
 import { OutboundRefusal, type Outbound } from '../../../adapters/outbound/outbound.ts';
 
 /** How much of a provider's error message is quoted back to the caller. */

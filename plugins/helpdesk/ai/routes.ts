@@ -1,11 +1,11 @@
 import { Elysia, t } from 'elysia';
-import { AI_PROVIDERS, getAiSettings, MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, putAiSettings, type AiSettingsView } from '../../../core/helpdesk/ai-settings.ts';
-import { AI_TIMEOUT_MS, summarizeConversation, suggestReply, type AiAssistStores } from '../../../core/helpdesk/ai-assist.ts';
+import { AI_PROVIDERS, getAiSettings, MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, putAiSettings, type AiSettingsView } from '../../../core/helpdesk/ai/ai-settings.ts';
+import { AI_TIMEOUT_MS, summarizeConversation, suggestReply, type AiAssistStores } from '../../../core/helpdesk/ai/ai-assist.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, iso, OneOf, StandardError, Timestamp } from '../../../adapters/http/schemas.ts';
-import { conversationStores } from '../conversation-store.ts';
-import { workspacePlans } from '../store.ts';
+import { conversationStores } from '../conversations/store.ts';
+import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { chatCompletions } from './chat-completions.ts';
 import { aiSettingsStore } from './store.ts';
 

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { SecretBox } from '../../../adapters/crypto/secret-box.ts';
-import type { AiProvider, AiSettingsStore } from '../../../core/helpdesk/ai-settings.ts';
-import { helpdeskDb } from '../schema.ts';
+import type { AiProvider, AiSettingsStore } from '../../../core/helpdesk/ai/ai-settings.ts';
+import { helpdeskDb } from '../tables.ts';
 
 /** The workspace's AI settings; the API key sealed at rest (the provider needs it back), never logged. */
 export function aiSettingsStore(base: Kysely<Database>, box: SecretBox): AiSettingsStore {

@@ -1,10 +1,10 @@
 import type { AppContext } from '../../../adapters/http/context.ts';
 import type { JobDefinition } from '../../../adapters/queue/queue.ts';
 import { outboundPost } from '../../../adapters/webhooks/http-sender.ts';
-import { API_CHANNEL_DELIVER_QUEUE, attemptApiDelivery } from '../../../core/helpdesk/api-channel-delivery.ts';
-import type { ApiChannelStores } from '../../../core/helpdesk/api-channel.ts';
+import { API_CHANNEL_DELIVER_QUEUE, attemptApiDelivery } from '../../../core/helpdesk/api-channel/outbound.ts';
+import type { ApiChannelStores } from '../../../core/helpdesk/api-channel/inbound.ts';
 import type { UnitOfWork } from '../../../core/shared/unit-of-work.ts';
-import { helpdeskMessageStores } from '../conversation-store.ts';
+import { helpdeskMessageStores } from '../conversations/store.ts';
 
 /**
  * The API channel's one job: an attempt to POST a reply to its inbox's webhookUrl. The request

@@ -9,15 +9,15 @@ import {
   receiveApiStatusUpdate,
   SIGNATURE_HEADER,
   TOKEN_HEADER,
-} from '../../../core/helpdesk/api-channel.ts';
-import { DELIVERY_OUTCOMES, MESSAGE_STATUSES } from '../../../core/helpdesk/message-status.ts';
-import type { ConversationDeps } from '../../../core/helpdesk/conversations.ts';
+} from '../../../core/helpdesk/api-channel/inbound.ts';
+import { DELIVERY_OUTCOMES, MESSAGE_STATUSES } from '../../../core/helpdesk/conversations/message-status.ts';
+import type { ConversationDeps } from '../../../core/helpdesk/conversations/conversations.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { bodyLimits, readBytes } from '../../../adapters/http/body.ts';
 import { parseJsonText } from '../../../adapters/http/input-guard.ts';
 import { countRefusal } from '../../../adapters/http/auth-failures.ts';
 import { StandardError, Uuid } from '../../../adapters/http/schemas.ts';
-import { helpdeskMessageStores } from '../conversation-store.ts';
+import { helpdeskMessageStores } from '../conversations/store.ts';
 import { inboxById } from './store.ts';
 
 export const API_CHANNEL_PREFIX = '/webhooks/helpdesk';

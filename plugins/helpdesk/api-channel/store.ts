@@ -2,10 +2,10 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import type { ApiChannelMessage, ApiChannelPorts, ApiChannelStore } from '../../../core/helpdesk/api-channel.ts';
-import type { Inbox } from '../../../core/helpdesk/inboxes.ts';
-import { helpdeskDb, type HelpdeskApiMessagesTable } from '../schema.ts';
-import { contactStore, inboxStore } from '../store.ts';
+import type { ApiChannelMessage, ApiChannelPorts, ApiChannelStore } from '../../../core/helpdesk/api-channel/inbound.ts';
+import type { Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
+import { helpdeskDb, type HelpdeskApiMessagesTable } from '../tables.ts';
+import { contactStore, inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 
 function toApiMessage(row: Selectable<HelpdeskApiMessagesTable>): ApiChannelMessage {
   return {

@@ -5,7 +5,7 @@ import { onConversationCreated } from './subscriber.ts';
 
 /**
  * Issue 7 item 1: members' availability over REST (spec 3.7, 4.6) and round-robin assignment of
- * new conversations per inbox (core/helpdesk/round-robin.ts, auto-assignment.ts).
+ * new conversations per inbox (core/helpdesk/assignment/round-robin.ts, auto-assignment.ts).
  */
 export const assignmentFeature: HelpdeskFeature = {
   migrations: { '0010_assignment': helpdesk0010 },

@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia';
-import { getAssignmentSettings, setAssignmentSettings, type AssignmentSettings } from '../../../core/helpdesk/assignment-settings.ts';
-import { assertMayChooseAvailability, ownAvailability } from '../../../core/helpdesk/availability.ts';
-import { AVAILABILITIES } from '../../../core/helpdesk/presence.ts';
+import { getAssignmentSettings, setAssignmentSettings, type AssignmentSettings } from '../../../core/helpdesk/assignment/assignment-settings.ts';
+import { assertMayChooseAvailability, ownAvailability } from '../../../core/helpdesk/assignment/availability.ts';
+import { AVAILABILITIES } from '../../../core/helpdesk/assignment/presence.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, iso, OneOf, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
 import { setHelpdeskAvailability } from '../realtime/presence.ts';
-import { workspacePlans } from '../store.ts';
+import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { assignmentDeps, assignmentSettingsStores, ownPresenceStore } from './store.ts';
 
 const AvailabilityView = t.Object({

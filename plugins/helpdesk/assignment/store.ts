@@ -2,15 +2,15 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import type { AssignmentSettingsStore, AssignmentSettingsStores } from '../../../core/helpdesk/assignment-settings.ts';
-import type { AutoAssignDeps, AutoAssignmentStore, AutoAssignStores } from '../../../core/helpdesk/auto-assignment.ts';
-import type { OwnPresenceStore } from '../../../core/helpdesk/availability.ts';
-import { DEFAULT_PRESENCE_TTL_SECONDS, type Presence } from '../../../core/helpdesk/presence.ts';
+import type { AssignmentSettingsStore, AssignmentSettingsStores } from '../../../core/helpdesk/assignment/assignment-settings.ts';
+import type { AutoAssignDeps, AutoAssignmentStore, AutoAssignStores } from '../../../core/helpdesk/assignment/auto-assignment.ts';
+import type { OwnPresenceStore } from '../../../core/helpdesk/assignment/availability.ts';
+import { DEFAULT_PRESENCE_TTL_SECONDS, type Presence } from '../../../core/helpdesk/assignment/presence.ts';
 import type { Role } from '../../../core/identity/roles.ts';
-import { conversationStores, toConversation } from '../conversation-store.ts';
+import { conversationStores, toConversation } from '../conversations/store.ts';
 import type { HelpdeskPresenceTable } from '../realtime/presence-store.ts';
-import type { HelpdeskTables } from '../schema.ts';
-import { inboxStore, workspacePlans } from '../store.ts';
+import type { HelpdeskTables } from '../tables.ts';
+import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 
 type AssignmentDatabase = Database & HelpdeskTables & { helpdesk_presence: HelpdeskPresenceTable };
 const assignmentDb = (base: Kysely<Database>) => base as unknown as Kysely<AssignmentDatabase>;
@@ -18,7 +18,7 @@ const assignmentDb = (base: Kysely<Database>) => base as unknown as Kysely<Assig
 const presence = (row: { availability: Presence['availability'] | null; last_seen_at: Date | null }): Presence | undefined =>
   row.availability === null ? undefined : { availability: row.availability, lastSeenAt: row.last_seen_at };
 
-/** The ports of core/helpdesk/auto-assignment.ts over the plugin's tables (migrations/0010_assignment.ts). */
+/** The ports of core/helpdesk/assignment/auto-assignment.ts over the plugin's tables (migrations/0010_assignment.ts). */
 export function autoAssignmentStore(base: Kysely<Database>): AutoAssignmentStore {
   const db = assignmentDb(base);
   return {

@@ -1,12 +1,12 @@
 import type { PluginEventPayload } from '../../kernel/events.ts';
-import { assignOnArrival } from '../../../core/helpdesk/auto-assignment.ts';
+import { assignOnArrival } from '../../../core/helpdesk/assignment/auto-assignment.ts';
 import type { PluginContext } from '../../kernel/plugin.ts';
 import { assignmentDeps, assignmentStores } from './store.ts';
 
 /**
  * `helpdesk.conversation.created`, run by the worker after the conversation committed (after the
  * bots feature's subscriber, so a bot bound to the inbox takes the conversation first and this
- * finds it held). Idempotent: the arrival is decided once (core/helpdesk/auto-assignment.ts).
+ * finds it held). Idempotent: the arrival is decided once (core/helpdesk/assignment/auto-assignment.ts).
  */
 export async function onConversationCreated(payload: unknown, ctx: PluginContext): Promise<void> {
   const event = payload as PluginEventPayload;

@@ -1,16 +1,16 @@
 import { Elysia, t } from 'elysia';
 import type { OpenAPIV3 } from 'openapi-types';
-import { AGENT_BOT_TOKEN_HEADER, authenticateAgentBot, type AgentBot } from '../../../core/helpdesk/agent-bots.ts';
-import { botConversation, botHandoff, botMessages, botReply } from '../../../core/helpdesk/agent-bot-conversations.ts';
-import type { ConversationDeps } from '../../../core/helpdesk/conversations.ts';
-import { MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT } from '../../../core/helpdesk/helpdesk-messages.ts';
+import { AGENT_BOT_TOKEN_HEADER, authenticateAgentBot, type AgentBot } from '../../../core/helpdesk/bots/agent-bots.ts';
+import { botConversation, botHandoff, botMessages, botReply } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
+import type { ConversationDeps } from '../../../core/helpdesk/conversations/conversations.ts';
+import { MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { rateLimiter, TooManyRequests } from '../../../adapters/http/rate-limit.ts';
 import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
-import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../views.ts';
-import { agentBotStore } from './store.ts';
-import { agentBotConversationStores } from './stores.ts';
+import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../conversations/views.ts';
+import { agentBotStore } from './agent-bot-store.ts';
+import { agentBotConversationStores } from './use-case-stores.ts';
 
 export const AGENT_BOT_API_PREFIX = '/v3/helpdesk/agent-bot';
 

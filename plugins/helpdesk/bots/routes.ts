@@ -14,14 +14,14 @@ import {
   rotateAgentBotToken,
   updateAgentBot,
   type AgentBot,
-} from '../../../core/helpdesk/agent-bots.ts';
+} from '../../../core/helpdesk/bots/agent-bots.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
 import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../../adapters/http/routes/webhooks.ts';
 import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
-import { agentBotStores } from './stores.ts';
+import { agentBotStores } from './use-case-stores.ts';
 
 export const AgentBotView = t.Object({
   id: Uuid,

@@ -1,10 +1,10 @@
 import type { PluginEventPayload } from '../../kernel/events.ts';
-import { takeTurn } from '../../../core/helpdesk/agent-bot-conversations.ts';
-import { fanOutToBots } from '../../../core/helpdesk/agent-bot-delivery.ts';
+import { takeTurn } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
+import { fanOutToBots } from '../../../core/helpdesk/bots/agent-bot-delivery.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../../../core/helpdesk/events.ts';
 import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
-import { agentBotConversationStores, botDeliveryStores } from './stores.ts';
+import { agentBotConversationStores, botDeliveryStores } from './use-case-stores.ts';
 
 type EventData = Record<string, unknown> & { type: HelpdeskEventType; accountId: string; conversationId?: unknown; inboxId?: unknown };
 

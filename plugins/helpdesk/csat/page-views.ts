@@ -1,5 +1,5 @@
 import { html, layout, raw, type Html } from '../../../adapters/http/pages/html.ts';
-import { MAX_COMMENT_LENGTH, RATINGS, type CsatResponse, type SurveyView } from '../../../core/helpdesk/csat.ts';
+import { MAX_COMMENT_LENGTH, RATINGS, type CsatResponse, type SurveyView } from '../../../core/helpdesk/csat/csat.ts';
 
 /**
  * The survey's pages (server-rendered, no JavaScript, escaped by the `html` tag): the form, the

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import { answerSurvey, openSurvey, type CsatState, type SurveyView } from '../../../core/helpdesk/csat.ts';
+import { answerSurvey, openSurvey, type CsatState, type SurveyView } from '../../../core/helpdesk/csat/csat.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { CONTENT_SECURITY_POLICY, htmlResponse, isFormPost, messagePage } from '../../../adapters/http/pages/html.ts';

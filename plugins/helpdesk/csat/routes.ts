@@ -7,7 +7,7 @@ import {
   MAX_SURVEY_MESSAGE_LENGTH,
   setCsatSettings,
   type ListedCsatResponse,
-} from '../../../core/helpdesk/csat.ts';
+} from '../../../core/helpdesk/csat/csat.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';

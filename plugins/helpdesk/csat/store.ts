@@ -3,10 +3,10 @@ import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
-import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore } from '../../../core/helpdesk/csat.ts';
-import { helpdeskEventLog } from '../event-log.ts';
-import { inboxStore, workspacePlans } from '../store.ts';
-import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../schema.ts';
+import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore } from '../../../core/helpdesk/csat/csat.ts';
+import { helpdeskEventLog } from '../events/event-log.ts';
+import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../tables.ts';
 
 const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 

@@ -1,10 +1,10 @@
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import type { PluginEventPayload } from '../../kernel/events.ts';
-import { sendSurveyOnResolve } from '../../../core/helpdesk/csat.ts';
-import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/helpdesk-messages.ts';
+import { sendSurveyOnResolve } from '../../../core/helpdesk/csat/csat.ts';
+import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
-import { conversationStore, helpdeskMessageStores } from '../conversation-store.ts';
+import { conversationStore, helpdeskMessageStores } from '../conversations/store.ts';
 import { csatSettingsStore, csatSurveyStore } from './store.ts';
 
 interface StatusChanged {

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * History syncs of inboxes (core/helpdesk/inbox-sync.ts): one row per sync with its status,
+ * History syncs of inboxes (core/helpdesk/inboxes/inbox-sync.ts): one row per sync with its status,
  * cursor (the last chat done) and counts. Frozen: never import app code here.
  *
  * At most one RUNNING sync per inbox: a partial unique index is the last guard behind the

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Automatic assignment (core/helpdesk/auto-assignment.ts, round-robin.ts). Frozen: never import
+ * Automatic assignment (core/helpdesk/assignment/auto-assignment.ts, round-robin.ts). Frozen: never import
  * app code here.
  *
  * - `helpdesk_assignment_settings`: the per-inbox switch (no row: on). Its row is also the lock

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Agent bots (core/helpdesk/agent-bots.ts, agent-bot-conversations.ts). Frozen: never import app code here.
+ * Agent bots (core/helpdesk/bots/agent-bots.ts, agent-bot-conversations.ts). Frozen: never import app code here.
  *
  * - `helpdesk_agent_bots`: the bot; only the SHA-256 of its access token (unique: the bot API
  *   finds the bot by it), its signing secret sealed.

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * The workspace's AI provider (core/helpdesk/ai-settings.ts): one row per workspace that saved
+ * The workspace's AI provider (core/helpdesk/ai/ai-settings.ts): one row per workspace that saved
  * settings (no row: not configured). The API key is sealed with the service's secret box.
  * Frozen: never import app code here.
  */

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * Business hours, SLA policies, conversation timing, breaches, out-of-office replies
- * (core/helpdesk/business-hours*.ts, sla*.ts, out-of-office.ts). Frozen: never import app code here.
+ * (core/helpdesk/sla/*.ts, inboxes/out-of-office.ts). Frozen: never import app code here.
  *
  * - `helpdesk_business_hours`: one row per inbox that was configured (no row: open 24/7, no
  *   out-of-office reply). `weekly_hours`: seven lists (Monday first) of `{ start, end }` in
@@ -77,7 +77,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('helpdesk_conversation_timing_workspace_idx').on('helpdesk_conversation_timing').columns(['workspace_id', 'inbox_id']).execute();
   await db.schema.createIndex('helpdesk_conversation_timing_policy_idx').on('helpdesk_conversation_timing').column('policy_id').execute();
-  // The deadline jobs' sweep looks for running rounds past due (core/helpdesk/sla-tracking.ts).
+  // The deadline jobs' sweep looks for running rounds past due (core/helpdesk/sla/tracking.ts).
   for (const column of ['first_response_due_at', 'next_response_due_at', 'resolution_due_at']) {
     await sql`create index ${sql.raw(`helpdesk_conversation_timing_${column}_idx`)} on helpdesk_conversation_timing (${sql.ref(column)}) where ${sql.ref(column)} is not null`.execute(db);
   }

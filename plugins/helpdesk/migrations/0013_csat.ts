@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Customer satisfaction surveys (core/helpdesk/csat.ts). Frozen: never import app code here.
+ * Customer satisfaction surveys (core/helpdesk/csat/csat.ts). Frozen: never import app code here.
  *
  * - `helpdesk_csat_settings`: one row per inbox that was configured (no row: CSAT off);
  *   `message` null means the default invitation text.

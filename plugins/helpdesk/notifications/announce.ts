@@ -1,13 +1,13 @@
 import type { AppContext } from '../../../adapters/http/context.ts';
 import type { JobDefinition } from '../../../adapters/queue/queue.ts';
-import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification } from '../../../core/helpdesk/notifications.ts';
-import { withAttachments } from '../../../core/helpdesk/message-attachments.ts';
-import { attachmentStore } from '../attachment-store.ts';
-import { helpdeskMessageStore } from '../conversation-store.ts';
+import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification } from '../../../core/helpdesk/notifications/notifications.ts';
+import { withAttachments } from '../../../core/helpdesk/conversations/message-attachments.ts';
+import { attachmentStore } from '../attachments/store.ts';
+import { helpdeskMessageStore } from '../conversations/store.ts';
 import { broadcastHelpdeskEvent } from '../realtime/broadcast.ts';
-import { helpdeskDb } from '../schema.ts';
-import { presentMessage } from '../views.ts';
-import { toNotification } from './stores.ts';
+import { helpdeskDb } from '../tables.ts';
+import { presentMessage } from '../conversations/views.ts';
+import { toNotification } from './notification-stores.ts';
 
 /**
  * Spec 6.7: "Extra personal event `helpdesk.notification.created`: emitted only to the recipient

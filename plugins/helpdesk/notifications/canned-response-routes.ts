@@ -7,8 +7,8 @@ import {
   SHORT_CODE_MAX_LENGTH,
   updateCannedResponse,
   type CannedResponseStores,
-} from '../../../core/helpdesk/canned-responses.ts';
-import { MAX_CONTENT_LENGTH } from '../../../core/helpdesk/helpdesk-messages.ts';
+} from '../../../core/helpdesk/library/canned-responses.ts';
+import { MAX_CONTENT_LENGTH } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
@@ -30,7 +30,7 @@ const ShortCode = t.String({ description: `1 to ${SHORT_CODE_MAX_LENGTH} letters
 const Content = t.String({ description: `1 to ${MAX_CONTENT_LENGTH} characters (trimmed)` });
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
-/** The workspace's canned responses (core/helpdesk/canned-responses.ts): every member reads, Managers and above write (PRO plan). */
+/** The workspace's canned responses (core/helpdesk/library/canned-responses.ts): every member reads, Managers and above write (PRO plan). */
 export function cannedResponseRoutes(ctx: AppContext) {
   const inTransaction = <T>(work: (s: CannedResponseStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(cannedResponseStores(trx)));
 

@@ -3,11 +3,11 @@ import type { Database } from '../../../adapters/postgres/schema.ts';
 import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
-import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/canned-responses.ts';
-import type { MacroAction } from '../../../core/helpdesk/macro-actions.ts';
-import type { Macro, MacroStore, MacroStores } from '../../../core/helpdesk/macros.ts';
-import { helpdeskDb, type HelpdeskCannedResponsesTable, type HelpdeskMacrosTable } from '../schema.ts';
-import { workspacePlans } from '../store.ts';
+import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/library/canned-responses.ts';
+import type { MacroAction } from '../../../core/helpdesk/library/macro-actions.ts';
+import type { Macro, MacroStore, MacroStores } from '../../../core/helpdesk/library/macros.ts';
+import { helpdeskDb, type HelpdeskCannedResponsesTable, type HelpdeskMacrosTable } from '../tables.ts';
+import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 
 /** The stores of what agents reuse: canned responses and macros. */
 

@@ -1,14 +1,14 @@
 import { Elysia, t } from 'elysia';
-import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS } from '../../../core/helpdesk/macro-actions.ts';
-import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro, type MacroStores } from '../../../core/helpdesk/macros.ts';
+import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS } from '../../../core/helpdesk/library/macro-actions.ts';
+import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro, type MacroStores } from '../../../core/helpdesk/library/macros.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
 import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
-import { helpdeskMessageStores } from '../conversation-store.ts';
-import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../views.ts';
+import { helpdeskMessageStores } from '../conversations/store.ts';
+import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../conversations/views.ts';
 import { macroStore, macroStores } from './library-stores.ts';
 import { MacroView, presentMacro } from './views.ts';
 
@@ -24,7 +24,7 @@ export const MACRO_ROUTE_SCOPES: RouteScope[] = [
 const Id = t.Object({ id: t.String() });
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 /**
- * Checked by the use case (core/helpdesk/macro-actions.ts), which names every broken rule as
+ * Checked by the use case (core/helpdesk/library/macro-actions.ts), which names every broken rule as
  * `body.actions[i]…`; the shapes are those of `MacroView.actions`.
  */
 const ActionInput = t.Object(
@@ -41,7 +41,7 @@ const Name = t.String({ description: `1 to ${MACRO_NAME_MAX_LENGTH} characters` 
 const Visibility = OneOf(MACRO_VISIBILITIES, { description: 'personal (default): only you see and run it; workspace: every member (Manager and above)' });
 
 /**
- * Macros (core/helpdesk/macros.ts): a member's personal ones and the workspace's; running one on
+ * Macros (core/helpdesk/library/macros.ts): a member's personal ones and the workspace's; running one on
  * a conversation applies its actions in one transaction, as the caller would by hand.
  */
 export function macroRoutes(ctx: AppContext) {

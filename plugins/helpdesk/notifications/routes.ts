@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia';
-import { listNotifications, markAllNotificationsRead, markNotificationRead, unreadNotificationCount } from '../../../core/helpdesk/notifications.ts';
+import { listNotifications, markAllNotificationsRead, markNotificationRead, unreadNotificationCount } from '../../../core/helpdesk/notifications/notifications.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
 import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
-import { notificationStore } from './stores.ts';
+import { notificationStore } from './notification-stores.ts';
 import { NotificationView, presentNotification } from './views.ts';
 
 export const NOTIFICATION_ROUTE_SCOPES: RouteScope[] = [
@@ -19,7 +19,7 @@ export const NOTIFICATION_ROUTE_SCOPES: RouteScope[] = [
 const NoBody = t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true }));
 
 /**
- * The caller's in-app notifications (core/helpdesk/notifications.ts): each member sees only their
+ * The caller's in-app notifications (core/helpdesk/notifications/notifications.ts): each member sees only their
  * own, in the workspace of the request. Every member, every plan (it is their own list).
  */
 export function notificationRoutes(ctx: AppContext) {

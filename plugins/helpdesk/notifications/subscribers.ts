@@ -1,8 +1,8 @@
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import type { PluginEventPayload } from '../../kernel/events.ts';
-import { recordMentions } from '../../../core/helpdesk/mentions.ts';
-import { notifyOf, type NotifyingEvent } from '../../../core/helpdesk/notifications.ts';
-import { mentionStores, notifyStores } from './stores.ts';
+import { recordMentions } from '../../../core/helpdesk/notifications/mentions.ts';
+import { notifyOf, type NotifyingEvent } from '../../../core/helpdesk/notifications/notifications.ts';
+import { mentionStores, notifyStores } from './notification-stores.ts';
 
 type EventData = NotifyingEvent & { message?: { id?: string; private?: boolean; direction?: string } };
 
@@ -18,7 +18,7 @@ export async function onNoteWritten(payload: unknown, ctx: PluginContext): Promi
   await ctx.db.transaction().execute((trx) => recordMentions(mentionStores(trx, ctx), ctx, ref));
 }
 
-/** An event that may tell a member something personally (core/helpdesk/notifications.ts) becomes their notification. */
+/** An event that may tell a member something personally (core/helpdesk/notifications/notifications.ts) becomes their notification. */
 export async function onNotifyingEvent(payload: unknown, ctx: PluginContext): Promise<void> {
   const event = payload as PluginEventPayload;
   const data = event.data as EventData;

@@ -1,10 +1,10 @@
 import { t } from 'elysia';
 import { iso, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
-import { PRIORITIES } from '../../../core/helpdesk/conversation.ts';
-import type { CannedResponse } from '../../../core/helpdesk/canned-responses.ts';
-import { MACRO_STATUSES } from '../../../core/helpdesk/macro-actions.ts';
-import { MACRO_VISIBILITIES, type Macro } from '../../../core/helpdesk/macros.ts';
-import { NOTIFICATION_TYPES, SECONDARY_ACTOR_TYPES, type Notification } from '../../../core/helpdesk/notifications.ts';
+import { PRIORITIES } from '../../../core/helpdesk/conversations/conversation.ts';
+import type { CannedResponse } from '../../../core/helpdesk/library/canned-responses.ts';
+import { MACRO_STATUSES } from '../../../core/helpdesk/library/macro-actions.ts';
+import { MACRO_VISIBILITIES, type Macro } from '../../../core/helpdesk/library/macros.ts';
+import { NOTIFICATION_TYPES, SECONDARY_ACTOR_TYPES, type Notification } from '../../../core/helpdesk/notifications/notifications.ts';
 
 /** The REST shapes of notifications, canned responses and macros (payloads ours). */
 export const NotificationView = t.Object({
@@ -52,7 +52,7 @@ export function presentCannedResponse(c: CannedResponse) {
 
 const Nullable = (schema: ReturnType<typeof t.String>) => t.Union([schema, t.Null()]);
 
-/** The action shapes (core/helpdesk/macro-actions.ts), as answered; requests are checked by the use case. */
+/** The action shapes (core/helpdesk/library/macro-actions.ts), as answered; requests are checked by the use case. */
 export const MacroActionView = t.Union([
   t.Object({ type: t.Literal('assign_agent'), userId: Nullable(Uuid) }),
   t.Object({ type: t.Literal('assign_team'), teamId: Nullable(Uuid) }),

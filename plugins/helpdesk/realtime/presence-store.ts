@@ -1,6 +1,6 @@
 import type { Generated, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { Availability, Presence } from '../../../core/helpdesk/presence.ts';
+import type { Availability, Presence } from '../../../core/helpdesk/assignment/presence.ts';
 
 /** migrations/0004_presence.ts */
 export interface HelpdeskPresenceTable {

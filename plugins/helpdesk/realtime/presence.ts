@@ -9,7 +9,7 @@ import {
   shownStatus,
   type Availability,
   type PresenceSnapshot,
-} from '../../../core/helpdesk/presence.ts';
+} from '../../../core/helpdesk/assignment/presence.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
 import { presenceStore, type PresenceRow, type PresenceStore } from './presence-store.ts';
 import { HELPDESK_NAMESPACE, workspaceRoom } from './rooms.ts';

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
-import { seesEveryInbox } from '../../../core/helpdesk/inboxes.ts';
-import { helpdeskDb } from '../schema.ts';
+import { seesEveryInbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
+import { helpdeskDb } from '../tables.ts';
 
 /** Spec 6.7: "namespace `/helpdesk`". */
 export const HELPDESK_NAMESPACE = '/helpdesk';

@@ -1,12 +1,12 @@
 import type { Socket } from 'socket.io';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { baseStores } from '../../../adapters/postgres/stores.ts';
-import { getConversation } from '../../../core/helpdesk/conversations.ts';
+import { getConversation } from '../../../core/helpdesk/conversations/conversations.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { authorize } from '../../../core/identity/roles.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import { authenticateApiKey } from '../../../core/tokens/api-tokens.ts';
-import { conversationStores } from '../conversation-store.ts';
+import { conversationStores } from '../conversations/store.ts';
 import { automaticRooms, conversationRoom, memberInboxIds } from './rooms.ts';
 
 /** Spec 5.5: a bad or revoked token "fails the namespace with `connect_error` whose message is `unauthorized`". */

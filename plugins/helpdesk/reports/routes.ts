@@ -1,12 +1,12 @@
 import { Elysia, type DocumentDecoration } from 'elysia';
-import { MAX_REPORT_DAYS } from '../../../core/helpdesk/report-range.ts';
-import { parseReportQuery, REPORT_GROUPINGS, summaryReport, timeseriesReport, type ReportStores } from '../../../core/helpdesk/reports.ts';
-import { METRIC_COLUMNS, reportFileName, summaryCsv, timeseriesCsv } from '../../../core/helpdesk/report-csv.ts';
+import { MAX_REPORT_DAYS } from '../../../core/helpdesk/reports/range.ts';
+import { parseReportQuery, REPORT_GROUPINGS, summaryReport, timeseriesReport, type ReportStores } from '../../../core/helpdesk/reports/reports.ts';
+import { METRIC_COLUMNS, reportFileName, summaryCsv, timeseriesCsv } from '../../../core/helpdesk/reports/csv.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
 import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
-import { inboxStore } from '../store.ts';
+import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 import { reportStore } from './store.ts';
 import { reportQueryParameters, ReportQueryView, SummaryView, TimeseriesView } from './views.ts';
 

@@ -1,11 +1,11 @@
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { HolderChange, ReportConversation, ReportFacts, ReportGrouping, ReportStore } from '../../../core/helpdesk/reports.ts';
-import { helpdeskDb, type HelpdeskDatabase } from '../schema.ts';
+import type { HolderChange, ReportConversation, ReportFacts, ReportGrouping, ReportStore } from '../../../core/helpdesk/reports/reports.ts';
+import { helpdeskDb, type HelpdeskDatabase } from '../tables.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 
 /**
- * The facts of a report (core/helpdesk/reports.ts), read with one query per kind of fact, every
+ * The facts of a report (core/helpdesk/reports/reports.ts), read with one query per kind of fact, every
  * one bounded by the range. Opened and resolved come from the durable event log (helpdesk
  * events are `events` rows with no connection, payload `{ event, data: <event object> }`), so
  * they keep what happened even when the conversation changed since; each fact is joined to its

@@ -1,8 +1,8 @@
 import { t } from 'elysia';
-import { MAX_REPORT_DAYS } from '../../../core/helpdesk/report-range.ts';
-import { REPORT_FORMATS, REPORT_GROUPINGS } from '../../../core/helpdesk/reports.ts';
+import { MAX_REPORT_DAYS } from '../../../core/helpdesk/reports/range.ts';
+import { REPORT_FORMATS, REPORT_GROUPINGS } from '../../../core/helpdesk/reports/reports.ts';
 
-/** HTTP models of the reports (core/helpdesk/reports.ts defines every figure). */
+/** HTTP models of the reports (core/helpdesk/reports/reports.ts defines every figure). */
 
 /** Strings, checked by parseReportQuery so that every broken rule is reported in one answer. */
 export const ReportQueryView = t.Object(

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia';
-import { applyConversationSla, getConversationSla } from '../../../core/helpdesk/conversation-sla.ts';
+import { applyConversationSla, getConversationSla } from '../../../core/helpdesk/sla/conversation-sla.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
@@ -9,7 +9,7 @@ import { ConversationSlaView, presentConversationSla } from './views.ts';
 
 const Id = t.Object({ id: t.String() });
 
-/** The SLA of one conversation (core/helpdesk/conversation-sla.ts). */
+/** The SLA of one conversation (core/helpdesk/sla/conversation-sla.ts). */
 export function conversationSlaRoutes(ctx: AppContext) {
   return new Elysia({ name: 'plugins.helpdesk.sla.conversations', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia';
-import { getInboxHours, MAX_HOLIDAYS, MAX_OUT_OF_OFFICE_MESSAGE, setBusinessHours, setOutOfOffice } from '../../../core/helpdesk/business-hours-settings.ts';
+import { getInboxHours, MAX_HOLIDAYS, MAX_OUT_OF_OFFICE_MESSAGE, setBusinessHours, setOutOfOffice } from '../../../core/helpdesk/sla/business-hours-settings.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
@@ -9,7 +9,7 @@ import { intlZoneRules } from '../../../adapters/time/zone-rules.ts';
 
 const Id = t.Object({ id: t.String() });
 
-/** Business hours and the out-of-office reply of an inbox (core/helpdesk/business-hours-settings.ts). */
+/** Business hours and the out-of-office reply of an inbox (core/helpdesk/sla/business-hours-settings.ts). */
 export function inboxHoursRoutes(ctx: AppContext) {
   const stores = () => inboxHoursStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof inboxHoursStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(inboxHoursStores(trx, ctx)));

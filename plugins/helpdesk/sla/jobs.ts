@@ -1,10 +1,10 @@
 import type { JobDefinition } from '../../../adapters/queue/queue.ts';
-import { runSlaDeadline, SLA_DEADLINE_QUEUE, SLA_SWEEP_LIMIT, sweepOverdueRounds, type SlaDeadlineJob } from '../../../core/helpdesk/sla-tracking.ts';
+import { runSlaDeadline, SLA_DEADLINE_QUEUE, SLA_SWEEP_LIMIT, sweepOverdueRounds, type SlaDeadlineJob } from '../../../core/helpdesk/sla/tracking.ts';
 import type { PluginContext } from '../../kernel/plugin.ts';
 import { slaDeps } from './subscribers.ts';
 import { slaTrackingStores } from './tracking-store.ts';
 
-/** The deadline of each running SLA round (core/helpdesk/sla-tracking.ts), run by apps/worker. */
+/** The deadline of each running SLA round (core/helpdesk/sla/tracking.ts), run by apps/worker. */
 export function slaJobs(ctx: PluginContext): JobDefinition[] {
   return [
     {

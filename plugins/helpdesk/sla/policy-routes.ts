@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia';
-import { createSlaPolicy, deleteSlaPolicy, getSlaPolicy, listSlaPolicies, MAX_POLICY_INBOXES, updateSlaPolicy } from '../../../core/helpdesk/sla-policies.ts';
-import { MAX_TARGET_MINUTES } from '../../../core/helpdesk/sla.ts';
+import { createSlaPolicy, deleteSlaPolicy, getSlaPolicy, listSlaPolicies, MAX_POLICY_INBOXES, updateSlaPolicy } from '../../../core/helpdesk/sla/policies.ts';
+import { MAX_TARGET_MINUTES } from '../../../core/helpdesk/sla/sla.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
@@ -21,7 +21,7 @@ const Fields = {
   inboxIds: t.Optional(t.Array(t.String(), { maxItems: MAX_POLICY_INBOXES, description: 'Inboxes whose new conversations get this policy; replaces the list. An inbox has at most one policy (409)' })),
 };
 
-/** SLA policies (core/helpdesk/sla-policies.ts): Owners, Admins and Managers; changes on the PRO plan. */
+/** SLA policies (core/helpdesk/sla/policies.ts): Owners, Admins and Managers; changes on the PRO plan. */
 export function slaPolicyRoutes(ctx: AppContext) {
   const stores = () => slaPolicyStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof slaPolicyStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(slaPolicyStores(trx, ctx)));

@@ -5,12 +5,12 @@ import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
-import { calendarOf, type InboxHours, type InboxHoursStore, type InboxHoursStores } from '../../../core/helpdesk/business-hours-settings.ts';
-import type { BusinessCalendar } from '../../../core/helpdesk/business-hours.ts';
-import type { SlaPolicy } from '../../../core/helpdesk/sla.ts';
-import type { SlaPolicyStore, SlaPolicyStores } from '../../../core/helpdesk/sla-policies.ts';
-import { helpdeskDb, type HelpdeskBusinessHoursTable, type HelpdeskSlaPoliciesTable } from '../schema.ts';
-import { inboxStore, workspacePlans } from '../store.ts';
+import { calendarOf, type InboxHours, type InboxHoursStore, type InboxHoursStores } from '../../../core/helpdesk/sla/business-hours-settings.ts';
+import type { BusinessCalendar } from '../../../core/helpdesk/sla/business-hours.ts';
+import type { SlaPolicy } from '../../../core/helpdesk/sla/sla.ts';
+import type { SlaPolicyStore, SlaPolicyStores } from '../../../core/helpdesk/sla/policies.ts';
+import { helpdeskDb, type HelpdeskBusinessHoursTable, type HelpdeskSlaPoliciesTable } from '../tables.ts';
+import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 
 const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 

@@ -2,13 +2,13 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../adapters/postgres/schema.ts';
 import type { PluginEventPayload } from '../../kernel/events.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
-import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/helpdesk-messages.ts';
-import { replyOutOfOffice } from '../../../core/helpdesk/out-of-office.ts';
-import { trackConversation, type SlaDeps } from '../../../core/helpdesk/sla-tracking.ts';
+import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
+import { replyOutOfOffice } from '../../../core/helpdesk/inboxes/out-of-office.ts';
+import { trackConversation, type SlaDeps } from '../../../core/helpdesk/sla/tracking.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
-import { conversationStore, helpdeskMessageStores } from '../conversation-store.ts';
-import { helpdeskDb } from '../schema.ts';
+import { conversationStore, helpdeskMessageStores } from '../conversations/store.ts';
+import { helpdeskDb } from '../tables.ts';
 import { inboxHoursStore } from './store.ts';
 import { slaTrackingStores } from './tracking-store.ts';
 import { intlZoneRules } from '../../../adapters/time/zone-rules.ts';
@@ -34,7 +34,7 @@ async function recordedAt(db: Kysely<Database>, eventId: string): Promise<Date |
 
 /**
  * `helpdesk.conversation.created`, `helpdesk.message.created`, `helpdesk.conversation.status_changed`:
- * the conversation's timing and SLA rounds are brought up to date (core/helpdesk/sla-tracking.ts),
+ * the conversation's timing and SLA rounds are brought up to date (core/helpdesk/sla/tracking.ts),
  * in one transaction with the rounds' deadline jobs. Idempotent, whatever the order of events.
  */
 export async function onTimingEvent(payload: unknown, ctx: PluginContext): Promise<void> {
@@ -53,7 +53,7 @@ export async function onTimingEvent(payload: unknown, ctx: PluginContext): Promi
 
 /**
  * `helpdesk.message.created` of a contact's message while the inbox is closed: the out-of-office
- * reply (core/helpdesk/out-of-office.ts), sent by the helpdesk itself (`systemActor`) through the
+ * reply (core/helpdesk/inboxes/out-of-office.ts), sent by the helpdesk itself (`systemActor`) through the
  * normal reply path. The claim and the reply share one transaction; a refusal of the reply path
  * (no connection, the network's AI holds the chat, a closed send window, no PRO plan) rolls both
  * back and is logged, without failing the job (a retry would be refused the same way).

@@ -4,12 +4,12 @@ import type { AppContext } from '../../../adapters/http/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
-import type { ConversationSlaStores } from '../../../core/helpdesk/conversation-sla.ts';
-import type { ConversationTiming } from '../../../core/helpdesk/sla.ts';
-import { SLA_DEADLINE_QUEUE, type SlaBreach, type SlaDeadlineJob, type SlaTrackingStores } from '../../../core/helpdesk/sla-tracking.ts';
-import { conversationStores } from '../conversation-store.ts';
-import { helpdeskEventLog } from '../event-log.ts';
-import { helpdeskDb, type HelpdeskConversationTimingTable, type HelpdeskSlaBreachesTable } from '../schema.ts';
+import type { ConversationSlaStores } from '../../../core/helpdesk/sla/conversation-sla.ts';
+import type { ConversationTiming } from '../../../core/helpdesk/sla/sla.ts';
+import { SLA_DEADLINE_QUEUE, type SlaBreach, type SlaDeadlineJob, type SlaTrackingStores } from '../../../core/helpdesk/sla/tracking.ts';
+import { conversationStores } from '../conversations/store.ts';
+import { helpdeskEventLog } from '../events/event-log.ts';
+import { helpdeskDb, type HelpdeskConversationTimingTable, type HelpdeskSlaBreachesTable } from '../tables.ts';
 import { inboxCalendar, slaPolicyStore } from './store.ts';
 
 const toTiming = (row: Selectable<HelpdeskConversationTimingTable>): ConversationTiming => ({

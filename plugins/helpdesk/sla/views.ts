@@ -1,9 +1,9 @@
 import { t, type TSchema } from 'elysia';
-import { isOpen, nextOpening, WEEKDAYS, type ZoneRules } from '../../../core/helpdesk/business-hours.ts';
-import { calendarOf, DEFAULT_OUT_OF_OFFICE_MESSAGE, formatClock, MAX_OUT_OF_OFFICE_MESSAGE, type InboxHours } from '../../../core/helpdesk/business-hours-settings.ts';
-import type { ConversationSla } from '../../../core/helpdesk/conversation-sla.ts';
-import type { Inbox } from '../../../core/helpdesk/inboxes.ts';
-import { MAX_TARGET_MINUTES, SLA_TARGETS, type SlaPolicy } from '../../../core/helpdesk/sla.ts';
+import { isOpen, nextOpening, WEEKDAYS, type ZoneRules } from '../../../core/helpdesk/sla/business-hours.ts';
+import { calendarOf, DEFAULT_OUT_OF_OFFICE_MESSAGE, formatClock, MAX_OUT_OF_OFFICE_MESSAGE, type InboxHours } from '../../../core/helpdesk/sla/business-hours-settings.ts';
+import type { ConversationSla } from '../../../core/helpdesk/sla/conversation-sla.ts';
+import type { Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
+import { MAX_TARGET_MINUTES, SLA_TARGETS, type SlaPolicy } from '../../../core/helpdesk/sla/sla.ts';
 import { iso, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
 
 /** The REST shapes of business hours, out-of-office replies, SLA policies and a conversation's SLA. */

@@ -1,5 +1,5 @@
 import type { OutgoingContent } from '../../../core/messaging/outgoing.ts';
-import { incomingText } from '../subscribers.ts';
+import { incomingText } from '../conversations/subscribers.ts';
 
 /**
  * The words of a stored connection message, as a helpdesk message shows them. A message that

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../../adapters/http/context.ts';
 import type { JobDefinition } from '../../../adapters/queue/queue.ts';
-import { DEFAULT_CHATS_PER_PAGE, failInboxSync, INBOX_SYNC_QUEUE, runInboxSyncPage, type InboxSyncJob } from '../../../core/helpdesk/inbox-sync.ts';
+import { DEFAULT_CHATS_PER_PAGE, failInboxSync, INBOX_SYNC_QUEUE, runInboxSyncPage, type InboxSyncJob } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
 import { inboxSyncStores } from './store.ts';
 
 /**
@@ -13,7 +13,7 @@ export const inboxSyncTuning = { chatsPerPage: DEFAULT_CHATS_PER_PAGE };
 /** A page that keeps failing is retried this often (5 s, then doubling: about 2.5 minutes in all). */
 const RETRY_LIMIT = 5;
 
-/** The history sync's one job: a page of chats (core/helpdesk/inbox-sync.ts). */
+/** The history sync's one job: a page of chats (core/helpdesk/inboxes/inbox-sync.ts). */
 export function inboxSyncJobs(ctx: AppContext): JobDefinition[] {
   const deps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random };
   return [

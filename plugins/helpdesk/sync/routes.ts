@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia';
-import { INBOX_SYNC_STATUSES } from '../../../core/helpdesk/inbox-sync-status.ts';
-import { latestInboxSync, startInboxSync, type InboxSync, type SyncCounts } from '../../../core/helpdesk/inbox-sync.ts';
+import { INBOX_SYNC_STATUSES } from '../../../core/helpdesk/inboxes/inbox-sync-status.ts';
+import { latestInboxSync, startInboxSync, type InboxSync, type SyncCounts } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
 import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
@@ -41,7 +41,7 @@ const DESCRIPTION = [
   'Running it again imports only what is missing.',
 ].join(' ');
 
-/** History sync of an inbox (core/helpdesk/inbox-sync.ts). */
+/** History sync of an inbox (core/helpdesk/inboxes/inbox-sync.ts). */
 export function inboxSyncRoutes(ctx: AppContext) {
   const deps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random };
 

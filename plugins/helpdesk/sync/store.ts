@@ -4,12 +4,12 @@ import type { AppContext } from '../../../adapters/http/context.ts';
 import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
-import { INBOX_SYNC_QUEUE, syncRunning, type InboxSync, type InboxSyncStore, type InboxSyncStores } from '../../../core/helpdesk/inbox-sync.ts';
-import type { HistoryMessage } from '../../../core/helpdesk/history-import.ts';
-import { conversationStore, helpdeskMessageStore } from '../conversation-store.ts';
-import { helpdeskEventLog } from '../event-log.ts';
-import { helpdeskDb, type HelpdeskInboxSyncsTable } from '../schema.ts';
-import { contactStore, inboxStore, workspacePlans } from '../store.ts';
+import { INBOX_SYNC_QUEUE, syncRunning, type InboxSync, type InboxSyncStore, type InboxSyncStores } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
+import type { HistoryMessage } from '../../../core/helpdesk/inboxes/history-import.ts';
+import { conversationStore, helpdeskMessageStore } from '../conversations/store.ts';
+import { helpdeskEventLog } from '../events/event-log.ts';
+import { helpdeskDb, type HelpdeskInboxSyncsTable } from '../tables.ts';
+import { contactStore, inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { chatMessageText } from './chat-text.ts';
 
 /** One-to-one chats only: groups (`@g.us`), broadcasts, newsletters and LIDs are not contacts' conversations. */
@@ -136,7 +136,7 @@ export function chatHistory(base: Kysely<Database>): InboxSyncStores['history'] 
       );
     },
     async lockContact(inboxId, phoneDigits) {
-      // The key of the live subscriber (plugins/helpdesk/subscribers.ts): a live message and the
+      // The key of the live subscriber (plugins/helpdesk/conversations/subscribers.ts): a live message and the
       // sync take turns on one contact.
       await sql`select pg_advisory_xact_lock(hashtext(${`helpdesk:${inboxId}:${phoneDigits}`}))`.execute(base);
     },

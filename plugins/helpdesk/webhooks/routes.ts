@@ -10,7 +10,7 @@ import {
   testHelpdeskWebhook,
   updateHelpdeskWebhook,
   type HelpdeskWebhook,
-} from '../../../core/helpdesk/helpdesk-webhooks.ts';
+} from '../../../core/helpdesk/webhooks/helpdesk-webhooks.ts';
 import { HELPDESK_EVENT_TYPES } from '../../../core/helpdesk/events.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../../adapters/http/auth.ts';
@@ -20,7 +20,7 @@ import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../..
 import { messagingStores } from '../../../adapters/connections/stores.ts';
 import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
 import { webhookSender } from '../../../adapters/webhooks/http-sender.ts';
-import { helpdeskWebhookStores } from './stores.ts';
+import { helpdeskWebhookStores } from './use-case-stores.ts';
 
 const HelpdeskWebhookView = t.Object({
   id: Uuid,

@@ -1,0 +1,138 @@
+import type { Actor } from '../../identity/identity.ts';
+import { authorize, can } from '../../identity/roles.ts';
+import { acceptSend, type SendDeps, type SendStores } from '../../messaging/send.ts';
+import { badRequest, DomainError, unprocessable } from '../../shared/errors.ts';
+import { getConversation, type ConversationDeps, type ConversationStores, type HelpdeskMessage } from './conversations.ts';
+import { assertHelpdeskWritable } from '../plan-gate.ts';
+import { messageCreated } from '../events.ts';
+import { attachToMessage, prepareAttachments, replyMediaContent, type AttachmentRef } from './attachments.ts';
+import { withAttachments } from './message-attachments.ts';
+import type { OutgoingContent } from '../../messaging/outgoing.ts';
+import type { ApiChannelPorts } from '../api-channel/inbound.ts';
+import { prepareApiReply, queueApiReply, type ApiReply } from '../api-channel/outbound.ts';
+
+export const DEFAULT_MESSAGE_LIMIT = 20;
+export const MAX_MESSAGE_LIMIT = 100;
+export const MAX_CONTENT_LENGTH = 4096;
+
+/**
+ * The helpdesk itself as the sender of an automatic reply (a CSAT survey link, say): no person,
+ * so the message has no `senderUserId` and its events name no actor. It sees every inbox; the
+ * PRO plan and the conversation's own rules (aiAgentEnabled, the channel) still apply. Its id
+ * is the nil UUID, which no user has (it reaches the connection message's `sentBy`, which has
+ * no foreign key and is read joined to users).
+ */
+export const SYSTEM_USER_ID = '00000000-0000-0000-0000-000000000000';
+
+export function systemActor(workspaceId: string): Actor {
+  return { userId: SYSTEM_USER_ID, workspaceId, roles: ['OWNER'] };
+}
+
+const personOf = (actor: Actor): string | null => (actor.userId === SYSTEM_USER_ID ? null : actor.userId);
+
+/** An agent bot answering through the bot API acts as the helpdesk and is named on its messages (core/helpdesk/bots/agent-bot-conversations.ts). */
+const agentBotOf = (actor: Actor): string | null => (actor as Actor & { agentBotId?: string }).agentBotId ?? null;
+
+/**
+ * The ports of the message use cases. A reply's status is stored: the worker moves it as its
+ * connection message's delivery changes (core/helpdesk/conversations/reply-status.ts), so reads need no more.
+ */
+export type HelpdeskMessageStores = ConversationStores & ApiChannelPorts;
+
+/**
+ * Spec 4.6: a bare array, oldest first; `cursor` is the id of the oldest message already held and
+ * the answer is the `limit` messages just before it; fewer than `limit` means the beginning.
+ */
+export async function listHelpdeskMessages(
+  stores: HelpdeskMessageStores,
+  actor: Actor,
+  conversationId: string,
+  query: { limit?: string; cursor?: string },
+): Promise<HelpdeskMessage[]> {
+  const conversation = await getConversation(stores, actor, conversationId);
+  const problems: string[] = [];
+  let limit = DEFAULT_MESSAGE_LIMIT;
+  if (query.limit !== undefined) {
+    limit = Number(query.limit);
+    if (!/^\d+$/.test(query.limit) || limit < 1 || limit > MAX_MESSAGE_LIMIT) problems.push(`limit must be an integer from 1 to ${MAX_MESSAGE_LIMIT}`);
+  }
+  if (query.cursor !== undefined && !(await stores.messages.get(conversation.id, query.cursor))) problems.push('cursor must be the id of a message of this conversation');
+  if (problems.length > 0) throw badRequest(problems);
+  return withAttachments(stores, await stores.messages.list(conversation.id, limit, query.cursor));
+}
+
+/**
+ * `POST …/messages`: a private note is stored only; a reply is answered at once with `PENDING`
+ * and goes out through `acceptSend` on the inbox's connection (credits, queue, send window),
+ * or, on an API inbox, to its `webhookUrl` (api-channel/outbound.ts), in the caller's
+ * transaction. Refused with 422 while `aiAgentEnabled` (spec 2.11).
+ */
+export async function sendHelpdeskMessage(
+  stores: HelpdeskMessageStores,
+  send: { stores: SendStores; deps: SendDeps },
+  deps: ConversationDeps,
+  actor: Actor,
+  conversationId: string,
+  input: { content: string; private?: boolean; attachments?: AttachmentRef[] },
+): Promise<HelpdeskMessage> {
+  const conversation = await getConversation(stores, actor, conversationId);
+  authorize(actor.roles, 'helpdesk.work', 'write');
+  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  const content = typeof input.content === 'string' ? input.content.trim() : '';
+  const hasFiles = (input.attachments?.length ?? 0) > 0;
+  // With files the text may be empty (a file alone is a message).
+  if ((content.length === 0 && !hasFiles) || content.length > MAX_CONTENT_LENGTH) throw badRequest(`body.content must be 1 to ${MAX_CONTENT_LENGTH} characters`);
+  const isPrivate = input.private === true;
+  const files = { attachments: stores.attachments, media: send.stores.media };
+  const prepared = await prepareAttachments(files, deps, actor, conversation, input.attachments);
+  const now = deps.clock.now();
+  const message: HelpdeskMessage = {
+    id: deps.ids.next(),
+    conversationId: conversation.id,
+    workspaceId: conversation.workspaceId,
+    direction: 'outgoing',
+    private: isPrivate,
+    content,
+    senderUserId: personOf(actor),
+    senderAgentBotId: agentBotOf(actor),
+    chatMessageId: null,
+    status: isPrivate ? null : 'PENDING',
+    externalError: null,
+    createdAt: now,
+  };
+  let apiReply: ApiReply | undefined;
+  if (!isPrivate) {
+    if (conversation.aiAgentEnabled) throw unprocessable('The network\'s AI agent holds this conversation (aiAgentEnabled): nothing is sent while it is on');
+    const inbox = await stores.inboxes.get(conversation.workspaceId, conversation.inboxId);
+    if (inbox?.channelType === 'API') {
+      apiReply = await prepareApiReply(stores, inbox, conversation);
+    } else {
+      if (!inbox || inbox.connectionId === null) throw unprocessable('This inbox has no connection to send on');
+      const contact = await stores.contacts.get(conversation.workspaceId, conversation.contactId);
+      if (!contact?.phone) throw unprocessable('The contact has no phone number to reply to');
+      try {
+        // Spec 2.14 gives Agents no `messages.send` on the connection API, yet answering in their
+        // inbox is their job: `helpdesk.work` write was checked above, and the reply goes out on
+        // the inbox's connection on the helpdesk's behalf (a sender that may send).
+        const sender: Actor = can(actor.roles, 'messages.send', 'write') ? actor : { ...actor, roles: ['MANAGER'] };
+        // A network message holds one media item: a reply takes one file, the text as its caption.
+        if (prepared.length > 1) throw badRequest('A reply on a connection carries at most one attachment (private notes take several)');
+        const outgoing: OutgoingContent = prepared.length === 1 ? await replyMediaContent(files, deps, inbox.connectionId, prepared[0]!, content) : { kind: 'text', text: content };
+        const { message: sent } = await acceptSend(send.stores, send.deps, sender, inbox.connectionId, { to: contact.phone, content: outgoing });
+        message.chatMessageId = sent.id;
+      } catch (error) {
+        // The connection's checks answer for the helpdesk: a missing connection is not the caller's 404.
+        if (error instanceof DomainError && error.status === 404) throw unprocessable('The inbox\'s connection no longer exists');
+        throw error;
+      }
+    }
+  }
+  await stores.messages.insert(message);
+  await attachToMessage(stores, prepared, message.id);
+  const shown = (await withAttachments(stores, [message]))[0]!;
+  if (apiReply) await queueApiReply(stores, apiReply, shown);
+  const updated = { ...conversation, lastActivityAt: now, updatedAt: now };
+  await stores.conversations.update(updated);
+  await stores.events.record(messageCreated(updated, shown));
+  return shown;
+}

@@ -1,0 +1,135 @@
+import { z } from 'zod/v4';
+import { defineTool, type McpToolDefinition } from '../../../adapters/mcp/tool.ts';
+import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
+import { changeConversationStatus, getConversation, listConversations, REQUESTED_STATUSES, updateConversation } from '../../../core/helpdesk/conversations/conversations.ts';
+import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
+import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
+import { helpdeskMessageStores } from './store.ts';
+import { present, presentMessage } from './views.ts';
+
+/**
+ * The helpdesk through MCP: an assistant lists and reads conversations (`helpdesk:read`) and
+ * replies, assigns and changes the status (`helpdesk:write`, PRO plan). Every tool runs the same
+ * use cases as the REST routes as the caller, so Agents see only their inboxes and the roles
+ * matrix and plan gate apply.
+ */
+
+const conversationId = z.string().min(1).describe('Id of the conversation (from list_conversations; not the displayId)');
+const deps = (ctx: AppContext) => ({ clock: ctx.clock, ids: ctx.ids });
+const inTransaction = <T>(ctx: AppContext, work: (trx: AppContext['db']) => Promise<T>) => ctx.db.transaction().execute(work);
+
+export const listConversationsTool = defineTool({
+  name: 'list_conversations',
+  title: 'List helpdesk conversations',
+  description:
+    'Conversations of the shared inbox, latest activity first: status (OPEN, PENDING, SNOOZED, RESOLVED), priority, assignee, labels. ' +
+    'An Agent sees only the inboxes they belong to. Pass an id to read_conversation.',
+  scopes: ['helpdesk:read'],
+  input: {
+    status: z.enum(CONVERSATION_STATUSES).optional().describe('Only conversations in this status'),
+    inboxId: z.string().optional().describe('Only conversations of this inbox'),
+    assigneeUserId: z.string().optional().describe('Only conversations assigned to this member'),
+    page: z.number().int().min(1).optional().describe('Page number, default 1'),
+    perPage: z.number().int().min(1).max(MAX_PER_PAGE).optional().describe(`Conversations per page, 1 to ${MAX_PER_PAGE}, default 10`),
+  },
+  annotations: { readOnlyHint: true },
+  async run({ status, inboxId, assigneeUserId, page, perPage }, { actor, ctx }) {
+    const found = await listConversations(helpdeskMessageStores(ctx.db, ctx), actor, { page: page ?? 1, perPage: perPage ?? 10, search: undefined }, { status, inboxId, assigneeUserId });
+    return {
+      structured: { conversations: found.data.map(present), total: found.total, page: found.currentPage, totalPages: found.totalPages },
+      summary: `${found.total} conversation(s); page ${found.currentPage} of ${Math.max(found.totalPages, 1)}.`,
+    };
+  },
+});
+
+export const readConversationTool = defineTool({
+  name: 'read_conversation',
+  title: 'Read a conversation',
+  description:
+    'One conversation and its latest messages, oldest first: incoming (from the contact), outgoing (replies, with delivery status; private notes are marked private) and activity lines. ' +
+    'For older messages pass nextCursor back as `cursor`.',
+  scopes: ['helpdesk:read'],
+  input: {
+    conversationId,
+    limit: z.number().int().min(1).max(MAX_MESSAGE_LIMIT).optional().describe(`How many messages, 1 to ${MAX_MESSAGE_LIMIT}, default 20`),
+    cursor: z.string().optional().describe('Id of the oldest message already read: returns the messages before it'),
+  },
+  annotations: { readOnlyHint: true },
+  async run({ conversationId, limit = 20, cursor }, { actor, ctx }) {
+    const stores = helpdeskMessageStores(ctx.db, ctx);
+    const conversation = await getConversation(stores, actor, conversationId);
+    const messages = await listHelpdeskMessages(stores, actor, conversationId, { limit: String(limit), cursor });
+    return {
+      structured: { conversation: present(conversation), messages: messages.map(presentMessage), nextCursor: messages.length === limit ? messages[0]!.id : null },
+      summary: `Conversation #${conversation.displayId} (${conversation.status}), ${messages.length} message(s).`,
+    };
+  },
+});
+
+export const replyToConversationTool = defineTool({
+  name: 'reply_to_conversation',
+  title: 'Reply in a conversation',
+  description:
+    'Sends a reply to the contact on the inbox\'s channel (answered PENDING at once; delivery follows), or adds a private note for the team with private: true. ' +
+    'Refused while the network\'s AI agent holds the conversation (aiAgentEnabled).',
+  scopes: ['helpdesk:write'],
+  input: {
+    conversationId,
+    content: z.string().min(1).max(MAX_CONTENT_LENGTH).describe('The text of the reply or note'),
+    private: z.boolean().optional().describe('A private note for agents only: stored, never sent'),
+  },
+  annotations: { destructiveHint: false, openWorldHint: true },
+  async run({ conversationId, content, private: isPrivate }, { actor, ctx }) {
+    const message = await inTransaction(ctx, (trx) =>
+      sendHelpdeskMessage(helpdeskMessageStores(trx, ctx), { stores: messagingStores(trx, ctx), deps: messagingDeps(ctx) }, deps(ctx), actor, conversationId, { content, private: isPrivate }),
+    );
+    return { structured: { message: presentMessage(message) }, summary: isPrivate ? 'Private note added.' : `Reply queued (${message.status}).` };
+  },
+});
+
+export const assignConversationTool = defineTool({
+  name: 'assign_conversation',
+  title: 'Assign a conversation',
+  description: 'Assigns the conversation to a member (a member of the inbox, or a Manager, Admin or Owner), or unassigns it with assigneeUserId null; optionally to a team.',
+  scopes: ['helpdesk:write'],
+  input: {
+    conversationId,
+    assigneeUserId: z.string().nullable().describe('The member to assign, or null to unassign'),
+    teamId: z.string().nullable().optional().describe('A team of the workspace, or null to clear it; left out keeps the team'),
+  },
+  annotations: { idempotentHint: true },
+  async run({ conversationId, assigneeUserId, teamId }, { actor, ctx }) {
+    const conversation = await inTransaction(ctx, (trx) => updateConversation(helpdeskMessageStores(trx, ctx), deps(ctx), actor, conversationId, { assigneeUserId, teamId }));
+    return { structured: { conversation: present(conversation) }, summary: conversation.assigneeUserId ? 'Assigned.' : 'Unassigned.' };
+  },
+});
+
+export const setConversationStatusTool = defineTool({
+  name: 'set_conversation_status',
+  title: 'Resolve, reopen, snooze or mark pending',
+  description:
+    'Changes the status of a conversation: RESOLVED resolves it, OPEN reopens it, PENDING marks it as waiting, SNOOZED snoozes it until snoozedUntil (it reopens by itself then, or when the contact writes).',
+  scopes: ['helpdesk:write'],
+  input: {
+    conversationId,
+    status: z.enum(REQUESTED_STATUSES).describe('The new status'),
+    snoozedUntil: z.string().optional().describe('With SNOOZED: an ISO 8601 date-time in the future'),
+  },
+  annotations: { idempotentHint: true },
+  async run({ conversationId, status, snoozedUntil }, { actor, ctx }) {
+    const { conversation, changed } = await inTransaction(ctx, (trx) =>
+      changeConversationStatus(helpdeskMessageStores(trx, ctx), deps(ctx), actor, conversationId, { status, snoozedUntil }),
+    );
+    return { structured: { conversation: present(conversation), changed }, summary: changed ? `Now ${conversation.status}.` : `Already ${conversation.status}.` };
+  },
+});
+
+export const HELPDESK_MCP_TOOLS: McpToolDefinition[] = [
+  listConversationsTool,
+  readConversationTool,
+  replyToConversationTool,
+  assignConversationTool,
+  setConversationStatusTool,
+];

@@ -1,0 +1,106 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import type { ChatDelivery, DeliveryScope, LaggingReply, ReplyStatusStores } from '../../../core/helpdesk/conversations/reply-status.ts';
+import { conversationStore, helpdeskMessageStore, toMessage } from './store.ts';
+import { helpdeskEventLog } from '../events/event-log.ts';
+import { helpdeskDb } from '../tables.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
+
+const MOVING = ['PENDING', 'SENT', 'DELIVERED'] as const;
+const REPORTED = ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
+
+/**
+ * Of these delivery events, those whose scope holds a lagging reply now (not locked): one read
+ * for a batch of events. Most deliveries carry no helpdesk reply; only the others need a
+ * transaction (`laggingReplies` then finds and locks the replies again).
+ */
+export async function eventsWithLaggingReplies(base: Kysely<Database>, events: ReadonlyArray<{ eventId: string; scope: DeliveryScope }>): Promise<Set<string>> {
+  // Per connection, the chats and network ids in scope: each arm is an index condition
+  // (messages_chat_idx, messages_external_idx), never a filter over the connection's messages.
+  const connections = new Map<string, { chats: Set<string>; named: Set<string> }>();
+  const own = new Set<string>();
+  for (const { scope } of events) {
+    const arms = connections.get(scope.connectionId) ?? connections.set(scope.connectionId, { chats: new Set(), named: new Set() }).get(scope.connectionId)!;
+    if (scope.remoteJid) arms.chats.add(scope.remoteJid);
+    for (const id of usableIds(scope.messageIds)) {
+      // A network id may look like one of ours: it is looked up both ways, as `laggingReplies` does.
+      arms.named.add(id);
+      if (isUuid(id)) own.add(id);
+    }
+  }
+  if (own.size === 0 && [...connections.values()].every((arms) => arms.chats.size === 0 && arms.named.size === 0)) return new Set();
+  const rows = await helpdeskDb(base)
+    .selectFrom('messages as m')
+    .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
+    .select(['m.id', 'm.connection_id', 'm.remote_jid', 'm.external_id'])
+    .where('m.direction', '=', 'outbound')
+    .where('m.status', 'in', REPORTED)
+    .where('hm.status', 'in', MOVING)
+    .whereRef('m.status', '<>', 'hm.status')
+    .where((eb) =>
+      eb.or([
+        ...[...connections].flatMap(([connectionId, { chats, named }]) => [
+          ...(chats.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.remote_jid', 'in', [...chats])])] : []),
+          ...(named.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.external_id', 'in', [...named])])] : []),
+        ]),
+        ...(own.size > 0 ? [eb('m.id', 'in', [...own])] : []),
+      ]),
+    )
+    .execute();
+  return new Set(
+    events
+      .filter(({ scope }) => {
+        const names = new Set(usableIds(scope.messageIds));
+        return rows.some((row) => row.connection_id === scope.connectionId && (row.remote_jid === scope.remoteJid || names.has(row.id) || (row.external_id !== null && names.has(row.external_id))));
+      })
+      .map((e) => e.eventId),
+  );
+}
+
+/** The message ids of a scope worth looking up (a provider's data may name anything). */
+function usableIds(messageIds: readonly unknown[]): string[] {
+  return messageIds.filter((id): id is string => typeof id === 'string' && id.length > 0 && id.length <= 200).slice(0, 100);
+}
+
+/** The ports of core/helpdesk/conversations/reply-status.ts, bound to one transaction. */
+export function replyStatusStores(base: Kysely<Database>, ctx: AppContext): ReplyStatusStores {
+  const db = helpdeskDb(base);
+  return {
+    async laggingReplies({ connectionId, remoteJid, messageIds }) {
+      const candidates = () =>
+        db
+          .selectFrom('messages as m')
+          .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
+          .select('hm.id')
+          .where('m.connection_id', '=', connectionId)
+          .where('m.direction', '=', 'outbound')
+          .where('m.status', 'in', REPORTED)
+          .where('hm.status', 'in', MOVING)
+          .whereRef('m.status', '<>', 'hm.status');
+      const find = async (narrow: (q: ReturnType<typeof candidates>) => ReturnType<typeof candidates>) => (await narrow(candidates()).execute()).map((r) => r.id);
+      const ids = new Set<string>();
+      // The chat's outgoing messages (messages_chat_idx), and those the event names (messages_external_idx, primary key).
+      if (remoteJid) for (const id of await find((q) => q.where('m.remote_jid', '=', remoteJid))) ids.add(id);
+      const named = usableIds(messageIds);
+      if (named.length > 0) for (const id of await find((q) => q.where('m.external_id', 'in', named))) ids.add(id);
+      const own = named.filter(isUuid);
+      if (own.length > 0) for (const id of await find((q) => q.where('m.id', 'in', own))) ids.add(id);
+      const lagging: LaggingReply[] = [];
+      // Oldest first (ids are UUID v7), so events come out in the order the replies were written.
+      for (const id of [...ids].sort()) {
+        // Locked, then read again: two workers handling two receipts of one chat move it once.
+        const row = await db.selectFrom('helpdesk_messages').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+        if (!row || row.chat_message_id === null) continue;
+        const chat = await base.selectFrom('messages').select(['status', 'error']).where('id', '=', row.chat_message_id).executeTakeFirst();
+        const conversation = await conversationStore(base).get(row.workspace_id, row.conversation_id);
+        if (!chat || !conversation) continue;
+        const error = (typeof chat.error === 'string' ? JSON.parse(chat.error) : chat.error) as ChatDelivery['error'];
+        lagging.push({ conversation, message: toMessage(row), delivery: { status: chat.status as ChatDelivery['status'], error } });
+      }
+      return lagging;
+    },
+    messages: helpdeskMessageStore(base),
+    events: helpdeskEventLog(base, ctx),
+  };
+}

@@ -1,0 +1,232 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { helpdeskEventLog } from '../events/event-log.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessage, HelpdeskMessageStore } from '../../../core/helpdesk/conversations/conversations.ts';
+import type { HelpdeskMessageStores } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
+import { snoozeScheduler } from './snooze-jobs.ts';
+import { teamStanding } from '../teams/store.ts';
+import { helpdeskDb, type HelpdeskConversationsTable, type HelpdeskMessagesTable } from '../tables.ts';
+import { contactStore, inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { labelStore } from '../labels/store.ts';
+import { attachmentStore } from '../attachments/store.ts';
+import type { Role } from '../../../core/identity/roles.ts';
+import { apiChannelPorts } from '../api-channel/store.ts';
+
+const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
+
+export function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversation {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    displayId: Number(row.display_id),
+    inboxId: row.inbox_id,
+    contactId: row.contact_id,
+    status: row.status,
+    snoozedUntil: row.snoozed_until,
+    priority: row.priority,
+    assigneeUserId: row.assignee_user_id,
+    assigneeAgentBotId: row.assignee_agent_bot_id,
+    teamId: row.team_id,
+    labels: row.labels ?? [],
+    customAttributes: json(row.custom_attributes),
+    aiAgentEnabled: row.ai_agent_enabled,
+    assigneeLastSeenAt: row.assignee_last_seen_at,
+    lastActivityAt: row.last_activity_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function toMessage(row: Selectable<HelpdeskMessagesTable>): HelpdeskMessage {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    workspaceId: row.workspace_id,
+    direction: row.direction,
+    private: row.private,
+    content: row.content,
+    senderUserId: row.sender_user_id,
+    senderAgentBotId: row.sender_agent_bot_id,
+    chatMessageId: row.chat_message_id,
+    status: row.status,
+    externalError: row.external_error,
+    createdAt: row.created_at,
+  };
+}
+
+export function conversationStore(base: Kysely<Database>): ConversationStore {
+  const db = helpdeskDb(base);
+  return {
+    async insert(c) {
+      // The workspace's counter row, bumped in this transaction: concurrent inserts queue on it.
+      const { last_display_id } = await db
+        .insertInto('helpdesk_display_counters')
+        .values({ workspace_id: c.workspaceId, last_display_id: 1 })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ last_display_id: sql`helpdesk_display_counters.last_display_id + 1` }))
+        .returning('last_display_id')
+        .executeTakeFirstOrThrow();
+      const conversation: Conversation = { ...c, displayId: Number(last_display_id) };
+      await db
+        .insertInto('helpdesk_conversations')
+        .values({
+          id: c.id,
+          workspace_id: c.workspaceId,
+          display_id: conversation.displayId,
+          inbox_id: c.inboxId,
+          contact_id: c.contactId,
+          status: c.status,
+          snoozed_until: c.snoozedUntil,
+          priority: c.priority,
+          assignee_user_id: c.assigneeUserId,
+          assignee_agent_bot_id: c.assigneeAgentBotId,
+          team_id: c.teamId,
+          labels: c.labels,
+          custom_attributes: JSON.stringify(c.customAttributes),
+          ai_agent_enabled: c.aiAgentEnabled,
+          assignee_last_seen_at: c.assigneeLastSeenAt,
+          last_activity_at: c.lastActivityAt,
+          created_at: c.createdAt,
+          updated_at: c.updatedAt,
+        })
+        .execute();
+      return conversation;
+    },
+    async get(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toConversation(row);
+    },
+    async list(workspaceId, request, filters, onlyFor) {
+      let query = db.selectFrom('helpdesk_conversations').where('workspace_id', '=', workspaceId);
+      if (onlyFor !== undefined) query = query.where('inbox_id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
+      if (filters.status) query = query.where('status', '=', filters.status);
+      if (filters.inboxId) query = isUuid(filters.inboxId) ? query.where('inbox_id', '=', filters.inboxId) : query.where(sql<boolean>`false`);
+      if (filters.assigneeUserId) query = isUuid(filters.assigneeUserId) ? query.where('assignee_user_id', '=', filters.assigneeUserId) : query.where(sql<boolean>`false`);
+      if (filters.teamId) query = isUuid(filters.teamId) ? query.where('team_id', '=', filters.teamId) : query.where(sql<boolean>`false`);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      // Most recent activity first, as a shared inbox shows them.
+      const rows = await query.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toConversation), Number(total), request);
+    },
+    async update(c) {
+      await db
+        .updateTable('helpdesk_conversations')
+        .set({
+          status: c.status,
+          snoozed_until: c.snoozedUntil,
+          priority: c.priority,
+          assignee_user_id: c.assigneeUserId,
+          assignee_agent_bot_id: c.assigneeAgentBotId,
+          team_id: c.teamId,
+          labels: c.labels,
+          custom_attributes: JSON.stringify(c.customAttributes),
+          ai_agent_enabled: c.aiAgentEnabled,
+          assignee_last_seen_at: c.assigneeLastSeenAt,
+          last_activity_at: c.lastActivityAt,
+          updated_at: c.updatedAt,
+        })
+        .where('id', '=', c.id)
+        .execute();
+    },
+    async delete(id) {
+      // Messages and their attachments go with it (foreign keys cascade).
+      await db.deleteFrom('helpdesk_conversations').where('id', '=', id).execute();
+    },
+    async latestUnresolved(inboxId, contactId) {
+      const row = await db
+        .selectFrom('helpdesk_conversations')
+        .selectAll()
+        .where('inbox_id', '=', inboxId)
+        .where('contact_id', '=', contactId)
+        .where('status', '<>', 'RESOLVED')
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .forUpdate()
+        .executeTakeFirst();
+      return row && toConversation(row);
+    },
+  };
+}
+
+export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageStore {
+  const db = helpdeskDb(base);
+  const values = (m: HelpdeskMessage) => ({
+    id: m.id,
+    conversation_id: m.conversationId,
+    workspace_id: m.workspaceId,
+    direction: m.direction,
+    private: m.private,
+    content: m.content,
+    sender_user_id: m.senderUserId,
+    sender_agent_bot_id: m.senderAgentBotId ?? null,
+    chat_message_id: m.chatMessageId,
+    status: m.status,
+    external_error: m.externalError,
+    created_at: m.createdAt,
+  });
+  return {
+    async insert(m) {
+      const row = await db.insertInto('helpdesk_messages').values(values(m)).onConflict((oc) => oc.column('chat_message_id').doNothing()).returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+    async list(conversationId, limit, before) {
+      let query = db.selectFrom('helpdesk_messages').selectAll().where('conversation_id', '=', conversationId);
+      if (before !== undefined) query = query.where('id', '<', before);
+      // Ids are UUID v7 (time ordered): the newest `limit` before the cursor, then oldest first.
+      const rows = await query.orderBy('id', 'desc').limit(limit).execute();
+      return rows.reverse().map(toMessage);
+    },
+    async get(conversationId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_messages').selectAll().where('conversation_id', '=', conversationId).where('id', '=', id).executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async findByChatMessage(chatMessageId) {
+      if (!isUuid(chatMessageId)) return undefined;
+      const row = await db.selectFrom('helpdesk_messages').selectAll().where('chat_message_id', '=', chatMessageId).executeTakeFirst();
+      return row && toMessage(row);
+    },
+    async update(m) {
+      await db.updateTable('helpdesk_messages').set({ content: m.content, status: m.status, external_error: m.externalError, chat_message_id: m.chatMessageId }).where('id', '=', m.id).execute();
+    },
+    async delete(id) {
+      await db.deleteFrom('helpdesk_messages').where('id', '=', id).execute();
+    },
+  };
+}
+
+/** The ports the conversation use cases need, bound to one connection or transaction. */
+export function conversationStores(base: Kysely<Database>, ctx: AppContext): ConversationStores {
+  return {
+    conversations: conversationStore(base),
+    messages: helpdeskMessageStore(base),
+    labels: labelStore(base),
+    attachments: attachmentStore(base, ctx),
+    inboxes: inboxStore(base, ctx.box),
+    events: helpdeskEventLog(base, ctx),
+    contacts: contactStore(base),
+    plans: workspacePlans(base),
+    async userName(userId) {
+      const row = await base.selectFrom('users').select('name').where('id', '=', userId).executeTakeFirst();
+      return row?.name || undefined;
+    },
+    async assigneeStanding(workspaceId, inboxId, userId) {
+      if (!isUuid(userId)) return undefined;
+      const membership = await base.selectFrom('memberships').select('roles').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+      if (!membership) return undefined;
+      const member = await helpdeskDb(base).selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
+      return { roles: membership.roles as Role[], inboxMember: member !== undefined };
+    },
+    teamStanding: (workspaceId, teamId, userId) => teamStanding(base, workspaceId, teamId, userId),
+    snoozes: snoozeScheduler(ctx.queue.outbox(base), ctx.clock),
+  };
+}
+
+/** The ports of the message use cases: those of conversations (a reply's status is stored, see core/helpdesk/conversations/reply-status.ts) and the API channel's. */
+export function helpdeskMessageStores(base: Kysely<Database>, ctx: AppContext): HelpdeskMessageStores {
+  return { ...conversationStores(base, ctx), ...apiChannelPorts(base, ctx) };
+}

@@ -1,0 +1,225 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { SecretBox } from '../../../adapters/crypto/secret-box.ts';
+import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
+import type { PlanName } from '../../../core/plans/plans.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import { conflict } from '../../../core/shared/errors.ts';
+import type { InboxStore, InboxStores, Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
+import { duplicatePhone, type Contact, type ContactStore, type ContactStores } from '../../../core/helpdesk/contacts/contacts.ts';
+import type { WorkspacePlans } from '../../../core/helpdesk/plan-gate.ts';
+import { helpdeskDb, type HelpdeskContactsTable, type HelpdeskInboxesTable } from '../tables.ts';
+
+const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export function workspacePlans(base: Kysely<Database>): WorkspacePlans {
+  return {
+    async planOf(workspaceId) {
+      const row = await base.selectFrom('workspaces').select('plan').where('id', '=', workspaceId).executeTakeFirst();
+      return row?.plan as PlanName | undefined;
+    },
+  };
+}
+
+export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
+  const db = helpdeskDb(base);
+  const toInbox = (row: Selectable<HelpdeskInboxesTable>): Inbox => ({
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    channelType: row.channel_type,
+    connectionId: row.connection_id,
+    timezone: row.timezone,
+    webhookUrl: row.webhook_url,
+    hmacMandatory: row.hmac_mandatory,
+    inboundSecret: row.inbound_secret === null ? null : box.open(row.inbound_secret),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  });
+  return {
+    async insert(i) {
+      try {
+        await db
+          .insertInto('helpdesk_inboxes')
+          .values({
+            id: i.id,
+            workspace_id: i.workspaceId,
+            name: i.name,
+            channel_type: i.channelType,
+            connection_id: i.connectionId,
+            timezone: i.timezone,
+            webhook_url: i.webhookUrl,
+            hmac_mandatory: i.hmacMandatory,
+            inbound_secret: i.inboundSecret === null ? null : box.seal(i.inboundSecret),
+            created_at: i.createdAt,
+            updated_at: i.updatedAt,
+          })
+          .execute();
+      } catch (error) {
+        if (isUniqueViolation(error, 'helpdesk_inboxes_connection_key')) throw conflict('Another inbox of the workspace is already bound to this connection');
+        throw error;
+      }
+    },
+    async get(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_inboxes').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toInbox(row);
+    },
+    async list(workspaceId, request, onlyFor) {
+      let query = db.selectFrom('helpdesk_inboxes').where('workspace_id', '=', workspaceId);
+      if (onlyFor !== undefined) {
+        query = query.where('id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
+      }
+      if (request.search) query = query.where('name', 'ilike', like(request.search));
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toInbox), Number(total), request);
+    },
+    async update(i) {
+      await db
+        .updateTable('helpdesk_inboxes')
+        .set({ name: i.name, timezone: i.timezone, webhook_url: i.webhookUrl, hmac_mandatory: i.hmacMandatory, updated_at: i.updatedAt })
+        .where('id', '=', i.id)
+        .execute();
+    },
+    async delete(id) {
+      await db.deleteFrom('helpdesk_inboxes').where('id', '=', id).execute();
+    },
+    async connectionTaken(workspaceId, connectionId, exceptInboxId) {
+      let query = db.selectFrom('helpdesk_inboxes').select('id').where('workspace_id', '=', workspaceId).where('connection_id', '=', connectionId);
+      if (exceptInboxId) query = query.where('id', '<>', exceptInboxId);
+      return (await query.executeTakeFirst()) !== undefined;
+    },
+    async isMember(inboxId, userId) {
+      const row = await db.selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
+      return row !== undefined;
+    },
+    async members(inboxId) {
+      const rows = await db
+        .selectFrom('helpdesk_inbox_members as m')
+        .innerJoin('users as u', 'u.id', 'm.user_id')
+        .select(['u.id', 'u.name', 'u.email'])
+        .where('m.inbox_id', '=', inboxId)
+        .orderBy('u.email')
+        .execute();
+      return rows.map((r) => ({ userId: r.id, name: r.name, email: r.email }));
+    },
+    async setMembers(inboxId, userIds) {
+      // The inbox row lock serializes two replacements of one list (no duplicate-key 500).
+      await db.selectFrom('helpdesk_inboxes').select('id').where('id', '=', inboxId).forUpdate().execute();
+      await db.deleteFrom('helpdesk_inbox_members').where('inbox_id', '=', inboxId).execute();
+      if (userIds.length === 0) return;
+      const now = new Date();
+      await db
+        .insertInto('helpdesk_inbox_members')
+        .values(userIds.map((userId) => ({ inbox_id: inboxId, user_id: userId, created_at: now })))
+        .execute();
+    },
+  };
+}
+
+export function contactStore(base: Kysely<Database>): ContactStore {
+  const db = helpdeskDb(base);
+  const toContact = (row: Selectable<HelpdeskContactsTable>): Contact => ({
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    phone: row.phone,
+    email: row.email,
+    customAttributes: (typeof row.custom_attributes === 'string' ? JSON.parse(row.custom_attributes) : row.custom_attributes) as Record<string, unknown>,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  });
+  const rethrow = (error: unknown): never => {
+    if (isUniqueViolation(error, 'helpdesk_contacts_phone_key')) throw duplicatePhone();
+    throw error;
+  };
+  return {
+    async insert(c) {
+      await db
+        .insertInto('helpdesk_contacts')
+        .values({
+          id: c.id,
+          workspace_id: c.workspaceId,
+          name: c.name,
+          phone: c.phone,
+          email: c.email,
+          custom_attributes: JSON.stringify(c.customAttributes),
+          created_at: c.createdAt,
+          updated_at: c.updatedAt,
+        })
+        .execute()
+        .catch(rethrow);
+    },
+    async get(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toContact(row);
+    },
+    async list(workspaceId, request) {
+      let query = db.selectFrom('helpdesk_contacts').where('workspace_id', '=', workspaceId);
+      if (request.search) {
+        const text = like(request.search);
+        const digits = request.search.replace(/\D/g, '');
+        query = query.where((eb) =>
+          eb.or([
+            eb('name', 'ilike', text),
+            eb('email', 'ilike', text),
+            eb('phone', 'like', text),
+            ...(digits.length > 0 ? [eb('phone', 'like', like(digits))] : []),
+          ]),
+        );
+      }
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toContact), Number(total), request);
+    },
+    async update(c) {
+      await db
+        .updateTable('helpdesk_contacts')
+        .set({ name: c.name, phone: c.phone, email: c.email, custom_attributes: JSON.stringify(c.customAttributes), updated_at: c.updatedAt })
+        .where('id', '=', c.id)
+        .execute()
+        .catch(rethrow);
+    },
+    async findByPhone(workspaceId, phone) {
+      const row = await db.selectFrom('helpdesk_contacts').selectAll().where('workspace_id', '=', workspaceId).where('phone', '=', phone).executeTakeFirst();
+      return row && toContact(row);
+    },
+  };
+}
+
+/** The ports the inbox use cases need, bound to one connection or transaction. */
+export function inboxStores(base: Kysely<Database>, box: SecretBox): InboxStores {
+  return {
+    inboxes: inboxStore(base, box),
+    plans: workspacePlans(base),
+    async connectionInWorkspace(workspaceId, connectionId) {
+      if (!isUuid(connectionId)) return false;
+      const row = await base.selectFrom('connections').select('id').where('workspace_id', '=', workspaceId).where('id', '=', connectionId).executeTakeFirst();
+      return row !== undefined;
+    },
+    async workspaceMembers(workspaceId, userIds) {
+      const ids = userIds.filter(isUuid);
+      if (ids.length === 0) return [];
+      const rows = await base.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', 'in', ids).execute();
+      return rows.map((r) => r.user_id);
+    },
+  };
+}
+
+export function contactStores(base: Kysely<Database>): ContactStores {
+  return { contacts: contactStore(base), plans: workspacePlans(base) };
+}
+
+/** IANA zone names the runtime knows (plus `UTC`, which `supportedValuesOf` may leave out). */
+export function isTimeZone(name: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}

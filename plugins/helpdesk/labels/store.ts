@@ -1,0 +1,109 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
+import { duplicateLabel, type Label, type LabelStore } from '../../../core/helpdesk/labels/labels-catalogue.ts';
+import { labelKey } from '../../../core/helpdesk/labels/label-sets.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import { helpdeskDb, type HelpdeskLabelsTable } from '../tables.ts';
+
+const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function toLabel(row: Selectable<HelpdeskLabelsTable>): Label {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    color: row.color,
+    description: row.description,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The workspace's labels. Names are compared through `name_key`, computed here with the same
+ * `labelKey` as the domain (not the database's `lower()`, whose folding depends on its locale).
+ */
+export function labelStore(base: Kysely<Database>): LabelStore {
+  const db = helpdeskDb(base);
+  const values = (l: Label) => ({
+    id: l.id,
+    workspace_id: l.workspaceId,
+    name: l.name,
+    name_key: labelKey(l.name),
+    color: l.color,
+    description: l.description,
+    created_at: l.createdAt,
+    updated_at: l.updatedAt,
+  });
+  const rethrow = (error: unknown): never => {
+    if (isUniqueViolation(error, 'helpdesk_labels_name_key')) throw duplicateLabel();
+    throw error;
+  };
+  return {
+    async list(workspaceId, request) {
+      let query = db.selectFrom('helpdesk_labels').where('workspace_id', '=', workspaceId);
+      if (request.search) query = query.where('name_key', 'like', like(labelKey(request.search)));
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('name_key').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toLabel), Number(total), request);
+    },
+    async get(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_labels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+      return row && toLabel(row);
+    },
+    async lock(workspaceId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await db.selectFrom('helpdesk_labels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
+      return row && toLabel(row);
+    },
+    async findByNames(workspaceId, names) {
+      if (names.length === 0) return [];
+      // Shared locks: a rename or delete of these labels waits for this transaction, so a
+      // conversation never keeps a name its label just lost.
+      const rows = await db.selectFrom('helpdesk_labels').selectAll().where('workspace_id', '=', workspaceId).where('name_key', 'in', [...new Set(names.map(labelKey))]).forShare().execute();
+      return rows.map(toLabel);
+    },
+    async insert(label) {
+      await db.insertInto('helpdesk_labels').values(values(label)).execute().catch(rethrow);
+    },
+    async insertIfAbsent(label) {
+      const row = await db
+        .insertInto('helpdesk_labels')
+        .values(values(label))
+        .onConflict((oc) => oc.constraint('helpdesk_labels_name_key').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+    async update(label) {
+      await db
+        .updateTable('helpdesk_labels')
+        .set({ name: label.name, name_key: labelKey(label.name), color: label.color, description: label.description, updated_at: label.updatedAt })
+        .where('id', '=', label.id)
+        .execute()
+        .catch(rethrow);
+    },
+    async delete(id) {
+      await db.deleteFrom('helpdesk_labels').where('id', '=', id).execute();
+    },
+    async renameOnConversations(workspaceId, from, to) {
+      await db
+        .updateTable('helpdesk_conversations')
+        .set({ labels: sql`array_replace(labels, ${from}::text, ${to}::text)` })
+        .where('workspace_id', '=', workspaceId)
+        .where(sql<boolean>`labels @> array[${from}::text]`)
+        .execute();
+    },
+    async removeFromConversations(workspaceId, name) {
+      await db
+        .updateTable('helpdesk_conversations')
+        .set({ labels: sql`array_remove(labels, ${name}::text)` })
+        .where('workspace_id', '=', workspaceId)
+        .where(sql<boolean>`labels @> array[${name}::text]`)
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { AppContext } from '../../../adapters/http/context.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
+import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import type { Role } from '../../../core/identity/roles.ts';
+import type { MentionStores } from '../../../core/helpdesk/notifications/mentions.ts';
+import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification, type NotificationStore, type NotifyStores } from '../../../core/helpdesk/notifications/notifications.ts';
+import { conversationStore, helpdeskMessageStore } from '../conversations/store.ts';
+import { helpdeskEventLog } from '../events/event-log.ts';
+import { helpdeskDb, type HelpdeskNotificationsTable } from '../tables.ts';
+
+export function toNotification(row: Selectable<HelpdeskNotificationsTable>): Notification {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    userId: row.user_id,
+    type: row.type,
+    primaryActorType: row.primary_actor_type,
+    primaryActorId: row.primary_actor_id,
+    secondaryActorType: row.secondary_actor_type,
+    secondaryActorId: row.secondary_actor_id,
+    conversationId: row.conversation_id,
+    messageId: row.message_id,
+    sourceEventId: row.source_event_id,
+    readAt: row.read_at,
+    createdAt: row.created_at,
+  };
+}
+
+export function notificationStore(base: Kysely<Database>): NotificationStore {
+  const db = helpdeskDb(base);
+  const own = (workspaceId: string, userId: string) => db.selectFrom('helpdesk_notifications').where('workspace_id', '=', workspaceId).where('user_id', '=', userId);
+  return {
+    async insertIfAbsent(n) {
+      const row = await db
+        .insertInto('helpdesk_notifications')
+        .values({
+          id: n.id,
+          workspace_id: n.workspaceId,
+          user_id: n.userId,
+          type: n.type,
+          primary_actor_type: n.primaryActorType,
+          primary_actor_id: n.primaryActorId,
+          secondary_actor_type: n.secondaryActorType,
+          secondary_actor_id: n.secondaryActorId,
+          conversation_id: n.conversationId,
+          message_id: n.messageId,
+          source_event_id: n.sourceEventId,
+          read_at: n.readAt,
+          created_at: n.createdAt,
+        })
+        .onConflict((oc) => oc.constraint('helpdesk_notifications_event_user_key').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+    async list(workspaceId, userId, request, filters) {
+      let query = own(workspaceId, userId);
+      if (filters.unread) query = query.where('read_at', 'is', null);
+      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
+      return page(rows.map(toNotification), Number(total), request);
+    },
+    async get(workspaceId, userId, id) {
+      if (!isUuid(id)) return undefined;
+      const row = await own(workspaceId, userId).selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toNotification(row);
+    },
+    async markRead(workspaceId, userId, id, at) {
+      if (!isUuid(id)) return undefined;
+      await db.updateTable('helpdesk_notifications').set({ read_at: at }).where('workspace_id', '=', workspaceId).where('user_id', '=', userId).where('id', '=', id).where('read_at', 'is', null).execute();
+      return this.get(workspaceId, userId, id);
+    },
+    async markAllRead(workspaceId, userId, at) {
+      const result = await db
+        .updateTable('helpdesk_notifications')
+        .set({ read_at: at })
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', userId)
+        .where('read_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+    async unreadCount(workspaceId, userId) {
+      const { count } = await own(workspaceId, userId).where('read_at', 'is', null).select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+      return Number(count);
+    },
+  };
+}
+
+/** A member's roles in the workspace and whether they belong to the inbox. */
+async function standing(base: Kysely<Database>, workspaceId: string, inboxId: string, userId: string): Promise<{ roles: Role[]; inboxMember: boolean } | undefined> {
+  if (!isUuid(userId)) return undefined;
+  const membership = await base.selectFrom('memberships').select('roles').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+  if (!membership) return undefined;
+  const member = await helpdeskDb(base).selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
+  return { roles: membership.roles as Role[], inboxMember: member !== undefined };
+}
+
+/** The ports of notifying, bound to one transaction: the announcement is queued in it (the outbox). */
+export function notifyStores(base: Kysely<Database>, ctx: AppContext): NotifyStores {
+  const outbox = ctx.queue.outbox(base);
+  return {
+    notifications: notificationStore(base),
+    conversations: conversationStore(base),
+    messages: helpdeskMessageStore(base),
+    standing: (workspaceId, inboxId, userId) => standing(base, workspaceId, inboxId, userId),
+    async announce(notification) {
+      await outbox.enqueue(NOTIFICATION_ANNOUNCE_QUEUE, { notificationId: notification.id }, { dedupeKey: notification.id });
+    },
+  };
+}
+
+export function mentionStores(base: Kysely<Database>, ctx: AppContext): MentionStores {
+  const db = helpdeskDb(base);
+  return {
+    conversations: conversationStore(base),
+    messages: helpdeskMessageStore(base),
+    events: helpdeskEventLog(base, ctx),
+    async mentionable(workspaceId, inboxId) {
+      const rows = await db
+        .selectFrom('memberships as ms')
+        .innerJoin('users as u', 'u.id', 'ms.user_id')
+        .leftJoin('helpdesk_inbox_members as im', (join) => join.onRef('im.user_id', '=', 'ms.user_id').on('im.inbox_id', '=', inboxId))
+        .select(['u.id', 'u.email', 'ms.roles', 'im.inbox_id'])
+        .where('ms.workspace_id', '=', workspaceId)
+        .execute();
+      return rows.map((r) => ({ userId: r.id, email: r.email, roles: r.roles as Role[], inboxMember: r.inbox_id !== null }));
+    },
+    mentions: {
+      async insertIfAbsent(m) {
+        const row = await db
+          .insertInto('helpdesk_mentions')
+          .values({
+            id: m.id,
+            workspace_id: m.workspaceId,
+            conversation_id: m.conversationId,
+            message_id: m.messageId,
+            mentioned_user_id: m.mentionedUserId,
+            actor_user_id: m.actorUserId,
+            created_at: m.createdAt,
+          })
+          .onConflict((oc) => oc.constraint('helpdesk_mentions_message_user_key').doNothing())
+          .returning('id')
+          .executeTakeFirst();
+        return row !== undefined;
+      },
+    },
+  };
+}
