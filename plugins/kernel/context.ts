@@ -26,6 +26,7 @@ type HostServices = Pick<
   | 'deliveryTargets'
   | 'templateComponents'
   | 'audienceSources'
+  | 'pluginEvents' // which events the event publisher queues for plugins' subscribers
 >;
 
 export interface PluginContext extends HostServices {
