@@ -1,3 +1,4 @@
+import { databaseStorage } from '../adapters/postgres/storage.ts';
 import { followPlanQuotas } from '../core/plans/metering.ts';
 import { baseStores } from '../adapters/postgres/stores.ts';
 import { openDatabase, type DatabaseHandle } from '../adapters/postgres/database.ts';
@@ -53,6 +54,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     const outbound = createOutbound(config.outboundAllow);
     const ctx: AppContext = {
       db: database.db,
+      storage: databaseStorage(database.db, () => ctx),
       queue,
       clock: options.clock ?? systemClock,
       ids: uuidV7,

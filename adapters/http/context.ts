@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Clock, IdGen, Random } from '../../core/shared/ports.ts';
 import type { PlanCatalog } from '../../core/plans/plans.ts';
 import type { Database } from '../postgres/schema.ts';
+import type { Storage } from '../postgres/storage.ts';
 import type { JobQueue } from '../queue/queue.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
@@ -25,6 +26,8 @@ export type AudienceSource = (db: Kysely<Database>, workspaceId: string, spec: u
 /** What every feature (base or plugin) is built from. */
 export interface AppContext {
   db: Kysely<Database>;
+  /** The database as features other than the base see it: stores and units of work, no raw pool. */
+  storage: Storage<AppContext>;
   queue: JobQueue;
   clock: Clock;
   ids: IdGen;

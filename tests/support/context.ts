@@ -1,3 +1,4 @@
+import { databaseStorage } from '../../adapters/postgres/storage.ts';
 import { BASE_ROUTE_SCOPES, routeScopeTable } from '../../adapters/http/route-scopes.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
 import { messagingJobs } from '../../adapters/connections/jobs.ts';
@@ -29,6 +30,7 @@ export async function openTestContext(options: { clock?: Clock } = {}): Promise<
   const key = crypto.getRandomValues(new Uint8Array(32));
   const ctx: AppContext = {
     db: database.db,
+    storage: databaseStorage(database.db, () => ctx),
     queue,
     clock: options.clock ?? systemClock,
     ids: uuidV7,

@@ -1,0 +1,23 @@
+/**
+ * What a plugin's stores are written with: the database's table types (the base's, to which a
+ * plugin adds its own), its migrations' type, unique-violation detection, and the base stores a
+ * plugin may compose into its own (connections, messages, media, webhooks, the event publisher).
+ */
+import { messagingStores as hostMessagingStores, messagingDeps as hostMessagingDeps } from '../../adapters/connections/stores.ts';
+import { templateStores as hostTemplateStores, templateDeps as hostTemplateDeps } from '../../adapters/connections/template-stores.ts';
+import { onPluginContext, storeOnPluginContext } from './host.ts';
+
+export type { Database } from '../../adapters/postgres/schema.ts';
+export type { DatabaseHandle, StoreFactory, PluginContext } from './context.ts';
+export type { Migration } from '../../adapters/postgres/migrator.ts';
+export { isUniqueViolation } from '../../adapters/postgres/errors.ts';
+export { baseStores } from '../../adapters/postgres/stores.ts';
+export { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';
+export { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';
+
+/** The base's messaging stores (connections, messages, contacts, outbox…) on a handle. */
+export const messagingStores = storeOnPluginContext(hostMessagingStores);
+/** The messaging use cases' dependencies (clock, ids, drivers, plans, signing key…). */
+export const messagingDeps = onPluginContext(hostMessagingDeps);
+export const templateStores = storeOnPluginContext(hostTemplateStores);
+export const templateDeps = onPluginContext(hostTemplateDeps);
