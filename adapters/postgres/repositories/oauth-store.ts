@@ -4,6 +4,7 @@ import type { AuthMethod, GrantType, OAuthClient } from '../../../core/oauth/cli
 import type { Scope } from '../../../core/oauth/scopes.ts';
 import type { OAuthStore } from '../../../core/oauth/store.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, OAuthClientsTable, OAuthCodesTable, OAuthConsentsTable, OAuthPendingRequestsTable, OAuthTokensTable } from '../schema.ts';
 
 export function oauthStore(db: Kysely<Database>): OAuthStore {
@@ -36,22 +37,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
     },
 
     async insertPending(p) {
-      await db
-        .insertInto('oauth_pending_requests')
-        .values({
-          id: p.id,
-          client_id: p.clientId,
-          redirect_uri: p.redirectUri,
-          scopes: p.scopes,
-          state: p.state,
-          code_challenge: p.codeChallenge,
-          resource: p.resource,
-          prompt: p.prompt,
-          created_at: p.createdAt,
-          expires_at: p.expiresAt,
-          decided_at: p.decidedAt,
-        })
-        .execute();
+      await db.insertInto('oauth_pending_requests').values(snakeCased(p)).execute();
     },
     async findPending(id) {
       const row = await db.selectFrom('oauth_pending_requests').selectAll().where('id', '=', id).executeTakeFirst();
@@ -83,7 +69,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
     async insertConsent(c) {
       await db
         .insertInto('oauth_consents')
-        .values({ id: c.id, client_id: c.clientId, user_id: c.userId, workspace_id: c.workspaceId, scopes: c.scopes, created_at: c.createdAt, updated_at: c.updatedAt })
+        .values(snakeCased(c))
         .execute();
     },
     async updateConsentScopes(id, scopes, at) {
@@ -128,21 +114,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
     },
 
     async insertCode(c) {
-      await db
-        .insertInto('oauth_codes')
-        .values({
-          hash: c.hash,
-          consent_id: c.consentId,
-          client_id: c.clientId,
-          redirect_uri: c.redirectUri,
-          code_challenge: c.codeChallenge,
-          scopes: c.scopes,
-          resource: c.resource,
-          created_at: c.createdAt,
-          expires_at: c.expiresAt,
-          used_at: c.usedAt,
-        })
-        .execute();
+      await db.insertInto('oauth_codes').values(snakeCased(c)).execute();
     },
     async findCode(hash) {
       const row = await db.selectFrom('oauth_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
@@ -154,23 +126,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
     },
 
     async insertToken(t) {
-      await db
-        .insertInto('oauth_tokens')
-        .values({
-          id: t.id,
-          hash: t.hash,
-          kind: t.kind,
-          state: t.state,
-          consent_id: t.consentId,
-          client_id: t.clientId,
-          user_id: t.userId,
-          workspace_id: t.workspaceId,
-          scopes: t.scopes,
-          resource: t.resource,
-          created_at: t.createdAt,
-          expires_at: t.expiresAt,
-        })
-        .execute();
+      await db.insertInto('oauth_tokens').values(snakeCased(t)).execute();
     },
     async findToken(hash) {
       const row = await db.selectFrom('oauth_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
@@ -236,53 +192,18 @@ function toClient(r: Selectable<OAuthClientsTable>): OAuthClient {
 }
 
 function toPending(r: Selectable<OAuthPendingRequestsTable>): PendingRequest {
-  return {
-    id: r.id,
-    clientId: r.client_id,
-    redirectUri: r.redirect_uri,
-    scopes: r.scopes as Scope[],
-    state: r.state,
-    codeChallenge: r.code_challenge,
-    resource: r.resource,
-    prompt: r.prompt as PendingRequest['prompt'],
-    createdAt: r.created_at,
-    expiresAt: r.expires_at,
-    decidedAt: r.decided_at,
-  };
+  return { ...camelCased(r), scopes: r.scopes as Scope[], prompt: r.prompt as PendingRequest['prompt'] };
 }
 
 function toConsent(r: Selectable<OAuthConsentsTable>): Consent {
-  return { id: r.id, clientId: r.client_id, userId: r.user_id, workspaceId: r.workspace_id, scopes: r.scopes as Scope[], createdAt: r.created_at, updatedAt: r.updated_at };
+  const { step_up_scopes: _scopes, step_up_until: _until, ...consent } = r;
+  return { ...camelCased(consent), scopes: r.scopes as Scope[] };
 }
 
 function toCode(r: Selectable<OAuthCodesTable>): AuthorizationCode {
-  return {
-    hash: r.hash,
-    consentId: r.consent_id,
-    clientId: r.client_id,
-    redirectUri: r.redirect_uri,
-    codeChallenge: r.code_challenge,
-    scopes: r.scopes as Scope[],
-    resource: r.resource,
-    createdAt: r.created_at,
-    expiresAt: r.expires_at,
-    usedAt: r.used_at,
-  };
+  return { ...camelCased(r), scopes: r.scopes as Scope[] };
 }
 
 function toToken(r: Selectable<OAuthTokensTable>): IssuedToken {
-  return {
-    id: r.id,
-    hash: r.hash,
-    kind: r.kind,
-    state: r.state,
-    consentId: r.consent_id,
-    clientId: r.client_id,
-    userId: r.user_id,
-    workspaceId: r.workspace_id,
-    scopes: r.scopes as Scope[],
-    resource: r.resource,
-    createdAt: r.created_at,
-    expiresAt: r.expires_at,
-  };
+  return { ...camelCased(r), scopes: r.scopes as Scope[] };
 }
