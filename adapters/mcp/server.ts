@@ -1,5 +1,8 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { TObject } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
 import { satisfies } from '../../core/oauth/scopes.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import type { McpToolContext, McpToolDefinition, McpToolResult } from './tool.ts';
@@ -12,22 +15,27 @@ const INSTRUCTIONS =
   'Sending is asynchronous: a message is PENDING until the network takes it.';
 
 /**
- * One MCP server for one request (the endpoint is stateless): every tool registered, each run
- * as `context.actor`. Failures come back as tool results with `isError: true`.
+ * One MCP server for one request (the endpoint is stateless): every tool offered, each run as
+ * `context.actor`. Failures come back as tool results with `isError: true`.
+ *
+ * The SDK's low-level `Server`: its high-level `McpServer` takes zod shapes only, while a tool
+ * here declares its arguments in TypeBox (tool.ts), which is JSON Schema and is advertised as is.
+ * `tools.listChanged` is false: this server never sends `notifications/tools/list_changed`, the
+ * endpoint being stateless (no stream to send it on) and the tool list fixed while the process
+ * runs (plugins are chosen at start).
  */
-export function createMcpServer(tools: readonly McpToolDefinition[], context: McpToolContext): McpServer {
-  const server = new McpServer(MCP_SERVER_INFO, { instructions: INSTRUCTIONS });
-  for (const tool of tools) {
-    server.registerTool(
-      tool.name,
-      { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: tool.annotations },
-      async (input: unknown) => runTool(tool, input, context),
-    );
-  }
-  // The SDK advertises `tools.listChanged: true` once a tool is registered. This server never sends
-  // `notifications/tools/list_changed`: the endpoint is stateless (no stream to send it on) and the
-  // tool list is fixed while the process runs (plugins are chosen at start).
-  server.server.registerCapabilities({ tools: { listChanged: false } });
+export function createMcpServer(tools: readonly McpToolDefinition[], context: McpToolContext): Server {
+  const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(advertised) }));
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+    const tool = byName.get(params.name);
+    // As the SDK's McpServer answers: a tool result with the protocol error's text, not a JSON-RPC error.
+    if (!tool) return protocolFailure(`Tool ${params.name} not found`);
+    const problems = inputProblems(tool, params.arguments ?? {});
+    if (problems) return protocolFailure(`Input validation error: Invalid arguments for tool ${tool.name}: ${problems}`);
+    return runTool(tool, Value.Clean(tool.input, params.arguments ?? {}), context);
+  });
   return server;
 }
 
@@ -44,6 +52,27 @@ export async function runTool(tool: McpToolDefinition, input: unknown, context: 
     console.error(`[mcp] tool ${tool.name} failed:`, error instanceof Error ? error.stack ?? error.message : error);
     return failure('INTERNAL_ERROR', 500, 'Internal server error');
   }
+}
+
+/** A tool as `tools/list` shows it: the input schema is the tool's TypeBox schema, which is JSON Schema. */
+function advertised(tool: McpToolDefinition): Tool {
+  return { name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.input as Tool['inputSchema'], annotations: tool.annotations };
+}
+
+/** Every broken rule of the arguments, or undefined when they fit the tool's schema. */
+function inputProblems(tool: McpToolDefinition, input: unknown): string | undefined {
+  const check = checkerOf(tool.input);
+  if (check.Check(input)) return undefined;
+  return [...check.Errors(input)].map((error) => `${error.path || '/'}: ${error.message}`).join('; ');
+}
+
+/** Each schema is compiled once for the process; a server is built per request. */
+const checkers = new WeakMap<TObject, TypeCheck<TObject>>();
+
+function checkerOf(schema: TObject): TypeCheck<TObject> {
+  let check = checkers.get(schema);
+  if (!check) checkers.set(schema, (check = TypeCompiler.Compile(schema)));
+  return check;
 }
 
 function success(result: McpToolResult): CallToolResult {
@@ -74,6 +103,11 @@ function domainFailure(error: DomainError): CallToolResult {
   const own = (error as { code?: unknown }).code;
   const code = typeof own === 'string' ? own : STATUS_CODES[error.status] ?? 'ERROR';
   return failure(code, error.status, error.message, error.messages);
+}
+
+/** A failure the protocol names (unknown tool, arguments the schema refuses): the SDK's wording, no error shape. */
+function protocolFailure(message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: new McpError(ErrorCode.InvalidParams, message).message }] };
 }
 
 function failure(code: string, status: number, message: string, details?: string[]): CallToolResult {

@@ -1,10 +1,14 @@
-import type { z } from 'zod/v4';
+import type { Static, TObject } from '@sinclair/typebox';
 import type { Actor } from '../../core/identity/identity.ts';
 import type { Scope } from '../../core/oauth/scopes.ts';
 import type { AppContext } from '../http/context.ts';
 
-/** A tool's arguments: a zod (v4) shape, one schema per argument. */
-export type McpToolInput = Record<string, z.ZodType>;
+/**
+ * A tool's arguments: a TypeBox object schema, as the routes declare their bodies (`t` of
+ * Elysia). A TypeBox schema is JSON Schema: the tool list advertises it as it is, and where a
+ * tool takes what a route takes it uses the route's very schema (adapters/http/send-body.ts).
+ */
+export type McpToolInput = TObject;
 
 /** Who runs the tool, and with what: the caller as authenticated, and the app's context. */
 export interface McpToolContext {
@@ -37,10 +41,10 @@ export interface McpToolDefinition<Input extends McpToolInput = McpToolInput> {
    * implied scopes count). The first is the one a scope challenge names. API keys need none.
    */
   scopes: readonly [Scope, ...Scope[]];
-  /** The arguments, validated by the SDK before `run`; their descriptions reach the assistant. */
+  /** The arguments, checked before `run` (server.ts); their descriptions reach the assistant. */
   input: Input;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
-  run(input: z.infer<z.ZodObject<Input>>, context: McpToolContext): Promise<McpToolResult>;
+  run(input: Static<Input>, context: McpToolContext): Promise<McpToolResult>;
 }
 
 /** Declares a tool with its argument types inferred from `input`. */

@@ -16,6 +16,7 @@ import * as authFailures from './migrations/base/0014_auth_failures.ts';
 import * as oauthMetadataDocuments from './migrations/base/0015_oauth_metadata_documents_step_up.ts';
 import * as webhookBindings from './migrations/base/0016_webhook_bindings_of_deleted_connections.ts';
 import * as creditAllowance from './migrations/base/0017_credit_allowance.ts';
+import * as dropWorkspaceHelpdeskEnabled from './migrations/base/0018_drop_workspace_helpdesk_enabled.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -47,6 +48,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0015_oauth_metadata_documents_step_up': oauthMetadataDocuments,
     '0016_webhook_bindings_of_deleted_connections': webhookBindings,
     '0017_credit_allowance': creditAllowance,
+    '0018_drop_workspace_helpdesk_enabled': dropWorkspaceHelpdeskEnabled,
   },
 };
 

@@ -17,7 +17,6 @@ export interface WorkspacesTable {
   id: string;
   name: string;
   is_personal: boolean;
-  helpdesk_enabled: boolean;
   plan: string;
   created_at: Generated<Date>;
 }

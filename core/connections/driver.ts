@@ -44,10 +44,9 @@ export interface DriverEvents {
   message(message: ReceivedMessage): Promise<void>;
   /**
    * A delivery status of a sent message. `messages.update` is built from these fields in one
-   * shape for every network (core/messaging/status-update.ts); `raw`, the provider's own record,
-   * is for the driver's diagnostics and is not published.
+   * shape for every network (core/messaging/status-update.ts).
    */
-  receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; raw?: unknown }): Promise<void>;
+  receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string } }): Promise<void>;
   /** `presence.update`, `messages.edited`, `messages.delete`: provider data passed through (spec 6.1). */
   passthrough(event: 'presence.update' | 'messages.edited' | 'messages.delete', remoteJid: string, data: unknown): Promise<void>;
   /** A template's status changed on the platform (`message_template_status_update`). */

@@ -13,7 +13,6 @@ export interface Workspace {
   id: string;
   name: string;
   isPersonal: boolean;
-  helpdeskEnabled: boolean;
   plan: PlanName;
   createdAt: Date;
 }
@@ -64,7 +63,7 @@ export interface IdentityStore {
   setPasswordHash(userId: string, passwordHash: string): Promise<void>;
   insertUser(user: User): Promise<void>;
   insertWorkspace(workspace: Workspace): Promise<void>;
-  updateWorkspace(id: string, patch: Partial<Pick<Workspace, 'name' | 'helpdeskEnabled' | 'plan'>>): Promise<Workspace | undefined>;
+  updateWorkspace(id: string, patch: Partial<Pick<Workspace, 'name' | 'plan'>>): Promise<Workspace | undefined>;
   getWorkspace(id: string): Promise<Workspace | undefined>;
   /** Row-locked read: serializes quota checks of one workspace. */
   lockWorkspace(id: string): Promise<Workspace | undefined>;

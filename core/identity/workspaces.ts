@@ -104,7 +104,7 @@ async function openWorkspace(
   const name = input.name.trim();
   if (!name) throw badRequest('workspace name must not be empty');
   const now = deps.clock.now();
-  const workspace: Workspace = { id: deps.ids.next(), name, isPersonal: input.isPersonal, helpdeskEnabled: false, plan: input.plan, createdAt: now };
+  const workspace: Workspace = { id: deps.ids.next(), name, isPersonal: input.isPersonal, plan: input.plan, createdAt: now };
   await stores.identity.insertWorkspace(workspace);
   await stores.identity.insertMembership({ workspaceId: workspace.id, userId: owner.id, roles: ['OWNER'], createdAt: now });
   await stores.credits.saveAccount(openAccount(workspace.id, deps.plans[input.plan], now));

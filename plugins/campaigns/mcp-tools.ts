@@ -1,10 +1,11 @@
-import { z } from 'zod/v4';
+import { t } from 'elysia';
 import { defineTool, type McpToolDefinition } from '../../adapters/mcp/tool.ts';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns/campaign-status.ts';
 import { cancelCampaign, createCampaign, getCampaign, listCampaigns, pauseCampaign, resumeCampaign, type CampaignStores } from '../../core/campaigns/campaigns.ts';
 import type { Campaign } from '../../core/campaigns/campaign.ts';
 import { MAX_PER_PAGE } from '../../core/shared/pagination.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
+import { OneOf } from '../../adapters/http/schemas.ts';
 import { campaignDeps, campaignStores } from './use-case-stores.ts';
 import { campaignView } from './views.ts';
 
@@ -14,7 +15,7 @@ import { campaignView } from './views.ts';
  * routes, as the caller: the roles matrix (Owner, Admin, Manager) and the plan's credits apply.
  */
 
-const campaignId = z.string().min(1).describe('Id of the campaign (from create_campaign or list_campaigns)');
+const campaignId = t.String({ minLength: 1, description: 'Id of the campaign (from create_campaign or list_campaigns)' });
 
 async function viewOf(s: CampaignStores, campaign: Campaign) {
   const reservation = campaign.reservationId ? await s.credits.findReservation(campaign.reservationId) : undefined;
@@ -37,18 +38,17 @@ export const createCampaignTool = defineTool({
     'Sends one text message to many numbers on a connection, paced so the number is not flagged. One credit per recipient is reserved at once; ' +
     'if the plan cannot cover them all nothing is created. {{name}} placeholders are filled from each recipient\'s variables. Starts now unless startAt is given.',
   scopes: ['messages:send'],
-  input: {
-    name: z.string().min(1).max(200).describe('A name to recognise the campaign by'),
-    connectionId: z.string().min(1).describe('The connection that sends (see the connections tools)'),
-    text: z.string().min(1).max(4096).describe('The message; {{variable}} or {{variable|fallback}} placeholders allowed'),
-    recipients: z
-      .array(z.object({ phone: z.string().describe('International format, e.g. +5511999999999'), variables: z.record(z.string(), z.string()).optional() }))
-      .min(1)
-      .max(10_000)
-      .describe('Who receives it; repeated numbers are sent once'),
-    messagesPerMinute: z.number().int().min(1).max(6000).optional().describe('Pace; default 20 per minute on unofficial numbers'),
-    startAt: z.string().optional().describe('ISO 8601 instant with offset to start later'),
-  },
+  input: t.Object({
+    name: t.String({ minLength: 1, maxLength: 200, description: 'A name to recognise the campaign by' }),
+    connectionId: t.String({ minLength: 1, description: 'The connection that sends (see the connections tools)' }),
+    text: t.String({ minLength: 1, maxLength: 4096, description: 'The message; {{variable}} or {{variable|fallback}} placeholders allowed' }),
+    recipients: t.Array(
+      t.Object({ phone: t.String({ description: 'International format, e.g. +5511999999999' }), variables: t.Optional(t.Record(t.String(), t.String())) }),
+      { minItems: 1, maxItems: 10_000, description: 'Who receives it; repeated numbers are sent once' },
+    ),
+    messagesPerMinute: t.Optional(t.Integer({ minimum: 1, maximum: 6000, description: 'Pace; default 20 per minute on unofficial numbers' })),
+    startAt: t.Optional(t.String({ description: 'ISO 8601 instant with offset to start later' })),
+  }),
   async run({ name, connectionId, text, recipients, messagesPerMinute, startAt }, { actor, ctx }) {
     const view = await inTransaction(ctx, async (s) => {
       const created = await createCampaign(s, campaignDeps(ctx), actor, {
@@ -70,7 +70,7 @@ export const getCampaignTool = defineTool({
   title: 'Watch a campaign',
   description: 'A campaign\'s status, progress counts (queued, sending, sent, delivered, read, failed, replied, opted out) and credits. Call again to follow it.',
   scopes: ['messages:send'],
-  input: { campaignId },
+  input: t.Object({ campaignId }),
   annotations: { readOnlyHint: true },
   async run({ campaignId }, { actor, ctx }) {
     const s = campaignStores(ctx.db, ctx);
@@ -85,11 +85,11 @@ export const listCampaignsTool = defineTool({
   title: 'List campaigns',
   description: 'Campaigns of the workspace, newest first, with their status and progress.',
   scopes: ['messages:send'],
-  input: {
-    status: z.enum(CAMPAIGN_STATUSES).optional().describe('Only campaigns in this status'),
-    page: z.number().int().min(1).optional(),
-    perPage: z.number().int().min(1).max(MAX_PER_PAGE).optional(),
-  },
+  input: t.Object({
+    status: t.Optional(OneOf(CAMPAIGN_STATUSES, { description: 'Only campaigns in this status' })),
+    page: t.Optional(t.Integer({ minimum: 1 })),
+    perPage: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PER_PAGE })),
+  }),
   annotations: { readOnlyHint: true },
   async run({ status, page, perPage }, { actor, ctx }) {
     const s = campaignStores(ctx.db, ctx);
@@ -105,7 +105,7 @@ const action = (name: string, title: string, description: string, run: typeof pa
     title,
     description,
     scopes: ['messages:send'],
-    input: { campaignId },
+    input: t.Object({ campaignId }),
     async run({ campaignId }, { actor, ctx }) {
       const view = await inTransaction(ctx, async (s) => viewOf(s, await run(s, campaignDeps(ctx), actor, campaignId)));
       return { structured: { campaign: view }, summary: summary(view) };

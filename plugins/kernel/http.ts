@@ -18,4 +18,4 @@ export { bodyLimits, readBytes, readMultipart, readText } from '../../adapters/h
 export { parseJsonText } from '../../adapters/http/input-guard.ts';
 export { rateLimiter, TooManyRequests } from '../../adapters/http/rate-limit.ts';
 export { standard } from '../../adapters/http/errors.ts';
-export { ButtonsContent, ListContent } from '../../adapters/http/routes/messages.ts';
+export { ButtonsContent, ListContent, SendBody } from '../../adapters/http/send-body.ts';

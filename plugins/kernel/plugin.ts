@@ -32,7 +32,7 @@ export interface EventSubscriber {
 
 /**
  * A tool the MCP endpoint offers when the plugin is on: name, description, the OAuth scopes that
- * cover it, a zod input shape and `run(input, { actor, ctx })`. Base tools use the same type
+ * cover it, a TypeBox input schema (JSON Schema) and `run(input, { actor, ctx })`. Base tools use the same type
  * (`adapters/mcp/tool.ts`; `defineTool` infers the input's types).
  */
 export type { McpToolDefinition } from '../../adapters/mcp/tool.ts';

@@ -5,7 +5,7 @@ import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../../
 import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
 import { mediaDownload } from '../../adapters/connections/jobs.ts';
 import { sendFromRequest } from '../../adapters/connections/send-request.ts';
-import { ButtonsContent, ListContent } from '../../adapters/http/routes/messages.ts';
+import { ButtonsContent, ListContent } from '../../adapters/http/send-body.ts';
 import { getConnection, listConnections } from '../../core/connections/connections.ts';
 import { chatHistory, listChats } from '../../core/messaging/history.ts';
 import { normalizeRecipient } from '../../core/messaging/outgoing.ts';

@@ -389,7 +389,6 @@ describe('Baileys driver on a fake socket', () => {
       [ours.id, jid, 'FAILED'],
     ]);
     expect(events.receipts[3]!.error).toEqual({ code: 'ERROR', title: 'The network reported the message as failed' });
-    expect(events.receipts[1]!.raw).toEqual({ key: ours, update: { status: 3, messageTimestamp: 1735732801 } });
     expect(events.passthroughs).toEqual([
       ['messages.edited', jid, { key: { remoteJid: jid, fromMe: false, id: 'A2' }, update: { message: { editedMessage: { message: { conversation: 'corrigido' } } }, messageTimestamp: 1735732805 } }],
       ['messages.delete', jid, { key: { remoteJid: jid, fromMe: false, id: 'A3' }, update: { message: null, messageStubType: 1, key: { remoteJid: jid, fromMe: false, id: 'B9' } } }],

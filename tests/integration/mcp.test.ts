@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { Elysia } from 'elysia';
-import { z } from 'zod/v4';
+import { Elysia, t } from 'elysia';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -431,7 +430,7 @@ describe('plugins add tools by exporting them', () => {
     name: 'demo_echo',
     description: 'Echoes its text back (a plugin tool for the tests).',
     scopes: ['helpdesk:read'],
-    input: { text: z.string().describe('Anything') },
+    input: t.Object({ text: t.String({ description: 'Anything' }) }),
     async run({ text }, { actor }) {
       return { structured: { echo: text, workspaceId: actor.workspaceId } };
     },

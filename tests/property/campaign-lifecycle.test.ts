@@ -671,7 +671,7 @@ function connectionRow(id: string, workspaceId: string, at: Date): Connection {
 async function inMemory(grant: number): Promise<Backend> {
   const db = new FakeCampaignDatabase();
   const at = new Date(WORKSPACE_NOW);
-  db.state.workspaces.set(WS, { id: WS, name: 'Campaigns', isPersonal: false, helpdeskEnabled: false, plan: 'FREE', createdAt: at });
+  db.state.workspaces.set(WS, { id: WS, name: 'Campaigns', isPersonal: false, plan: 'FREE', createdAt: at });
   db.state.connections.set(CONNECTION, connectionRow(CONNECTION, WS, at));
   db.state.accounts.set(WS, openAccount(WS, { ...DEFAULT_PLANS.FREE, messagesPerMonth: grant }, at));
   return {
@@ -718,7 +718,7 @@ describe(`campaign lifecycle and credits, model-based (plugin stores on ${onPost
     const connectionId = crypto.randomUUID();
     const at = new Date(WORKSPACE_NOW);
     await db.insertInto('users').values({ id: userId, email: `${userId}@example.com`, name: 'Owner', password_hash: null }).execute();
-    await db.insertInto('workspaces').values({ id: workspaceId, name: 'Campaigns', is_personal: false, helpdesk_enabled: false, plan: 'FREE' }).execute();
+    await db.insertInto('workspaces').values({ id: workspaceId, name: 'Campaigns', is_personal: false, plan: 'FREE' }).execute();
     await db.insertInto('memberships').values({ workspace_id: workspaceId, user_id: userId, roles: ['OWNER'] }).execute();
     await connectionStore(db, ctx.box).insert(connectionRow(connectionId, workspaceId, at));
     await creditStore(db).saveAccount(openAccount(workspaceId, { ...DEFAULT_PLANS.FREE, messagesPerMonth: grant }, at));

@@ -356,7 +356,7 @@ async function insertWorkspace(db: Kysely<Database>): Promise<string> {
   const userId = crypto.randomUUID();
   const workspaceId = crypto.randomUUID();
   await db.insertInto('users').values({ id: userId, email: `${userId}@example.com`, name: 'Owner', password_hash: null }).execute();
-  await db.insertInto('workspaces').values({ id: workspaceId, name: 'Ledger', is_personal: false, helpdesk_enabled: false, plan: 'FREE' }).execute();
+  await db.insertInto('workspaces').values({ id: workspaceId, name: 'Ledger', is_personal: false, plan: 'FREE' }).execute();
   await db.insertInto('memberships').values({ workspace_id: workspaceId, user_id: userId, roles: ['OWNER'] }).execute();
   return workspaceId;
 }

@@ -193,7 +193,7 @@ const connectionId = crypto.randomUUID();
 beforeAll(async () => {
   database = await openTestDatabase();
   const workspaceId = crypto.randomUUID();
-  await database.db.insertInto('workspaces').values({ id: workspaceId, name: 'window', is_personal: false, helpdesk_enabled: false, plan: 'PRO' }).execute();
+  await database.db.insertInto('workspaces').values({ id: workspaceId, name: 'window', is_personal: false, plan: 'PRO' }).execute();
   await database.db.insertInto('connections').values({ id: connectionId, workspace_id: workspaceId, name: 'official', kind: 'cloud-api', status: 'CONNECTED', phone_number: null, qr: null, pairing_code: null, status_reason: null, routing_key: null }).execute();
 }, 60_000);
 

@@ -384,7 +384,6 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
           remoteJid,
           status,
           ...(status === 'FAILED' && { error: { code: 'ERROR', title: 'The network reported the message as failed' } }),
-          raw: plain({ key, update }),
         });
       }
       const message = update.message as Record<string, any> | null | undefined;

@@ -94,7 +94,6 @@ function toReceipt(status: WebhookStatus): Receipt | undefined {
     externalId: status.id,
     remoteJid: status.recipient_id ? userJid(status.recipient_id) : '',
     status: mapped,
-    raw: status,
   };
   const error = Array.isArray(status.errors) ? status.errors[0] : undefined;
   if (error && (error.code !== undefined || error.title || error.message)) {

@@ -9,49 +9,7 @@ import type { Actor } from '../../../core/identity/identity.ts';
 import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp } from '../schemas.ts';
 import { MessageView, presentMessage } from '../presenters/message.ts';
 import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
-
-const Media = t.Object({
-  url: t.Optional(t.String({ description: 'Public http(s) URL of the media; private, loopback, link-local and internal addresses are refused (400) unless OUTBOUND_ALLOW exempts them' })),
-  mediaId: t.Optional(t.String({ description: 'Id of media uploaded with an upload ticket' })),
-  mimetype: t.Optional(t.String()),
-});
-
-/** A list message: a button opening sections of rows (sent as numbered text on unofficial accounts). */
-export const ListContent = t.Object({
-  body: t.String(),
-  buttonText: t.String(),
-  header: t.Optional(t.String()),
-  footer: t.Optional(t.String()),
-  sections: t.Array(t.Object({ title: t.String(), rows: t.Array(t.Object({ id: t.String(), title: t.String(), description: t.Optional(t.String()) })) })),
-});
-
-/** Reply buttons. */
-export const ButtonsContent = t.Object({
-  body: t.String(),
-  header: t.Optional(t.String()),
-  footer: t.Optional(t.String()),
-  buttons: t.Array(t.Object({ id: t.String(), title: t.String() })),
-});
-
-/** The send request: `to` and exactly one content field, whose name is the message kind. */
-const SendBody = t.Object({
-  to: t.String({ description: 'Phone number in international format (E.164), or a chat id such as a group' }),
-  replyTo: t.Optional(t.String({ description: 'Id (ours or the network’s) of a message of this chat to reply to' })),
-  text: t.Optional(t.String({ description: 'Plain text, up to 4096 characters' })),
-  image: t.Optional(t.Composite([Media, t.Object({ caption: t.Optional(t.String()) })])),
-  video: t.Optional(t.Composite([Media, t.Object({ caption: t.Optional(t.String()) })])),
-  audio: t.Optional(t.Composite([Media, t.Object({ voiceNote: t.Optional(t.Boolean({ description: 'Send as a voice note (PTT)' })) })])),
-  document: t.Optional(t.Composite([Media, t.Object({ fileName: t.Optional(t.String()), caption: t.Optional(t.String()) })])),
-  sticker: t.Optional(Media),
-  location: t.Optional(t.Object({ latitude: t.Number(), longitude: t.Number(), name: t.Optional(t.String()), address: t.Optional(t.String()) })),
-  contacts: t.Optional(
-    t.Array(t.Object({ name: t.String(), phones: t.Array(t.String()), emails: t.Optional(t.Array(t.String())), organization: t.Optional(t.String()) })),
-  ),
-  list: t.Optional(ListContent),
-  buttons: t.Optional(ButtonsContent),
-  reaction: t.Optional(t.Object({ messageId: t.String(), emoji: t.String({ description: 'Empty string removes the reaction' }) })),
-  template: t.Optional(t.Object({ name: t.String(), language: t.String(), components: t.Optional(t.Array(t.Any())) })),
-});
+import { SendBody } from '../send-body.ts';
 
 const ChatView = t.Object({ remoteJid: t.String(), name: t.Nullable(t.String()), lastMessageAt: Timestamp, lastContactMessageAt: t.Nullable(Timestamp) });
 

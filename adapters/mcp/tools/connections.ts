@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { t } from 'elysia';
 import { getConnection, listConnections } from '../../../core/connections/connections.ts';
 import type { Connection } from '../../../core/connections/connection.ts';
 import { capabilityFlags } from '../../../core/connections/driver.ts';
@@ -8,7 +8,7 @@ import { defineTool } from '../tool.ts';
 
 /** Reading connections (numbers) and their status: `connections:read` (spec 2.7). */
 
-const connectionId = z.string().min(1).describe('Id of the connection (from list_connections)');
+const connectionId = t.String({ minLength: 1, description: 'Id of the connection (from list_connections)' });
 
 export const listConnectionsTool = defineTool({
   name: 'list_connections',
@@ -17,7 +17,7 @@ export const listConnectionsTool = defineTool({
     'Lists the connections (chat-network numbers) of the workspace with their id, name, driver and status. ' +
     'Only CONNECTED connections can send. Use the id as connectionId in the other tools.',
   scopes: ['connections:read'],
-  input: {},
+  input: t.Object({}),
   annotations: { readOnlyHint: true },
   async run(_input, { actor, ctx }) {
     const connections = await listConnections(messagingStores(ctx.db, ctx).connections, actor);
@@ -34,7 +34,7 @@ export const getConnectionTool = defineTool({
   title: 'Get a connection',
   description: 'One connection: name, driver, status (DISCONNECTED, CONNECTING, QR_PENDING, CONNECTED, LOGGED_OUT), phone number and what its network supports.',
   scopes: ['connections:read'],
-  input: { connectionId },
+  input: t.Object({ connectionId }),
   annotations: { readOnlyHint: true },
   async run({ connectionId }, { actor, ctx }) {
     const c = await getConnection(messagingStores(ctx.db, ctx).connections, actor, connectionId);

@@ -1,4 +1,4 @@
-import { z } from 'zod/v4';
+import { t } from 'elysia';
 import { chatHistory, listChats, MAX_HISTORY_LIMIT } from '../../../core/messaging/history.ts';
 import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
 import { messagingStores } from '../../connections/stores.ts';
@@ -10,7 +10,7 @@ import { defineTool } from '../tool.ts';
  * on a connection"): the use cases refuse other roles.
  */
 
-const connectionId = z.string().min(1).describe('Id of the connection (from list_connections)');
+const connectionId = t.String({ minLength: 1, description: 'Id of the connection (from list_connections)' });
 
 export const listChatsTool = defineTool({
   name: 'list_chats',
@@ -19,12 +19,12 @@ export const listChatsTool = defineTool({
     'The chats (contacts and groups) of a connection, most recent first, with when each last had a message and when the contact last wrote. ' +
     'Pass a chat’s remoteJid as `chat` to list_messages.',
   scopes: ['messages:read'],
-  input: {
+  input: t.Object({
     connectionId,
-    search: z.string().optional().describe('Searches the number and the contact’s name'),
-    page: z.number().int().min(1).optional().describe('Page number, default 1'),
-    perPage: z.number().int().min(1).max(MAX_PER_PAGE).optional().describe(`Chats per page, 1 to ${MAX_PER_PAGE}, default 10`),
-  },
+    search: t.Optional(t.String({ description: 'Searches the number and the contact’s name' })),
+    page: t.Optional(t.Integer({ minimum: 1, description: 'Page number, default 1' })),
+    perPage: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PER_PAGE, description: `Chats per page, 1 to ${MAX_PER_PAGE}, default 10` })),
+  }),
   annotations: { readOnlyHint: true },
   async run({ connectionId, search, page, perPage }, { actor, ctx }) {
     const found = await listChats(messagingStores(ctx.db, ctx), actor, connectionId, {
@@ -53,12 +53,12 @@ export const listMessagesTool = defineTool({
     '(outbound: PENDING, SENT, DELIVERED, READ, FAILED) and content; received media carry a signed downloadMediaUrl. ' +
     'For older messages pass nextCursor back as `cursor`.',
   scopes: ['messages:read'],
-  input: {
+  input: t.Object({
     connectionId,
-    chat: z.string().min(1).describe('The contact’s phone number in international format, or a chat id (remoteJid from list_chats)'),
-    limit: z.number().int().min(1).max(MAX_HISTORY_LIMIT).optional().describe(`How many messages, 1 to ${MAX_HISTORY_LIMIT}, default 20`),
-    cursor: z.string().optional().describe('Id of the oldest message already read: returns the messages before it'),
-  },
+    chat: t.String({ minLength: 1, description: 'The contact’s phone number in international format, or a chat id (remoteJid from list_chats)' }),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_HISTORY_LIMIT, description: `How many messages, 1 to ${MAX_HISTORY_LIMIT}, default 20` })),
+    cursor: t.Optional(t.String({ description: 'Id of the oldest message already read: returns the messages before it' })),
+  }),
   annotations: { readOnlyHint: true },
   async run({ connectionId, chat, limit = 20, cursor }, { actor, ctx }) {
     const messages = await chatHistory(messagingStores(ctx.db, ctx), actor, connectionId, { chat, limit, cursor });

@@ -1,9 +1,10 @@
-import { z } from 'zod/v4';
+import { t } from 'elysia';
 import { UPLOAD_TICKET_MINUTES } from '../../../core/media/media.ts';
 import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { prepareMediaUpload } from '../../../core/media/uploads.ts';
 import { MEDIA_KINDS } from '../../../core/messaging/outgoing.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { OneOf } from '../../http/schemas.ts';
 import { defineTool } from '../tool.ts';
 
 /**
@@ -21,12 +22,12 @@ export const prepareMediaUploadTool = defineTool({
     'Example: curl -X POST -H "Content-Type: image/png" --data-binary @photo.png "<uploadUrl>". Uses one plan credit. ' +
     mediaLimitsText(),
   scopes: ['messages:send'],
-  input: {
-    connectionId: z.string().min(1).describe('Id of the connection to send from (from list_connections)'),
-    to: z.string().min(1).describe('Recipient: a phone number in international format such as +5511999999999, or a group chat id'),
-    kind: z.enum(MEDIA_KINDS).describe('How the file is sent: image, video, audio, document or sticker (image/webp)'),
-    caption: z.string().optional().describe('Caption shown with an image, video or document'),
-  },
+  input: t.Object({
+    connectionId: t.String({ minLength: 1, description: 'Id of the connection to send from (from list_connections)' }),
+    to: t.String({ minLength: 1, description: 'Recipient: a phone number in international format such as +5511999999999, or a group chat id' }),
+    kind: OneOf(MEDIA_KINDS, { description: 'How the file is sent: image, video, audio, document or sticker (image/webp)' }),
+    caption: t.Optional(t.String({ description: 'Caption shown with an image, video or document' })),
+  }),
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   async run(input, { actor, ctx }) {
     const ticket = await prepareMediaUpload(messagingStores(ctx.db, ctx), messagingDeps(ctx), actor, input.connectionId, input);

@@ -1,7 +1,8 @@
-import { z } from 'zod/v4';
+import { t } from 'elysia';
 import { acceptSend } from '../../../core/messaging/send.ts';
 import { assertOutboundMedia, parseOutgoingContent } from '../../../core/messaging/outgoing.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { SendBody } from '../../http/send-body.ts';
 import { defineTool } from '../tool.ts';
 import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
 
@@ -9,13 +10,6 @@ import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
  * Sending a message: `messages:send`. The same use case as `POST /v3/connections/{id}/chats/messages`
  * (role check, send window, one credit reserved, queued for the driver), in one transaction.
  */
-
-const media = {
-  url: z.string().optional().describe('Public http(s) URL of the file'),
-  mediaId: z.string().optional().describe('Id of media already uploaded (the `mediaId` answered by an upload from prepare_media_upload)'),
-  mimetype: z.string().optional().describe('Media type such as image/jpeg (optional)'),
-};
-const mediaNote = 'Exactly one of url or mediaId.';
 
 export const sendMessageTool = defineTool({
   name: 'send_message',
@@ -28,53 +22,12 @@ export const sendMessageTool = defineTool({
     'To send a local file, use prepare_media_upload instead. ' +
     mediaSendLimitsText(),
   scopes: ['messages:send'],
-  input: {
-    connectionId: z.string().min(1).describe('Id of the connection to send from (from list_connections); it must be CONNECTED'),
-    to: z.string().min(1).describe('Recipient: a phone number in international format such as +5511999999999, or a chat id such as 1203630@g.us for a group'),
-    text: z.string().optional().describe('Plain text, up to 4096 characters'),
-    image: z.object({ ...media, caption: z.string().optional() }).optional().describe(`An image. ${mediaNote}`),
-    video: z.object({ ...media, caption: z.string().optional() }).optional().describe(`A video. ${mediaNote}`),
-    audio: z.object({ ...media, voiceNote: z.boolean().optional().describe('Send as a voice note') }).optional().describe(`An audio file. ${mediaNote}`),
-    document: z.object({ ...media, fileName: z.string().optional(), caption: z.string().optional() }).optional().describe(`A document. ${mediaNote}`),
-    sticker: z.object(media).optional().describe(`A sticker (image/webp). ${mediaNote}`),
-    location: z
-      .object({ latitude: z.number(), longitude: z.number(), name: z.string().optional(), address: z.string().optional() })
-      .optional()
-      .describe('A map location'),
-    contacts: z
-      .array(z.object({ name: z.string(), phones: z.array(z.string()), emails: z.array(z.string()).optional(), organization: z.string().optional() }))
-      .optional()
-      .describe('Contact cards'),
-    list: z
-      .object({
-        body: z.string(),
-        buttonText: z.string().describe('Label of the button that opens the list'),
-        header: z.string().optional(),
-        footer: z.string().optional(),
-        sections: z.array(z.object({ title: z.string(), rows: z.array(z.object({ id: z.string(), title: z.string(), description: z.string().optional() })) })),
-      })
-      .optional()
-      .describe('A list of choices (1 to 10 rows in all); sent as numbered text where the network has no lists'),
-    buttons: z
-      .object({
-        body: z.string(),
-        header: z.string().optional(),
-        footer: z.string().optional(),
-        buttons: z.array(z.object({ id: z.string(), title: z.string().describe('Up to 20 characters') })).describe('1 to 3 buttons'),
-      })
-      .optional()
-      .describe('Reply buttons; sent as numbered text where the network has no buttons'),
-    reaction: z
-      .object({ messageId: z.string().describe('Id of the message to react to'), emoji: z.string().describe('An emoji; empty removes the reaction') })
-      .optional()
-      .describe('A reaction to a message of this chat'),
-    template: z
-      .object({ name: z.string(), language: z.string().describe('Such as en_US'), components: z.array(z.any()).optional() })
-      .optional()
-      .describe('A pre-approved template (official connections only): a template known on the connection must be APPROVED, and its variables must fit it'),
-    replyTo: z.string().optional().describe('Id of a message of this chat to quote'),
-    idempotencyKey: z.string().optional().describe('Retrying with the same key answers the first message instead of sending again'),
-  },
+  // The REST route's body, with what REST carries in the path (the connection) and a header (the key).
+  input: t.Composite([
+    t.Object({ connectionId: t.String({ minLength: 1, description: 'Id of the connection to send from (from list_connections); it must be CONNECTED' }) }),
+    SendBody,
+    t.Object({ idempotencyKey: t.Optional(t.String({ description: 'Retrying with the same key answers the first message instead of sending again' })) }),
+  ]),
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   async run(input, { actor, ctx }) {
     const { connectionId, to, replyTo, idempotencyKey, ...fields } = input;

@@ -46,14 +46,13 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
     async insertWorkspace(w) {
       await db
         .insertInto('workspaces')
-        .values({ id: w.id, name: w.name, is_personal: w.isPersonal, helpdesk_enabled: w.helpdeskEnabled, plan: w.plan, created_at: w.createdAt })
+        .values({ id: w.id, name: w.name, is_personal: w.isPersonal, plan: w.plan, created_at: w.createdAt })
         .execute();
     },
 
     async updateWorkspace(id, patch) {
       const values = {
         ...(patch.name !== undefined && { name: patch.name }),
-        ...(patch.helpdeskEnabled !== undefined && { helpdesk_enabled: patch.helpdeskEnabled }),
         ...(patch.plan !== undefined && { plan: patch.plan }),
       };
       if (Object.keys(values).length === 0) return this.getWorkspace(id);
@@ -154,7 +153,6 @@ function toWorkspace(row: WorkspaceRow): Workspace {
     id: row.id,
     name: row.name,
     isPersonal: row.is_personal,
-    helpdeskEnabled: row.helpdesk_enabled,
     plan: row.plan as PlanName,
     createdAt: row.created_at,
   };

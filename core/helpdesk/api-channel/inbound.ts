@@ -1,6 +1,3 @@
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
 import type { Outbox } from '../../shared/outbox.ts';
 import { badRequest, DomainError, notFound } from '../../shared/errors.ts';
 import { constantTimeEqual } from '../../tokens/secret.ts';
@@ -10,6 +7,7 @@ import { joinConversation, type ConversationDeps, type ConversationStores } from
 import { messageStatusChanged } from '../events.ts';
 import type { Inbox } from '../inboxes/inboxes.ts';
 import { applyDeliveryOutcome, DELIVERY_OUTCOMES, type DeliveryOutcomeStatus, type MessageStatus } from '../conversations/message-status.ts';
+import { helpdeskSignature, verifyHelpdeskSignature } from '../webhooks/webhook-signature.ts';
 
 /**
  * The API channel, inbound side (spec 4.5, 5.6): the customer's own app pushes its users'
@@ -28,11 +26,11 @@ export const SIGNATURE_HEADER = 'x-helpdesk-signature';
 export const MAX_SOURCE_ID_LENGTH = 255;
 export const MAX_INBOUND_CONTENT_LENGTH = 4096;
 
-/** Hex HMAC-SHA256 of the raw bytes, keyed with the inbox's secret: both directions sign so. */
-export function signApiChannelBody(secret: string, raw: Uint8Array | string): string {
-  const bytes = typeof raw === 'string' ? new TextEncoder().encode(raw) : raw;
-  return bytesToHex(hmac(sha256, new TextEncoder().encode(secret), bytes));
-}
+/**
+ * Hex HMAC-SHA256 of the raw bytes, keyed with the inbox's secret: both directions sign so, the
+ * way helpdesk webhooks sign theirs (spec 6.5, 6.6), hence the one implementation.
+ */
+export const signApiChannelBody: (secret: string, raw: Uint8Array | string) => string = helpdeskSignature;
 
 const inboxNotFound = () => notFound('No API inbox here');
 const invalidCredential = (message: string) => new DomainError(401, message);
@@ -47,10 +45,7 @@ export function authenticateInbound(
   const { token, signature } = credentials;
   const secret = inbox.inboundSecret;
   if (token != null && (secret === null || !constantTimeEqual(token, secret))) throw invalidCredential(`Invalid ${TOKEN_HEADER}`);
-  if (signature != null) {
-    const given = signature.trim().toLowerCase().replace(/^sha256=/, '');
-    if (secret === null || !constantTimeEqual(given, signApiChannelBody(secret, raw))) throw invalidCredential(`Invalid ${SIGNATURE_HEADER}`);
-  }
+  if (signature != null && (secret === null || !verifyHelpdeskSignature(secret, raw, signature))) throw invalidCredential(`Invalid ${SIGNATURE_HEADER}`);
   if (token == null && signature == null && inbox.hmacMandatory) {
     throw invalidCredential(`This inbox requires ${TOKEN_HEADER} or ${SIGNATURE_HEADER} (hmacMandatory)`);
   }

@@ -1,7 +1,8 @@
-import { z } from 'zod/v4';
+import { t } from 'elysia';
 import { defineTool, type McpToolDefinition } from '../../../adapters/mcp/tool.ts';
 import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
 import type { AppContext } from '../../../adapters/http/context.ts';
+import { OneOf } from '../../../adapters/http/schemas.ts';
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { changeConversationStatus, getConversation, listConversations, REQUESTED_STATUSES, updateConversation } from '../../../core/helpdesk/conversations/conversations.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
@@ -16,7 +17,7 @@ import { present, presentMessage } from './views.ts';
  * matrix and plan gate apply.
  */
 
-const conversationId = z.string().min(1).describe('Id of the conversation (from list_conversations; not the displayId)');
+const conversationId = t.String({ minLength: 1, description: 'Id of the conversation (from list_conversations; not the displayId)' });
 const deps = (ctx: AppContext) => ({ clock: ctx.clock, ids: ctx.ids });
 const inTransaction = <T>(ctx: AppContext, work: (trx: AppContext['db']) => Promise<T>) => ctx.db.transaction().execute(work);
 
@@ -27,13 +28,13 @@ export const listConversationsTool = defineTool({
     'Conversations of the shared inbox, latest activity first: status (OPEN, PENDING, SNOOZED, RESOLVED), priority, assignee, labels. ' +
     'An Agent sees only the inboxes they belong to. Pass an id to read_conversation.',
   scopes: ['helpdesk:read'],
-  input: {
-    status: z.enum(CONVERSATION_STATUSES).optional().describe('Only conversations in this status'),
-    inboxId: z.string().optional().describe('Only conversations of this inbox'),
-    assigneeUserId: z.string().optional().describe('Only conversations assigned to this member'),
-    page: z.number().int().min(1).optional().describe('Page number, default 1'),
-    perPage: z.number().int().min(1).max(MAX_PER_PAGE).optional().describe(`Conversations per page, 1 to ${MAX_PER_PAGE}, default 10`),
-  },
+  input: t.Object({
+    status: t.Optional(OneOf(CONVERSATION_STATUSES, { description: 'Only conversations in this status' })),
+    inboxId: t.Optional(t.String({ description: 'Only conversations of this inbox' })),
+    assigneeUserId: t.Optional(t.String({ description: 'Only conversations assigned to this member' })),
+    page: t.Optional(t.Integer({ minimum: 1, description: 'Page number, default 1' })),
+    perPage: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PER_PAGE, description: `Conversations per page, 1 to ${MAX_PER_PAGE}, default 10` })),
+  }),
   annotations: { readOnlyHint: true },
   async run({ status, inboxId, assigneeUserId, page, perPage }, { actor, ctx }) {
     const found = await listConversations(helpdeskMessageStores(ctx.db, ctx), actor, { page: page ?? 1, perPage: perPage ?? 10, search: undefined }, { status, inboxId, assigneeUserId });
@@ -51,11 +52,11 @@ export const readConversationTool = defineTool({
     'One conversation and its latest messages, oldest first: incoming (from the contact), outgoing (replies, with delivery status; private notes are marked private) and activity lines. ' +
     'For older messages pass nextCursor back as `cursor`.',
   scopes: ['helpdesk:read'],
-  input: {
+  input: t.Object({
     conversationId,
-    limit: z.number().int().min(1).max(MAX_MESSAGE_LIMIT).optional().describe(`How many messages, 1 to ${MAX_MESSAGE_LIMIT}, default 20`),
-    cursor: z.string().optional().describe('Id of the oldest message already read: returns the messages before it'),
-  },
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_MESSAGE_LIMIT, description: `How many messages, 1 to ${MAX_MESSAGE_LIMIT}, default 20` })),
+    cursor: t.Optional(t.String({ description: 'Id of the oldest message already read: returns the messages before it' })),
+  }),
   annotations: { readOnlyHint: true },
   async run({ conversationId, limit = 20, cursor }, { actor, ctx }) {
     const stores = helpdeskMessageStores(ctx.db, ctx);
@@ -75,11 +76,11 @@ export const replyToConversationTool = defineTool({
     'Sends a reply to the contact on the inbox\'s channel (answered PENDING at once; delivery follows), or adds a private note for the team with private: true. ' +
     'Refused while the network\'s AI agent holds the conversation (aiAgentEnabled).',
   scopes: ['helpdesk:write'],
-  input: {
+  input: t.Object({
     conversationId,
-    content: z.string().min(1).max(MAX_CONTENT_LENGTH).describe('The text of the reply or note'),
-    private: z.boolean().optional().describe('A private note for agents only: stored, never sent'),
-  },
+    content: t.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH, description: 'The text of the reply or note' }),
+    private: t.Optional(t.Boolean({ description: 'A private note for agents only: stored, never sent' })),
+  }),
   annotations: { destructiveHint: false, openWorldHint: true },
   async run({ conversationId, content, private: isPrivate }, { actor, ctx }) {
     const message = await inTransaction(ctx, (trx) =>
@@ -94,11 +95,11 @@ export const assignConversationTool = defineTool({
   title: 'Assign a conversation',
   description: 'Assigns the conversation to a member (a member of the inbox, or a Manager, Admin or Owner), or unassigns it with assigneeUserId null; optionally to a team.',
   scopes: ['helpdesk:write'],
-  input: {
+  input: t.Object({
     conversationId,
-    assigneeUserId: z.string().nullable().describe('The member to assign, or null to unassign'),
-    teamId: z.string().nullable().optional().describe('A team of the workspace, or null to clear it; left out keeps the team'),
-  },
+    assigneeUserId: t.Nullable(t.String(), { description: 'The member to assign, or null to unassign' }),
+    teamId: t.Optional(t.Nullable(t.String(), { description: 'A team of the workspace, or null to clear it; left out keeps the team' })),
+  }),
   annotations: { idempotentHint: true },
   async run({ conversationId, assigneeUserId, teamId }, { actor, ctx }) {
     const conversation = await inTransaction(ctx, (trx) => updateConversation(helpdeskMessageStores(trx, ctx), deps(ctx), actor, conversationId, { assigneeUserId, teamId }));
@@ -112,11 +113,11 @@ export const setConversationStatusTool = defineTool({
   description:
     'Changes the status of a conversation: RESOLVED resolves it, OPEN reopens it, PENDING marks it as waiting, SNOOZED snoozes it until snoozedUntil (it reopens by itself then, or when the contact writes).',
   scopes: ['helpdesk:write'],
-  input: {
+  input: t.Object({
     conversationId,
-    status: z.enum(REQUESTED_STATUSES).describe('The new status'),
-    snoozedUntil: z.string().optional().describe('With SNOOZED: an ISO 8601 date-time in the future'),
-  },
+    status: OneOf(REQUESTED_STATUSES, { description: 'The new status' }),
+    snoozedUntil: t.Optional(t.String({ description: 'With SNOOZED: an ISO 8601 date-time in the future' })),
+  }),
   annotations: { idempotentHint: true },
   async run({ conversationId, status, snoozedUntil }, { actor, ctx }) {
     const { conversation, changed } = await inTransaction(ctx, (trx) =>
