@@ -35,7 +35,7 @@ export function signApiChannelBody(secret: string, raw: Uint8Array | string): st
 }
 
 const inboxNotFound = () => notFound('No API inbox here');
-const invalidCredential = (message: string) => new DomainError(401, message);
+const invalidCredential = (message: string) => new DomainError('unauthenticated', message);
 
 /** Is the request the inbox's app's? 404 for anything but an API inbox; 401 for a bad or missing credential. */
 export function authenticateInbound(
