@@ -178,6 +178,7 @@ function lengthRange(min: number | undefined, max: number | undefined, unit: str
   return '';
 }
 
+/** The status a framework error carries (Elysia's own); DomainErrors take theirs from the kind table (error-status.ts). */
 function statusOf(error: unknown): number | undefined {
   const status = (error as { status?: unknown })?.status;
   return typeof status === 'number' ? status : undefined;
