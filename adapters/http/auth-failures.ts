@@ -1,4 +1,5 @@
 import { retryAfterSeconds, waitMs, type ThrottlePolicy } from '../../core/security/auth-throttle.ts';
+import { DomainError } from '../../core/shared/errors.ts';
 import { authFailureStore } from '../postgres/repositories/auth-failure-store.ts';
 import type { AppContext } from './context.ts';
 import { TooManyRequests } from './rate-limit.ts';
@@ -104,13 +105,12 @@ function create(ctx: AppContext) {
 }
 
 /**
- * When `error` refuses a credential of `kind` (401, or 404 for a link or inbox that names
- * nothing: guessing), counts the failure against the client's address; 429 once over the limit.
+ * When `error` refuses a credential of `kind` (unauthenticated, or not found for a link or inbox
+ * that names nothing: guessing), counts the failure against the client's address; 429 once over the limit.
  * Then the caller rethrows `error`.
  */
 export async function countRefusal(ctx: AppContext, kind: FailureKind, request: Request, error: unknown, peer?: string | null): Promise<void> {
-  const status = (error as { status?: number }).status;
-  if (status === 401 || status === 404) await authFailures(ctx).failed(kind, clientAddress(ctx, request, peer));
+  if (error instanceof DomainError && (error.kind === 'unauthenticated' || error.kind === 'not_found')) await authFailures(ctx).failed(kind, clientAddress(ctx, request, peer));
 }
 
 /**

@@ -5,10 +5,11 @@ import { authenticateBearer } from '../../core/oauth/bearer.ts';
 import { OAuthError } from '../../core/oauth/errors.ts';
 import { satisfies } from '../../core/oauth/scopes.ts';
 import { authorize, type Access, type Capability } from '../../core/identity/roles.ts';
-import { forbidden } from '../../core/shared/errors.ts';
+import { DomainError, forbidden } from '../../core/shared/errors.ts';
 import { baseStores } from '../postgres/stores.ts';
 import { authFailures, clientAddress } from './auth-failures.ts';
 import type { AppContext } from './context.ts';
+import { httpStatusOf } from './error-status.ts';
 import { HttpResponseError, oauthResponse, standard } from './errors.ts';
 import { routeKey } from './route-scopes.ts';
 import { isUuid } from '../../core/shared/ids.ts';
@@ -94,7 +95,7 @@ export async function authenticateRequest(
 }
 
 const refused = (error: unknown) =>
-  (error instanceof HttpResponseError ? error.response.status : (error as { status?: number }).status) === 401;
+  error instanceof HttpResponseError ? error.response.status === 401 : error instanceof DomainError && error.kind === 'unauthenticated';
 
 async function authenticateCredential(
   ctx: AppContext,
@@ -123,9 +124,9 @@ async function authenticateCredential(
     } catch (error) {
       // Tell OAuth clients where to find out how to get a token (RFC 9728).
       // Spec 7.5 names a missing token `invalid_token` too (RFC 6750 3.1 would send no code then).
-      if (apiKey === undefined && (error as { status?: number }).status === 401) {
-        const response = standard(401, 'Invalid or missing API key');
-        response.headers.set('www-authenticate', bearerChallenge(new OAuthError('invalid_token', 'no API key or access token was sent', 401, scope), resourceMetadata));
+      if (apiKey === undefined && error instanceof DomainError && error.kind === 'unauthenticated') {
+        const response = standard(httpStatusOf(error), 'Invalid or missing API key');
+        response.headers.set('www-authenticate', bearerChallenge(new OAuthError('invalid_token', 'no API key or access token was sent', 'unauthenticated', scope), resourceMetadata));
         throw new HttpResponseError(response);
       }
       throw error;
@@ -137,15 +138,15 @@ async function authenticateCredential(
   try {
     actor = await authenticateBearer(baseStores(ctx.db), ctx, { token: bearer, requestUrl: `${ctx.config.publicUrl}${url.pathname}`, accountId: workspace });
   } catch (error) {
-    if (error instanceof OAuthError) throw challenge(error.status === 401 && !error.scope ? new OAuthError(error.code, error.description, 401, scope) : error, resourceMetadata);
+    if (error instanceof OAuthError) throw challenge(error.kind === 'unauthenticated' && !error.scope ? new OAuthError(error.code, error.description, 'unauthenticated', scope) : error, resourceMetadata);
     throw error;
   }
   if (malformed) throw forbidden('This token is bound to a different workspace; re-authorize to switch');
   if (required === undefined || required === null) {
-    throw challenge(new OAuthError('insufficient_scope', 'this operation is not available to OAuth clients', 403), resourceMetadata);
+    throw challenge(new OAuthError('insufficient_scope', 'this operation is not available to OAuth clients', 'forbidden'), resourceMetadata);
   }
   if (required.length > 0 && !satisfies(actor.scopes ?? [], required)) {
-    throw challenge(new OAuthError('insufficient_scope', `this operation needs the scope ${required.join(' or ')}`, 403, required[0]), resourceMetadata);
+    throw challenge(new OAuthError('insufficient_scope', `this operation needs the scope ${required.join(' or ')}`, 'forbidden', required[0]), resourceMetadata);
   }
   return actor;
 }

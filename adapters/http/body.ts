@@ -20,7 +20,7 @@ export function bodyLimits(config: { maxBodyBytes?: number; maxMediaBytes?: numb
 
 export class PayloadTooLarge extends DomainError {
   constructor(readonly limit: number) {
-    super(413, `The request body must be at most ${limit} bytes`);
+    super('too_large', `The request body must be at most ${limit} bytes`);
   }
 }
 

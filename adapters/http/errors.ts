@@ -1,5 +1,6 @@
 import { DomainError } from '../../core/shared/errors.ts';
 import { OAuthError } from '../../core/oauth/errors.ts';
+import { httpStatusOf } from './error-status.ts';
 import { TooManyRequests } from './rate-limit.ts';
 
 /** A failure whose whole answer is already built (a challenge with its headers, say). */
@@ -12,7 +13,7 @@ export class HttpResponseError extends Error {
 /** Spec 7.2 shape 3: exactly `{ error, error_description }`; never cached. */
 export function oauthResponse(error: OAuthError, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ error: error.code, error_description: capMessage(error.description) }), {
-    status: error.status,
+    status: httpStatusOf(error),
     headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
   });
 }
@@ -25,14 +26,15 @@ export function oauthResponse(error: OAuthError, headers: Record<string, string>
 export function errorResponse(code: string | number, error: unknown): Response {
   if (error instanceof HttpResponseError) return error.response;
   if (error instanceof TooManyRequests) {
-    const response = standard(429, error.message);
+    const response = standard(httpStatusOf(error), error.message);
     response.headers.set('retry-after', String(error.retryAfterSeconds));
     return response;
   }
   if (error instanceof OAuthError) return oauthResponse(error);
   if (error instanceof DomainError) {
-    if (error.shape === 'coded') return json(error.status, { message: capMessage(error.message), hint: capMessage(error.hint ?? '') });
-    return standard(error.status, error.messages ?? error.message);
+    const status = httpStatusOf(error);
+    if (error.shape === 'coded') return json(status, { message: capMessage(error.message), hint: capMessage(error.hint ?? '') });
+    return standard(status, error.messages ?? error.message);
   }
   switch (code) {
     case 'VALIDATION':
@@ -176,6 +178,7 @@ function lengthRange(min: number | undefined, max: number | undefined, unit: str
   return '';
 }
 
+/** The status a framework error carries (Elysia's own); DomainErrors take theirs from the kind table (error-status.ts). */
 function statusOf(error: unknown): number | undefined {
   const status = (error as { status?: unknown })?.status;
   return typeof status === 'number' ? status : undefined;

@@ -10,5 +10,5 @@ export function mcpResourceMetadataUrl(publicUrl: string): string {
 
 /** The MCP authorization "scope challenge": 403 naming the scope the tool needs (spec 7.5). */
 export function insufficientScope(publicUrl: string, scope: string, description: string): Response {
-  return challenge(new OAuthError('insufficient_scope', description, 403, scope), mcpResourceMetadataUrl(publicUrl)).response;
+  return challenge(new OAuthError('insufficient_scope', description, 'forbidden', scope), mcpResourceMetadataUrl(publicUrl)).response;
 }

@@ -92,7 +92,7 @@ async function handlePost(
     // A 401 always says where to learn how to get a token (RFC 9728), so MCP clients find the
     // authorization server, and which scopes to ask for: every scope the tools use (spec 7.5).
     if (response.status === 401 && !response.headers.has('www-authenticate')) {
-      const refused = new OAuthError('invalid_token', 'no valid API key or access token was sent', 401, scopes);
+      const refused = new OAuthError('invalid_token', 'no valid API key or access token was sent', 'unauthenticated', scopes);
       response.headers.set('www-authenticate', bearerChallenge(refused, mcpResourceMetadataUrl(ctx.config.publicUrl)));
     }
     return response;

@@ -5,6 +5,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
 import { satisfies } from '../../core/oauth/scopes.ts';
 import { DomainError } from '../../core/shared/errors.ts';
+import { httpStatusOf } from '../http/error-status.ts';
 import type { McpToolContext, McpToolDefinition, McpToolResult } from './tool.ts';
 
 export const MCP_SERVER_INFO = { name: 'switchboard', title: 'Switchboard', version: '3.0.0' };
@@ -99,10 +100,11 @@ const STATUS_CODES: Record<number, string> = {
 
 /** A DomainError as the tool's answer: the machine code (coded errors) or one from the status, and the message. */
 function domainFailure(error: DomainError): CallToolResult {
-  if (error.shape === 'coded') return failure(error.message, error.status, error.hint || error.message);
+  const status = httpStatusOf(error);
+  if (error.shape === 'coded') return failure(error.message, status, error.hint || error.message);
   const own = (error as { code?: unknown }).code;
-  const code = typeof own === 'string' ? own : STATUS_CODES[error.status] ?? 'ERROR';
-  return failure(code, error.status, error.message, error.messages);
+  const code = typeof own === 'string' ? own : STATUS_CODES[status] ?? 'ERROR';
+  return failure(code, status, error.message, error.messages);
 }
 
 /** A failure the protocol names (unknown tool, arguments the schema refuses): the SDK's wording, no error shape. */

@@ -81,7 +81,7 @@ async function setPasswordCommand(args: string[]): Promise<number> {
   try {
     const userId = await runtime.ctx.db.transaction().execute(async (trx) => {
       const user = await baseStores(trx).identity.findUserByEmail(email);
-      if (!user) throw new DomainError(404, `no person with email ${email}`);
+      if (!user) throw new DomainError('not_found', `no person with email ${email}`);
       await setPassword(baseStores(trx), passwordHasher, user.id, password);
       return user.id;
     });
@@ -125,7 +125,7 @@ async function readPassword(): Promise<string> {
 
 function assertPassword(password: string): void {
   const problems = passwordProblems(password);
-  if (problems.length > 0) throw new DomainError(400, problems);
+  if (problems.length > 0) throw new DomainError('invalid_input', problems);
 }
 
 const command = process.argv[2];

@@ -55,7 +55,7 @@ export function canApply(from: CampaignStatus, command: CampaignCommand): boolea
 /** The status after `command`, or 409 naming what the campaign is. */
 export function nextCampaignStatus(from: CampaignStatus, command: CampaignCommand): CampaignStatus {
   const rule = CAMPAIGN_TRANSITIONS.find((t) => t.from === from && t.command === command);
-  if (!rule) throw new DomainError(409, `The campaign is ${from}; it cannot ${COMMAND_WORDS[command]}`);
+  if (!rule) throw new DomainError('conflict', `The campaign is ${from}; it cannot ${COMMAND_WORDS[command]}`);
   return rule.to;
 }
 

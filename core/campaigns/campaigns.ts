@@ -214,7 +214,7 @@ export async function deleteCampaign(stores: Pick<CampaignStores, 'campaigns'>, 
   await stores.campaigns.delete(campaign.id);
 }
 
-export const campaignNotFound = (id: string) => coded(404, 'CAMPAIGN_NOT_FOUND', `No campaign ${id} in this workspace`);
+export const campaignNotFound = (id: string) => coded('not_found', 'CAMPAIGN_NOT_FOUND', `No campaign ${id} in this workspace`);
 
 // ---------------------------------------------------------------------------------------------
 // Transitions shared with the pacer and the connection's reactions.
@@ -310,7 +310,7 @@ async function campaignMessage(stores: Pick<CampaignStores, 'media' | 'identity'
   if (driver.capabilities.official) {
     // spec 5.4: official campaigns require a paid plan.
     const workspace = await stores.identity.getWorkspace(actor.workspaceId);
-    if (workspace && workspace.plan === 'FREE') throw coded(403, 'USER_PLAN_OFFICIAL_CONNECTIONS', 'Campaigns on official connections are available on paid plans (PRO).');
+    if (workspace && workspace.plan === 'FREE') throw coded('forbidden', 'USER_PLAN_OFFICIAL_CONNECTIONS', 'Campaigns on official connections are available on paid plans (PRO).');
   }
   if (isMediaKind(content.kind)) {
     const source = (content as Record<string, any>)[content.kind] as { mediaId?: string };

@@ -47,7 +47,7 @@ export function canTransition(from: ConnectionStatus, event: ConnectionEvent): b
 /** The next status, or a 409 when the event makes no sense in this status. */
 export function nextConnectionStatus(from: ConnectionStatus, event: ConnectionEvent): ConnectionStatus {
   const to = CONNECTION_TRANSITIONS[from][event];
-  if (!to) throw new DomainError(409, `A connection that is ${from} cannot ${describe(event)}`);
+  if (!to) throw new DomainError('conflict', `A connection that is ${from} cannot ${describe(event)}`);
   return to;
 }
 

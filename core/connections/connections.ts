@@ -30,7 +30,7 @@ export interface ConnectionDeps {
   drivers: ReadonlyMap<string, NetworkDriver>;
 }
 
-export const connectionNotFound = (id: string) => coded(404, 'CONNECTION_NOT_FOUND', `No connection ${id} in this workspace`);
+export const connectionNotFound = (id: string) => coded('not_found', 'CONNECTION_NOT_FOUND', `No connection ${id} in this workspace`);
 
 export async function createConnection(
   stores: ConnectionStores,
@@ -46,10 +46,10 @@ export async function createConnection(
 
   // The workspace row lock serializes creations, so two at once cannot both squeeze under the quota.
   const workspace = await stores.identity.lockWorkspace(actor.workspaceId);
-  if (!workspace) throw new DomainError(404, `Workspace ${actor.workspaceId} not found`);
+  if (!workspace) throw new DomainError('not_found', `Workspace ${actor.workspaceId} not found`);
   const plan = deps.plans[workspace.plan];
   if (driver.capabilities.official && !plan.officialConnections) {
-    throw coded(403, 'USER_PLAN_OFFICIAL_CONNECTIONS', 'Official connections are available on paid plans (PRO); upgrade to add one.');
+    throw coded('forbidden', 'USER_PLAN_OFFICIAL_CONNECTIONS', 'Official connections are available on paid plans (PRO); upgrade to add one.');
   }
   assertConnectionHeadroom(plan, await stores.connections.count(actor.workspaceId));
 
@@ -176,7 +176,7 @@ export async function applySessionUpdate(
   try {
     return await transition(stores, deps, connection, update.event, update);
   } catch (error) {
-    if (error instanceof DomainError && error.status === 409) return connection;
+    if (error instanceof DomainError && error.kind === 'conflict') return connection;
     throw error;
   }
 }

@@ -24,9 +24,9 @@ export async function confirmNewCredentials(
   if (!driver?.confirmCredentials || !driver.prepareCredentials) return; // createConnection reports an unknown driver
   // A workspace that may not have an official connection learns that first, without asking the platform.
   const workspace = await identity.getWorkspace(actor.workspaceId);
-  if (!workspace) throw new DomainError(404, `Workspace ${actor.workspaceId} not found`);
+  if (!workspace) throw new DomainError('not_found', `Workspace ${actor.workspaceId} not found`);
   if (driver.capabilities.official && !deps.plans[workspace.plan].officialConnections) {
-    throw coded(403, 'USER_PLAN_OFFICIAL_CONNECTIONS', 'Official connections are available on paid plans (PRO); upgrade to add one.');
+    throw coded('forbidden', 'USER_PLAN_OFFICIAL_CONNECTIONS', 'Official connections are available on paid plans (PRO); upgrade to add one.');
   }
   await driver.confirmCredentials(driver.prepareCredentials(input.credentials ?? {}));
 }

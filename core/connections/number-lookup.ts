@@ -33,7 +33,7 @@ export async function checkNumber(connections: ConnectionStore, deps: NumberLook
     const found = await driver.lookupNumber!({ id: connection.id, workspaceId: connection.workspaceId, credentials: connection.credentials, phoneNumber: connection.phoneNumber }, digits);
     return { phone: digits, exists: found.exists, jid: found.exists ? found.jid : null, connectionId: connection.id };
   } catch (error) {
-    if (error instanceof DriverError) throw new DomainError(error.retryable ? 503 : 422, `The network could not check the number: ${error.message}`);
+    if (error instanceof DriverError) throw new DomainError(error.retryable ? 'upstream_unavailable' : 'unprocessable', `The network could not check the number: ${error.message}`);
     throw error;
   }
 }

@@ -86,14 +86,14 @@ export async function completeSyncSession(
 ): Promise<Connection> {
   const claims = readSyncToken(deps, input.token);
   if (input.expectedConnectionId !== undefined && input.expectedConnectionId !== claims.connectionId) {
-    throw new DomainError(403, 'This sync token was issued for another connection');
+    throw new DomainError('forbidden', 'This sync token was issued for another connection');
   }
   // First, so that a replay is told as such whatever else is wrong with it.
   if (!(await stores.syncTokens.use(claims.jti, new Date(claims.exp * 1000)))) {
-    throw new DomainError(409, 'The sync token has already been used; ask for a new one');
+    throw new DomainError('conflict', 'The sync token has already been used; ask for a new one');
   }
   const membership = await stores.identity.getMembership(claims.workspaceId, claims.userId);
-  if (!membership) throw new DomainError(401, 'The member who asked for this sync token no longer belongs to the workspace');
+  if (!membership) throw new DomainError('unauthenticated', 'The member who asked for this sync token no longer belongs to the workspace');
   authorize(membership.roles, 'connections', 'write');
 
   const connection = await stores.connections.lock(claims.connectionId);
@@ -101,14 +101,14 @@ export async function completeSyncSession(
   const imported = importerOf(deps, connection).inspect(input.material);
 
   if (input.mode === 'pair' && connection.phoneNumber !== null) {
-    throw new DomainError(409, `Connection ${connection.id} is already paired with +${connection.phoneNumber}; re-pair it with /v3/connections/sync-session/reconnect-complete`);
+    throw new DomainError('conflict', `Connection ${connection.id} is already paired with +${connection.phoneNumber}; re-pair it with /v3/connections/sync-session/reconnect-complete`);
   }
   if (input.mode === 'reconnect') {
     if (connection.phoneNumber === null) {
-      throw new DomainError(409, `Connection ${connection.id} has never been paired; pair it with /v3/connections/sync-session/complete`);
+      throw new DomainError('conflict', `Connection ${connection.id} has never been paired; pair it with /v3/connections/sync-session/complete`);
     }
     if (imported.phoneNumber !== connection.phoneNumber) {
-      throw new DomainError(409, `The session material is for +${imported.phoneNumber}, but connection ${connection.id} is the number +${connection.phoneNumber}; a connection keeps its number, so create a new connection for another one`);
+      throw new DomainError('conflict', `The session material is for +${imported.phoneNumber}, but connection ${connection.id} is the number +${connection.phoneNumber}; a connection keeps its number, so create a new connection for another one`);
     }
   }
   // The machine refuses a CONNECTED connection: its live session uses the current pairing.
@@ -122,7 +122,7 @@ export async function completeSyncSession(
 export function readSyncToken(deps: SyncSessionDeps, token: string | undefined): SyncTokenClaims {
   const claims = token && token.length <= 4096 ? verifyToken<SyncTokenClaims>(deps.signingKey, token, SYNC_TOKEN_USE, deps.clock.now()) : undefined;
   if (!claims || typeof claims.jti !== 'string' || typeof claims.connectionId !== 'string' || typeof claims.workspaceId !== 'string' || typeof claims.userId !== 'string') {
-    throw new DomainError(401, 'The sync token is invalid or has expired');
+    throw new DomainError('unauthenticated', 'The sync token is invalid or has expired');
   }
   return claims;
 }
@@ -130,7 +130,7 @@ export function readSyncToken(deps: SyncSessionDeps, token: string | undefined):
 function importerOf(deps: Pick<SyncSessionDeps, 'drivers'>, connection: Connection) {
   const importer = deps.drivers.get(connection.driver)?.sessionImport;
   if (!importer) {
-    throw new DomainError(422, `A ${connection.driver} connection cannot take over a session from another client; only multi-device (unofficial) connections can`);
+    throw new DomainError('unprocessable', `A ${connection.driver} connection cannot take over a session from another client; only multi-device (unofficial) connections can`);
   }
   return importer;
 }

@@ -87,7 +87,7 @@ export async function createFlow(stores: FlowStores, deps: FlowDeps, actor: Acto
   const key = ownKey(await stores.flowKeys.byPhoneNumber(phoneNumberId), actor);
   const checked = checkFlowJson(flowJson, { endpointUri: input.endpointUri, dataExchangeUrl: key?.registeredAt ? deps.dataExchangeUrl(key.endpointId) : null });
   const waba = connection.credentials.businessAccountId;
-  if (!waba) throw new DomainError(422, 'The connection has no businessAccountId');
+  if (!waba) throw new DomainError('unprocessable', 'The connection has no businessAccountId');
   const name = input.name ?? `flow_${deps.ids.next()}`;
   const created = await onPlatform<{ id?: string }>(driver, connection, {
     method: 'POST',
@@ -95,7 +95,7 @@ export async function createFlow(stores: FlowStores, deps: FlowDeps, actor: Acto
     json: { name, categories: input.categories ?? ['OTHER'], ...(checked.endpointUri ? { endpoint_uri: checked.endpointUri } : {}) },
     action: 'Creating the Flow',
   });
-  if (!created.id) throw new DomainError(502, 'The platform created no Flow id');
+  if (!created.id) throw new DomainError('upstream_failed', 'The platform created no Flow id');
   const file = new Blob([JSON.stringify(checked.flowJson)], { type: 'application/json' });
   const asset = await onPlatform<{ validation_errors?: unknown[] }>(driver, connection, {
     method: 'POST',
@@ -121,7 +121,7 @@ export async function provisionFlowKey(stores: FlowStores, deps: FlowDeps, actor
   authorize(actor.roles, 'connections', 'write');
   const { connection, driver, phoneNumberId } = await flowConnection(stores, deps, actor, connectionId);
   const appSecret = connection.credentials.appSecret;
-  if (!appSecret) throw new DomainError(422, 'Flow encryption needs the connection’s platform app secret (credentials.appSecret)');
+  if (!appSecret) throw new DomainError('unprocessable', 'Flow encryption needs the connection’s platform app secret (credentials.appSecret)');
   const existing = ownKey(await stores.flowKeys.byPhoneNumber(phoneNumberId), actor);
   const pair = existing && !options.rotate ? { publicKeyPem: existing.publicKeyPem, privateKeyPem: existing.privateKeyPem } : deps.generateKeyPair();
   await onPlatform(driver, connection, {
@@ -159,9 +159,9 @@ async function flowConnection(stores: FlowStores, deps: Pick<FlowDeps, 'drivers'
   const connection = await stores.connections.get(actor.workspaceId, connectionId);
   if (!connection) throw connectionNotFound(connectionId);
   const driver = deps.drivers.get(connection.driver);
-  if (!driver?.capabilities.flows || !driver.platformRequest) throw new DomainError(422, 'Flows exist only on official connections');
+  if (!driver?.capabilities.flows || !driver.platformRequest) throw new DomainError('unprocessable', 'Flows exist only on official connections');
   const phoneNumberId = connection.credentials.phoneNumberId;
-  if (!phoneNumberId) throw new DomainError(422, 'The connection has no phoneNumberId');
+  if (!phoneNumberId) throw new DomainError('unprocessable', 'The connection has no phoneNumberId');
   return { connection, driver, phoneNumberId };
 }
 
@@ -169,7 +169,7 @@ async function onPlatform<T>(driver: NetworkDriver, connection: Connection, requ
   try {
     return (await driver.platformRequest!(driverView(connection), request)) as T;
   } catch (error) {
-    if (error instanceof DriverError) throw new DomainError(error.retryable ? 502 : 422, `The platform refused: ${error.message}`);
+    if (error instanceof DriverError) throw new DomainError(error.retryable ? 'upstream_failed' : 'unprocessable', `The platform refused: ${error.message}`);
     throw error;
   }
 }

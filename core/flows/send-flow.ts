@@ -86,7 +86,7 @@ export async function sendFlow(
   const connection = await stores.connections.get(actor.workspaceId, connectionId);
   if (!connection) throw connectionNotFound(connectionId);
   if (!deps.drivers.get(connection.driver)?.capabilities.flows) {
-    throw new DomainError(422, 'Flows can only be sent on official connections');
+    throw new DomainError('unprocessable', 'Flows can only be sent on official connections');
   }
   const flow = parseSendFlow(body, deps.ids);
   const sent = await acceptSend(stores, deps, actor, connectionId, { to: body.to, content: { kind: 'flow', flow }, idempotencyKey: options.idempotencyKey });

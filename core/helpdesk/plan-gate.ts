@@ -10,7 +10,7 @@ export interface WorkspacePlans {
 }
 
 /** Spec 7.2: 403 `{ message: 'HELPDESK_PLAN_REQUIRED', hint }`. */
-export const helpdeskPlanRequired = () => coded(403, 'HELPDESK_PLAN_REQUIRED', 'The helpdesk is available on the PRO plan');
+export const helpdeskPlanRequired = () => coded('forbidden', 'HELPDESK_PLAN_REQUIRED', 'The helpdesk is available on the PRO plan');
 
 export function helpdeskWritable(plan: PlanName | undefined): boolean {
   return plan !== undefined && HELPDESK_PLANS.includes(plan);

@@ -204,9 +204,9 @@ async function transition(stores: InvitationStores, invitation: Invitation, even
   return to;
 }
 
-/** A 400 for a token whose invitation is no longer pending; `status` says why. */
+/** Invalid input: a token whose invitation is no longer pending; `invitationStatus` says why. */
 export class InvitationUnusable extends DomainError {
   constructor(readonly invitationStatus: Exclude<InvitationStatus, 'PENDING'>) {
-    super(400, UNUSABLE_INVITATION[invitationStatus]);
+    super('invalid_input', UNUSABLE_INVITATION[invitationStatus]);
   }
 }

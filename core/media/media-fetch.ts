@@ -8,5 +8,5 @@ import { DomainError, notFound } from '../shared/errors.ts';
  */
 export function mediaFetchFailure(error: DriverError): DomainError {
   if (error.code === MEDIA_GONE) return notFound('The media is no longer available from the network');
-  return new DomainError(502, `The network could not serve the media (${error.retryable ? 'try again later' : 'it refused'}): ${error.message}`);
+  return new DomainError('upstream_failed', `The network could not serve the media (${error.retryable ? 'try again later' : 'it refused'}): ${error.message}`);
 }

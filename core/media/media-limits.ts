@@ -39,16 +39,16 @@ export function sizeText(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-/** Over a kind's limit: 413, naming the kind and the limit ("image larger than 5 MB"). */
+/** Over a kind's limit (too large), naming the kind and the limit ("image larger than 5 MB"). */
 export class MediaTooLarge extends DomainError {
   constructor(
-    readonly kind: MediaKind,
+    readonly mediaKind: MediaKind,
     readonly limit: number,
     animated?: boolean,
   ) {
-    const what = kind === 'sticker' && animated !== undefined ? `${animated ? 'animated' : 'static'} sticker` : kind;
+    const what = mediaKind === 'sticker' && animated !== undefined ? `${animated ? 'animated' : 'static'} sticker` : mediaKind;
     const size = sizeText(limit);
-    super(413, `${what} larger than ${size}${size.endsWith(' bytes') ? '' : ` (${limit} bytes)`}`);
+    super('too_large', `${what} larger than ${size}${size.endsWith(' bytes') ? '' : ` (${limit} bytes)`}`);
   }
 }
 

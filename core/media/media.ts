@@ -48,7 +48,7 @@ export function downloadLink(deps: MediaLinkDeps, mediaId: string): string {
 export function assertDownloadToken(deps: MediaLinkDeps, mediaId: string, token: string | undefined): void {
   const payload = token ? verifyToken<{ use: string; exp: number; mediaId: string }>(deps.signingKey, token, 'media-download', deps.clock.now()) : undefined;
   // Same answer for a forged, expired or misdirected link: nothing to learn from it.
-  if (!payload || payload.mediaId !== mediaId) throw new DomainError(401, 'The download link is invalid or has expired');
+  if (!payload || payload.mediaId !== mediaId) throw new DomainError('unauthenticated', 'The download link is invalid or has expired');
 }
 
 /** What an upload ticket allows: one media item of one kind, for one recipient on one connection. */
@@ -82,8 +82,8 @@ export function peekUploadTicket(deps: MediaLinkDeps, ticketId: string): UploadT
 /** The ticket's claims once; a second use, an expired or a forged ticket is refused. */
 export async function redeemUploadTicket(deps: MediaLinkDeps, store: MediaStore, ticketId: string): Promise<UploadTicket> {
   const ticket = verifyToken<UploadTicket>(deps.signingKey, ticketId, 'media-upload', deps.clock.now());
-  if (!ticket) throw new DomainError(401, 'The upload ticket is invalid or has expired');
-  if (!(await store.useTicket(ticket.nonce, new Date(ticket.exp * 1000)))) throw new DomainError(409, 'The upload ticket has already been used');
+  if (!ticket) throw new DomainError('unauthenticated', 'The upload ticket is invalid or has expired');
+  if (!(await store.useTicket(ticket.nonce, new Date(ticket.exp * 1000)))) throw new DomainError('conflict', 'The upload ticket has already been used');
   return ticket;
 }
 

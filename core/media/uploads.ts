@@ -52,7 +52,7 @@ export async function prepareMediaUpload(
   authorize(actor.roles, 'messages.send', 'write');
   const connection = await stores.connections.get(actor.workspaceId, connectionId);
   if (!connection) throw connectionNotFound(connectionId);
-  if (!(MEDIA_KINDS as readonly string[]).includes(input.kind)) throw new DomainError(400, [`body.kind must be one of ${MEDIA_KINDS.join(', ')}`]);
+  if (!(MEDIA_KINDS as readonly string[]).includes(input.kind)) throw new DomainError('invalid_input', [`body.kind must be one of ${MEDIA_KINDS.join(', ')}`]);
   return issueUploadTicket(deps, {
     workspaceId: actor.workspaceId,
     userId: actor.userId,
@@ -72,7 +72,7 @@ export async function uploadByTicket(
 ): Promise<{ media: MediaItem; message: ChatMessage }> {
   const ticket = await redeemUploadTicket(deps, stores.media, ticketId);
   const membership = await stores.identity.getMembership(ticket.workspaceId, ticket.userId);
-  if (!membership) throw new DomainError(401, 'The member who asked for this ticket no longer belongs to the workspace');
+  if (!membership) throw new DomainError('unauthenticated', 'The member who asked for this ticket no longer belongs to the workspace');
   const actor: Actor = { userId: ticket.userId, workspaceId: ticket.workspaceId, roles: membership.roles };
   assertUploadable(file.bytes, file.mimetype, ticket.kind);
   const media: MediaItem = {

@@ -23,5 +23,5 @@ export function applyReceipt(current: DeliveryStatus, receipt: DeliveryStatus): 
 
 export function assertDeliveryStatus(value: string): DeliveryStatus {
   if ((DELIVERY_STATUSES as readonly string[]).includes(value)) return value as DeliveryStatus;
-  throw new DomainError(400, `status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+  throw new DomainError('invalid_input', `status must be one of ${DELIVERY_STATUSES.join(', ')}`);
 }

@@ -42,7 +42,7 @@ export function recordContactMessage(window: SendWindow, at: Date): SendWindow {
 export function assertMaySend(window: SendWindow, now: Date, kind: { isTemplate: boolean }): void {
   if (kind.isTemplate || windowState(window, now) === 'OPEN') return;
   throw new DomainError(
-    422,
+    'unprocessable',
     `The outbound window expired: the contact has not written in the last ${SEND_WINDOW_HOURS} hours, so only a pre-approved template may be sent`,
   );
 }

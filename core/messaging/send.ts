@@ -155,7 +155,7 @@ async function prepareMessage(stores: SendStores, deps: SendDeps, actor: Actor, 
   const remoteJid = to.includes('@') ? to : `${to}@s.whatsapp.net`;
   const driver = deps.drivers.get(connection.driver)!;
   if (connection.status !== 'CONNECTED') {
-    throw new DomainError(422, `The connection is ${connection.status}; connect it before sending`);
+    throw new DomainError('unprocessable', `The connection is ${connection.status}; connect it before sending`);
   }
   let { content } = request;
   if (content.kind === 'template' && !driver.capabilities.templates) {
@@ -163,7 +163,7 @@ async function prepareMessage(stores: SendStores, deps: SendDeps, actor: Actor, 
     const { name, language } = content.template;
     const definition = await stores.templateDefinition?.(actor.workspaceId, name, language);
     const text = deps.templateComponents ? templateAsText(content.template, deps.templateComponents, definition) : null;
-    if (text === null) throw new DomainError(422, 'Templates can only be sent on official connections');
+    if (text === null) throw new DomainError('unprocessable', 'Templates can only be sent on official connections');
     // Held to the same rules as on an official connection: against the definition when known.
     const problems = definition
       ? checkSend(definition.components, content.template.components, deps.templateComponents)

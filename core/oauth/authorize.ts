@@ -117,7 +117,7 @@ export interface ConsentScreen {
 export async function consentScreen(stores: OAuthStores, deps: OAuthDeps, requestId: string, userId: string): Promise<ConsentScreen> {
   const pending = await livePending(stores, deps, requestId);
   const client = await stores.oauth.findClient(pending.clientId);
-  if (!client) throw new DomainError(400, 'This app no longer exists');
+  if (!client) throw new DomainError('invalid_input', 'This app no longer exists');
   const workspaces = (await stores.identity.listWorkspacesOf(userId))
     .filter((w) => mayAuthorize(w.roles))
     .sort((a, b) => Number(b.isPersonal) - Number(a.isPersonal))
@@ -164,16 +164,16 @@ export interface Decision {
 export async function decide(stores: OAuthStores, deps: OAuthDeps, decision: Decision): Promise<string> {
   const now = deps.clock.now();
   const pending = await stores.oauth.findPending(decision.requestId);
-  if (!pending) throw new DomainError(400, 'This authorization request does not exist');
+  if (!pending) throw new DomainError('invalid_input', 'This authorization request does not exist');
   const state = pendingState(pending, now);
-  if (state === 'DECIDED') throw new DomainError(400, 'This authorization request was already answered');
+  if (state === 'DECIDED') throw new DomainError('invalid_input', 'This authorization request was already answered');
   const fail = (code: OAuthErrorCode, description: string) => errorRedirect(deps, pending.redirectUri, pending.state, code, description);
   // Not `access_denied` (7.4: a refusal, "no retry"): nobody refused, and starting again works. The
   // redirect URI was checked when the request was made, so sending the error there is safe.
   if (state === 'EXPIRED') return fail('invalid_request', 'authorization request expired: it was not answered within 10 minutes; start again');
-  if (!(await stores.oauth.decidePending(pending.id, now))) throw new DomainError(400, 'This authorization request was already answered');
+  if (!(await stores.oauth.decidePending(pending.id, now))) throw new DomainError('invalid_input', 'This authorization request was already answered');
   const client = await stores.oauth.findClient(pending.clientId);
-  if (!client) throw new DomainError(400, 'This app no longer exists');
+  if (!client) throw new DomainError('invalid_input', 'This app no longer exists');
 
   if (!decision.approve) return fail('access_denied', 'the person refused the authorization');
 
@@ -253,10 +253,10 @@ async function trustedClient(stores: OAuthStores, params: AuthorizeParams): Prom
 
 async function livePending(stores: OAuthStores, deps: OAuthDeps, requestId: string): Promise<PendingRequest> {
   const pending = await stores.oauth.findPending(requestId);
-  if (!pending) throw new DomainError(400, 'This authorization request does not exist');
+  if (!pending) throw new DomainError('invalid_input', 'This authorization request does not exist');
   const state = pendingState(pending, deps.clock.now());
-  if (state === 'DECIDED') throw new DomainError(400, 'This authorization request was already answered');
-  if (state === 'EXPIRED') throw new DomainError(400, 'This authorization request expired; go back to the app and start again');
+  if (state === 'DECIDED') throw new DomainError('invalid_input', 'This authorization request was already answered');
+  if (state === 'EXPIRED') throw new DomainError('invalid_input', 'This authorization request expired; go back to the app and start again');
   return pending;
 }
 

@@ -32,5 +32,5 @@ export async function authenticateBearer(
 }
 
 function invalidToken(description: string): OAuthError {
-  return new OAuthError('invalid_token', description, 401);
+  return new OAuthError('invalid_token', description, 'unauthenticated');
 }

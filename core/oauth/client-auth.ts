@@ -38,5 +38,5 @@ export async function authenticateClient(stores: OAuthStores, credentials: Clien
 }
 
 function invalidClient(description: string): OAuthError {
-  return new OAuthError('invalid_client', description, 401);
+  return new OAuthError('invalid_client', description, 'unauthenticated');
 }

@@ -1,7 +1,7 @@
 import { excerpt } from '../shared/errors.ts';
 import type { OAuthClient } from './client.ts';
 import { validateClientMetadata } from './clients.ts';
-import { OAuthError } from './errors.ts';
+import { OAuthError, type OAuthErrorKind } from './errors.ts';
 import type { OAuthDeps, OAuthStores } from './store.ts';
 import { MetadataDocumentUnavailable } from './metadata-document-port.ts';
 
@@ -49,13 +49,14 @@ export function clientIdUrlProblem(clientId: string, allowsHttp: (url: URL) => b
 /**
  * The client behind a metadata-document `client_id`, fetched when there is no fresh copy. Called
  * before the authorize and token work (outside their transactions: the fetch may take seconds).
- * Any problem is `invalid_client` with a description saying what is wrong with the document.
+ * Any problem is `invalid_client` with a description saying what is wrong with the document, of
+ * `kind`: invalid input at the authorization endpoint, a failed client authentication at the token endpoint.
  * Other client ids are left alone.
  */
-export async function ensureMetadataDocumentClient(stores: OAuthStores, deps: OAuthDeps, clientId: string | undefined, status: 400 | 401): Promise<void> {
+export async function ensureMetadataDocumentClient(stores: OAuthStores, deps: OAuthDeps, clientId: string | undefined, kind: OAuthErrorKind): Promise<void> {
   const documents = deps.metadataDocuments;
   if (!documents || !clientId || !isMetadataDocumentClientId(clientId)) return;
-  const invalid = (description: string) => new OAuthError('invalid_client', description, status);
+  const invalid = (description: string) => new OAuthError('invalid_client', description, kind);
   const now = deps.clock.now();
   const stored = await stores.oauth.findClient(clientId);
   if (stored?.metadataExpiresAt && stored.metadataExpiresAt.getTime() > now.getTime()) return;

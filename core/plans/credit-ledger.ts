@@ -77,7 +77,7 @@ export function openReservation(workspaceId: string, amount: number, meta: Pick<
 export function consume(r: Reservation, credits = 1): Reservation {
   assertCount(credits);
   if (credits > remaining(r) && r.status === 'OPEN') {
-    throw new DomainError(409, `Reservation ${r.id} has ${remaining(r)} credit(s) left, cannot consume ${credits}`);
+    throw new DomainError('conflict', `Reservation ${r.id} has ${remaining(r)} credit(s) left, cannot consume ${credits}`);
   }
   const to = transition(r, 'consume', credits);
   return { ...r, consumed: r.consumed + credits, status: to };
@@ -101,7 +101,7 @@ export function refund(account: CreditAccount, r: Reservation): { account: Credi
 export function release(account: CreditAccount, r: Reservation, credits: number): { account: CreditAccount; reservation: Reservation } {
   assertCount(credits);
   if (credits > remaining(r) && r.status === 'OPEN') {
-    throw new DomainError(409, `Reservation ${r.id} has ${remaining(r)} credit(s) left, cannot release ${credits}`);
+    throw new DomainError('conflict', `Reservation ${r.id} has ${remaining(r)} credit(s) left, cannot release ${credits}`);
   }
   const to = transition(r, 'release', credits);
   return {
@@ -139,7 +139,7 @@ export function monthStart(at: Date): Date {
 
 function transition(r: Reservation, event: ReservationEvent, credits: number): ReservationStatus {
   const rule = RESERVATION_TRANSITIONS.find((t) => t.from === r.status && t.event === event && t.guard(r, credits));
-  if (!rule) throw new DomainError(409, `Reservation ${r.id} is ${r.status}; cannot ${event}`);
+  if (!rule) throw new DomainError('conflict', `Reservation ${r.id} is ${r.status}; cannot ${event}`);
   return rule.to;
 }
 

@@ -29,9 +29,9 @@ export function isPlanName(value: string): value is PlanName {
 /** Refuses one more connection when the plan's quota is used up. */
 export function assertConnectionHeadroom(plan: PlanLimits, connectionsHeld: number): void {
   if (connectionsHeld >= plan.connections) {
-    throw coded(403, 'USER_PLAN_EXCEEDED_CONNECTIONS', `Your plan allows ${plan.connections} connection(s); delete one or upgrade the plan.`);
+    throw coded('forbidden', 'USER_PLAN_EXCEEDED_CONNECTIONS', `Your plan allows ${plan.connections} connection(s); delete one or upgrade the plan.`);
   }
 }
 
 export const messagesExceeded = (wanted: number, available: number) =>
-  coded(403, 'USER_PLAN_EXCEEDED_MESSAGES', `This needs ${wanted} message credit(s) but only ${available} remain on your plan this month.`);
+  coded('forbidden', 'USER_PLAN_EXCEEDED_MESSAGES', `This needs ${wanted} message credit(s) but only ${available} remain on your plan this month.`);

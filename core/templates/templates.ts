@@ -79,7 +79,7 @@ export async function templateConnection(stores: TemplateStores, deps: TemplateD
 /** A platform failure as the caller sees it: a refusal is 400 with the platform's words; trouble reaching it is 502. */
 export function platformFailure(error: unknown): unknown {
   if (!(error instanceof DriverError)) return error;
-  return new DomainError(error.retryable ? 502 : 400, error.message);
+  return new DomainError(error.retryable ? 'upstream_failed' : 'invalid_input', error.message);
 }
 
 export async function onPlatform<T>(work: () => Promise<T>): Promise<T> {

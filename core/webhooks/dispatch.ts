@@ -295,7 +295,7 @@ export async function redeliverDelivery(stores: DispatchStores, deps: DispatchDe
 export async function redeliverFailed(stores: Pick<DispatchStores, 'deliveries'>, deps: DispatchDeps, webhookId: string, deliveryId: string): Promise<Delivery> {
   const delivery = await stores.deliveries.lock(deliveryId);
   if (!delivery || delivery.webhookId !== webhookId) throw notFound(`Delivery ${deliveryId} not found`);
-  if (delivery.state !== 'FAILED') throw new DomainError(409, `Only a failed delivery can be redelivered; this one is ${delivery.state}`);
+  if (delivery.state !== 'FAILED') throw new DomainError('conflict', `Only a failed delivery can be redelivered; this one is ${delivery.state}`);
   const now = deps.clock.now();
   const fresh: Delivery = { ...delivery, ...redeliver(delivery), nextAttemptAt: now, updatedAt: now };
   await stores.deliveries.update(fresh);

@@ -155,7 +155,7 @@ describe('driver identity and credentials', () => {
     }
     expect(error).toBeInstanceOf(DomainError);
     const domain = error as DomainError;
-    expect(domain.status).toBe(400);
+    expect(domain.kind).toBe('invalid_input');
     expect(domain.messages).toHaveLength(5);
     for (const field of ['phoneNumberId', 'businessAccountId', 'accessToken', 'verifyToken', 'appSecret']) {
       expect(domain.messages!.some((m) => m.startsWith(field))).toBe(true);

@@ -202,12 +202,12 @@ describe('the endpoint: Streamable HTTP, stateless', () => {
 
   test('whatever the authenticator, its 401 carries the challenge and its other failures their own answer', async () => {
     const refusing = (error: Error) => new Elysia().use(mcpRoutes(service.runtime.ctx, [], async () => Promise.reject(error)));
-    const unauthorized = await post(refusing(new DomainError(401, 'The token has expired')), rpc('tools/list', {}));
+    const unauthorized = await post(refusing(new DomainError('unauthenticated', 'The token has expired')), rpc('tools/list', {}));
     expect(unauthorized.status).toBe(401);
     expect(unauthorized.headers.get('www-authenticate')).toBe(
       `Bearer realm="switchboard", error="invalid_token", error_description="no valid API key or access token was sent", scope="connections:read messages:read messages:send", resource_metadata="${service.runtime.ctx.config.publicUrl}/.well-known/oauth-protected-resource/v3/mcp"`,
     );
-    const forbidden = await post(refusing(new DomainError(403, 'You are not a member of the workspace named in X-Account-Id')), rpc('tools/list', {}));
+    const forbidden = await post(refusing(new DomainError('forbidden', 'You are not a member of the workspace named in X-Account-Id')), rpc('tools/list', {}));
     expect(forbidden.status).toBe(403);
     expect(forbidden.headers.get('www-authenticate')).toBeNull();
     expect((await forbidden.json()).message).toBe('You are not a member of the workspace named in X-Account-Id');

@@ -104,7 +104,7 @@ describe('the limits table (core/media/media-limits.ts), one place for every pat
     expect(() => assertMediaSize('document', 100 * MB)).not.toThrow();
     expect(() => assertMediaSize('document', 100 * MB + 1)).toThrow(new MediaTooLarge('document', 100 * MB));
     expect(new MediaTooLarge('document', 100 * MB).message).toBe('document larger than 100 MB (104857600 bytes)');
-    expect(new MediaTooLarge('document', 100 * MB).status).toBe(413);
+    expect(new MediaTooLarge('document', 100 * MB).kind).toBe('too_large');
     expect(() => assertMediaSize('document', 2 * MB + 1, { cap: 2 * MB })).toThrow('document larger than 2 MB (2097152 bytes)');
   });
 

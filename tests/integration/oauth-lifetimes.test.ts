@@ -132,7 +132,7 @@ describe('issue 20: a metadata document copy and a scope challenge expire', () =
     });
     try {
       const withDocuments: OAuthDeps = { ...deps, metadataDocuments: clientMetadataDocuments(test_.ctx.outbound) };
-      const ensure = (path: string) => ensureMetadataDocumentClient(stores(), withDocuments, `http://127.0.0.1:${server.port}${path}`, 400);
+      const ensure = (path: string) => ensureMetadataDocumentClient(stores(), withDocuments, `http://127.0.0.1:${server.port}${path}`, 'invalid_input');
       // no-store: kept the 5-minute floor.
       await ensure('/floor.json');
       clock.advance(5 * MINUTE - 1);

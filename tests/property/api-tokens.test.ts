@@ -7,7 +7,7 @@ import type { Role } from '../../core/identity/roles.ts';
 import { removeMember } from '../../core/identity/members.ts';
 import { signUp } from '../../core/identity/workspaces.ts';
 import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
-import { DomainError } from '../../core/shared/errors.ts';
+import { DomainError, type DomainErrorKind } from '../../core/shared/errors.ts';
 import type { Clock, IdGen, Random } from '../../core/shared/ports.ts';
 import {
   authenticateApiKey,
@@ -176,10 +176,10 @@ interface TokenSystem {
 const isCurrent = (entry: { secret: string; token: ModelToken }) => entry.token.live && entry.token.current === entry.secret;
 
 /** What managing (rotate, delete) someone's token answers, from spec 2.14 and the outrank rule. */
-function expectedManageStatus(actor: MemberKey, token: ModelToken): number | 'ok' {
-  if (actor === 'manager') return 403; // API tokens: Owner and Admin only
-  if (!token.live) return 404;
-  if (actor === 'admin' && token.creator === 'owner') return 403; // the Owner outranks an Admin
+function expectedManageOutcome(actor: MemberKey, token: ModelToken): DomainErrorKind | 'ok' {
+  if (actor === 'manager') return 'forbidden'; // API tokens: Owner and Admin only
+  if (!token.live) return 'not_found';
+  if (actor === 'admin' && token.creator === 'owner') return 'forbidden'; // the Owner outranks an Admin
   return 'ok';
 }
 
@@ -225,7 +225,7 @@ class CreateToken implements TokenCommand {
   async run(model: TokenModel, system: TokenSystem) {
     const create = () => inTransaction(system, (stores) => createApiToken(stores.tokens, deps, system.members[this.actor], this.name));
     if (this.actor === 'manager') {
-      await expectDomainError(create, 403, 'Insufficient account permissions');
+      await expectDomainError(create, 'forbidden', 'Insufficient account permissions');
     } else {
       const view = await create();
       const secret = expectIssued(view);
@@ -253,7 +253,7 @@ class RotateToken implements TokenCommand {
   async run(model: TokenModel, system: TokenSystem) {
     const token = model.tokens[this.index % model.tokens.length]!;
     const rotate = () => inTransaction(system, (stores) => rotateApiToken(stores, deps, system.members[this.actor], token.id));
-    const expected = expectedManageStatus(this.actor, token);
+    const expected = expectedManageOutcome(this.actor, token);
     if (expected !== 'ok') {
       await expectDomainError(rotate, expected);
     } else {
@@ -282,7 +282,7 @@ class DeleteToken implements TokenCommand {
   async run(model: TokenModel, system: TokenSystem) {
     const token = model.tokens[this.index % model.tokens.length]!;
     const remove = () => inTransaction(system, (stores) => deleteApiToken(stores, system.members[this.actor], token.id));
-    const expected = expectedManageStatus(this.actor, token);
+    const expected = expectedManageOutcome(this.actor, token);
     if (expected !== 'ok') {
       await expectDomainError(remove, expected);
     } else {
@@ -336,9 +336,9 @@ class Authenticate implements TokenCommand {
 
     if (!isCurrent(entry)) {
       // A rotated-away or deleted secret never authenticates, whatever workspace it names.
-      await expectDomainError(authenticate, 401, 'Invalid or missing API key');
+      await expectDomainError(authenticate, 'unauthenticated', 'Invalid or missing API key');
     } else if (this.account === 'stranger' || (this.account === 'adminPersonal' && entry.token.creator !== 'admin')) {
-      await expectDomainError(authenticate, 403);
+      await expectDomainError(authenticate, 'forbidden');
     } else {
       const actor = await authenticate();
       const creator = system.members[entry.token.creator];
@@ -382,7 +382,7 @@ class AuthenticateForged implements TokenCommand {
       hashAsKey: hashSecret(base),
       padded: `${base} `,
     }[this.kind];
-    await expectDomainError(() => inTransaction(system, (stores) => authenticateApiKey(stores, deps, forged, undefined)), 401);
+    await expectDomainError(() => inTransaction(system, (stores) => authenticateApiKey(stores, deps, forged, undefined)), 'unauthenticated');
     await verify(model, system);
   }
   toString() {
@@ -472,8 +472,8 @@ describe(`API tokens on the real stores (${onPostgres ? 'Postgres' : 'PGlite'})`
     expect(actor.userId).toBe(system.members.admin.userId);
     // The membership row goes, the token row stays (as if removed by a path that forgot the tokens).
     await inTransaction(system, (stores) => stores.identity.deleteMembership(system.workspaceId, system.members.admin.userId));
-    await expectDomainError(() => inTransaction(system, (stores) => authenticateApiKey(stores, deps, secret, undefined)), 401);
-    await expectDomainError(() => inTransaction(system, (stores) => authenticateApiKey(stores, deps, secret, system.adminPersonalWorkspaceId)), 401);
+    await expectDomainError(() => inTransaction(system, (stores) => authenticateApiKey(stores, deps, secret, undefined)), 'unauthenticated');
+    await expectDomainError(() => inTransaction(system, (stores) => authenticateApiKey(stores, deps, secret, system.adminPersonalWorkspaceId)), 'unauthenticated');
   });
 
   test('createApiToken stores only the hash and the last 4 characters of the secret it returns', async () => {

@@ -360,10 +360,10 @@ class CreateCommand implements CampaignCommand {
     };
     const create = () => system.uow.transaction((stores) => createCampaign(stores, system.deps, system.backend.actor, input));
     if (toSend === 0) {
-      await expectDomainError(create, 422);
+      await expectDomainError(create, 'unprocessable');
     } else if (toSend > model.available) {
       // Issue 8: "USER_PLAN_EXCEEDED_MESSAGES and no campaign if it cannot be covered".
-      await expectDomainError(create, 403, 'USER_PLAN_EXCEEDED_MESSAGES');
+      await expectDomainError(create, 'forbidden', 'USER_PLAN_EXCEEDED_MESSAGES');
     } else {
       const created = await create();
       expect(created.duplicates).toBe(raw.length - recipients.length);
@@ -544,7 +544,7 @@ class PersonCommand implements CampaignCommand {
         return cancelCampaign(stores, system.deps, actor, mc.id);
       });
     if (to === null) {
-      await expectDomainError(act, 409);
+      await expectDomainError(act, 'conflict');
     } else {
       const result = await act();
       expect(result.campaign.status).toBe(to);

@@ -74,9 +74,9 @@ function thrown(work: () => unknown): unknown {
   }
 }
 
-function expect409(error: unknown): void {
+function expectConflict(error: unknown): void {
   expect(error).toBeInstanceOf(DomainError);
-  expect((error as DomainError).status).toBe(409);
+  expect((error as DomainError).kind).toBe('conflict');
   expect((error as DomainError).shape).toBe('standard');
 }
 
@@ -89,7 +89,7 @@ describe('the transition table against the documented meaning', () => {
         expect({ from, event, to: CONNECTION_TRANSITIONS[from][event] }).toEqual({ from, event, to: expected });
         expect(canTransition(from, event)).toBe(expected !== undefined);
         const error = thrown(() => nextConnectionStatus(from, event));
-        if (expected === undefined) expect409(error);
+        if (expected === undefined) expectConflict(error);
         else {
           expect(error).toBeUndefined();
           expect(nextConnectionStatus(from, event)).toBe(expected);
@@ -138,7 +138,7 @@ class Apply implements fc.Command<PureModel, { status: ConnectionStatus }> {
     const error = thrown(() => (r.status = nextConnectionStatus(r.status, this.event)));
     if (expected === undefined) {
       // A refused event changes nothing.
-      expect409(error);
+      expectConflict(error);
       expect(canTransition(m.status, this.event)).toBe(false);
     } else {
       expect(error).toBeUndefined();
@@ -268,7 +268,7 @@ class UserRequest implements fc.AsyncCommand<UseCaseModel, Fakes> {
     } catch (e) {
       error = e;
     }
-    if (expected === undefined) expect409(error);
+    if (expected === undefined) expectConflict(error);
     else {
       expect(error).toBeUndefined();
       if (expected !== m.status) m.changes += 1;
@@ -334,7 +334,7 @@ class CompanionImport implements fc.AsyncCommand<UseCaseModel, Fakes> {
     } catch (e) {
       error = e;
     }
-    if (expected === undefined) expect409(error);
+    if (expected === undefined) expectConflict(error);
     else {
       expect(error).toBeUndefined();
       if (expected !== m.status) m.changes += 1;
@@ -362,7 +362,7 @@ class Replay implements fc.AsyncCommand<UseCaseModel, Fakes> {
     } catch (e) {
       error = e;
     }
-    expect409(error);
+    expectConflict(error);
     expect(f.replaced).toHaveLength(m.replaced);
     check(m, f);
   }
@@ -417,7 +417,7 @@ describe('the connection use cases follow the machine', () => {
       } catch (e) {
         error = e;
       }
-      expect((error as DomainError).status).toBe(403);
+      expect((error as DomainError).kind).toBe('forbidden');
     }
     expect(f.row.status).toBe('DISCONNECTED');
     expect(f.published).toHaveLength(0);

@@ -101,9 +101,9 @@ class ReserveCommand implements LedgerCommand {
   }
   async run(model: LedgerModel, ledger: Ledger) {
     if (!isCount(this.amount)) {
-      await expectDomainError(() => ledger.reserve(this.amount), 400);
+      await expectDomainError(() => ledger.reserve(this.amount), 'invalid_input');
     } else if (this.amount > model.available) {
-      const error = await expectDomainError(() => ledger.reserve(this.amount), 403, 'USER_PLAN_EXCEEDED_MESSAGES');
+      const error = await expectDomainError(() => ledger.reserve(this.amount), 'forbidden', 'USER_PLAN_EXCEEDED_MESSAGES');
       expect(error.shape).toBe('coded');
     } else {
       const r = await ledger.reserve(this.amount);
@@ -130,9 +130,9 @@ class ConsumeCommand implements LedgerCommand {
   async run(model: LedgerModel, ledger: Ledger) {
     const target = model.reservations[this.index % model.reservations.length]!;
     if (!isCount(this.credits)) {
-      await expectDomainError(() => ledger.consume(target.id, this.credits), 400);
+      await expectDomainError(() => ledger.consume(target.id, this.credits), 'invalid_input');
     } else if (target.status !== 'OPEN' || this.credits > modelRemaining(target)) {
-      await expectDomainError(() => ledger.consume(target.id, this.credits), 409);
+      await expectDomainError(() => ledger.consume(target.id, this.credits), 'conflict');
     } else {
       const r = await ledger.consume(target.id, this.credits);
       target.consumed += this.credits;
@@ -154,7 +154,7 @@ class RefundCommand implements LedgerCommand {
   async run(model: LedgerModel, ledger: Ledger) {
     const target = model.reservations[this.index % model.reservations.length]!;
     if (target.status !== 'OPEN') {
-      await expectDomainError(() => ledger.refund(target.id), 409);
+      await expectDomainError(() => ledger.refund(target.id), 'conflict');
     } else {
       const left = modelRemaining(target);
       const result = await ledger.refund(target.id);
@@ -179,7 +179,7 @@ class UnknownReservationCommand implements LedgerCommand {
   }
   async run(model: LedgerModel, ledger: Ledger) {
     const id = crypto.randomUUID();
-    await expectDomainError(() => (this.refund ? ledger.refund(id) : ledger.consume(id, 1)), 404);
+    await expectDomainError(() => (this.refund ? ledger.refund(id) : ledger.consume(id, 1)), 'not_found');
     await ledger.verify(model);
   }
   toString() {
@@ -243,7 +243,7 @@ class PureLedger implements Ledger {
 
   async consume(id: string, credits: number) {
     const current = this.reservations.get(id);
-    if (!current) throw new DomainError(404, `Credit reservation ${id} not found`);
+    if (!current) throw new DomainError('not_found', `Credit reservation ${id} not found`);
     const next = consume(current, credits);
     this.reservations.set(id, next);
     return view(next);
@@ -251,7 +251,7 @@ class PureLedger implements Ledger {
 
   async refund(id: string) {
     const current = this.reservations.get(id);
-    if (!current) throw new DomainError(404, `Credit reservation ${id} not found`);
+    if (!current) throw new DomainError('not_found', `Credit reservation ${id} not found`);
     const result = refund(this.account, current);
     this.account = result.account;
     this.reservations.set(id, result.reservation);

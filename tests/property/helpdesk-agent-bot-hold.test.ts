@@ -183,7 +183,7 @@ class Reply implements Cmd {
   async run(m: Model, r: Real) {
     const answer = await heldConversation(r.world.stores(), r.world.bot, 'c1', 'reply').catch((e: unknown) => e);
     if (m.bot) expect(answer).toMatchObject({ id: 'c1' });
-    else expect((answer as DomainError).status).toBe(404);
+    else expect((answer as DomainError).kind).toBe('not_found');
   }
   toString = () => 'reply';
 }
@@ -193,7 +193,7 @@ class Handoff implements Cmd {
   check = () => true;
   async run(m: Model, r: Real) {
     const result = await botHandoff(r.world.stores(), r.world.deps, r.world.bot, 'c1').catch((e: unknown) => e);
-    if (!m.bot) return expect((result as DomainError).status).toBe(404);
+    if (!m.bot) return expect((result as DomainError).kind).toBe('not_found');
     expect(botChanges(r.world.events).at(-1)).toMatchObject({ fromAgentBotId: r.world.bot.id, toAgentBotId: null, actorUserId: null });
     m.bot = false;
     m.person = 'rr';

@@ -5,7 +5,7 @@ import { authenticateInbound, MAX_SOURCE_ID_LENGTH, parseInbound, signApiChannel
 import { apiChannelBody, settleApiAttempt, sourceIdOfAnswer } from '../../core/helpdesk/api-channel/outbound.ts';
 import { applyDeliveryOutcome, DELIVERY_OUTCOMES, type DeliveryOutcomeStatus, type MessageDeliveryState, type MessageStatus } from '../../core/helpdesk/conversations/message-status.ts';
 import type { AttemptOutcome, DeliveryProgress } from '../../core/webhooks/delivery.ts';
-import { DomainError } from '../../core/shared/errors.ts';
+import { DomainError, type DomainErrorKind } from '../../core/shared/errors.ts';
 
 /**
  * The API channel's rules, checked against models written from the spec, not from the code.
@@ -44,14 +44,14 @@ describe('inbound credentials (spec 5.6)', () => {
             signature: signature === 'absent' ? null : signature === 'right' ? shaped : hex(`${secret}x`, raw),
           };
           const expected = token !== 'wrong' && signature !== 'wrong' && (token === 'right' || signature === 'right' || !hmacMandatory);
-          let status = 200;
+          let outcome: DomainErrorKind | 'accepted' = 'accepted';
           try {
             authenticateInbound({ channelType: 'API', inboundSecret: secret, hmacMandatory }, credentials, raw);
           } catch (error) {
             expect(error).toBeInstanceOf(DomainError);
-            status = (error as DomainError).status;
+            outcome = (error as DomainError).kind;
           }
-          expect(status).toBe(expected ? 200 : 401);
+          expect(outcome).toBe(expected ? 'accepted' : 'unauthenticated');
         },
       ),
       { numRuns: 2000 },
@@ -65,7 +65,7 @@ describe('inbound credentials (spec 5.6)', () => {
           authenticateInbound(inbox, { token }, new Uint8Array());
           throw new Error('accepted');
         } catch (error) {
-          expect((error as DomainError).status).toBe(404);
+          expect((error as DomainError).kind).toBe('not_found');
         }
       }
     }
@@ -96,7 +96,7 @@ describe('inbound bodies', () => {
           expect(parsed.sourceId.length).toBeLessThanOrEqual(MAX_SOURCE_ID_LENGTH);
         } catch (error) {
           expect(error).toBeInstanceOf(DomainError);
-          expect((error as DomainError).status).toBe(400);
+          expect((error as DomainError).kind).toBe('invalid_input');
           expect((error as DomainError).messages?.length ?? 0).toBeGreaterThan(0);
         }
       }),

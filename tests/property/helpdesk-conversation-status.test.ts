@@ -85,7 +85,7 @@ describe('the transition table against the documented meaning', () => {
           expect({ from, type, to: CONVERSATION_TRANSITIONS[from][type] }).toEqual({ from, type, to: undefined });
           expect(canTransition(from, type)).toBe(false);
           expect(result).toBeInstanceOf(DomainError);
-          expect((result as DomainError).status).toBe(422);
+          expect((result as DomainError).kind).toBe('unprocessable');
           // The refusal names the from-status and the event.
           expect((result as DomainError).message).toContain(from);
           expect((result as DomainError).message).toContain(type);
@@ -110,12 +110,12 @@ describe('the transition table against the documented meaning', () => {
         const state: ConversationStatusState = { status, snoozedUntil: status === 'SNOOZED' ? new Date(NOW0 + 1000) : null };
         const result = transition(state, { type: 'snooze', until: new Date(NOW0 + offset) }, new Date(NOW0));
         expect(result).toBeInstanceOf(DomainError);
-        expect((result as DomainError).status).toBe(400);
+        expect((result as DomainError).kind).toBe('invalid_input');
         expect(() => applyConversationEvent(state, { type: 'snooze', until: new Date(NOW0 + offset) }, new Date(NOW0))).toThrow(DomainError);
       }),
     );
     const invalid = transition({ status: 'OPEN', snoozedUntil: null }, { type: 'snooze', until: new Date(Number.NaN) }, new Date(NOW0));
-    expect((invalid as DomainError).status).toBe(400);
+    expect((invalid as DomainError).kind).toBe('invalid_input');
   });
 
   test('a new conversation is OPEN and a customer message keeps it OPEN without a change (spec 3.1 sample event)', () => {
@@ -156,7 +156,7 @@ function step(m: Model, r: Real, event: ConversationEvent): void {
   expect(snapshot(r.state)).toEqual(before);
   if (expected === 'refused' || expected === 'bad') {
     expect(result).toBeInstanceOf(DomainError);
-    expect((result as DomainError).status).toBe(expected === 'bad' ? 400 : 422);
+    expect((result as DomainError).kind).toBe(expected === 'bad' ? 'invalid_input' : 'unprocessable');
     if (expected === 'refused') expect((result as DomainError).message).toContain(`${m.status}`);
     // A refused transition changes nothing (the model stays as it was).
   } else {
@@ -284,7 +284,7 @@ describe('random commands against the model, with a model clock', () => {
         // Not yet due one millisecond before.
         const early = new Date(NOW0 + offset - 1);
         expect(snoozeDue(snoozed, early)).toBe(false);
-        expect((transition(snoozed, { type: 'snoozeExpired' }, early) as DomainError).status).toBe(422);
+        expect((transition(snoozed, { type: 'snoozeExpired' }, early) as DomainError).kind).toBe('unprocessable');
         const later = new Date(NOW0 + offset + late);
         expect(snoozeDue(snoozed, later)).toBe(true);
         const expired = applyConversationEvent(snoozed, { type: 'snoozeExpired' }, later);

@@ -70,7 +70,7 @@ describe('checking an answer', () => {
           expect(parsed.comment).toBe(comment?.trim() ? comment.trim() : null);
         } catch (error) {
           expect(error).toBeInstanceOf(DomainError);
-          expect((error as DomainError).status).toBe(400);
+          expect((error as DomainError).kind).toBe('invalid_input');
           expect(valid).toBe(false);
         }
       }),
@@ -182,7 +182,7 @@ async function agree(m: Model, r: Real): Promise<void> {
     expect(r.replies.filter((x) => x.conversationId === id).map((x) => x.text)).toEqual(c.sentText === null ? [] : [c.sentText]);
     expect(r.events.filter((e) => e.conversationId === id).map((e) => e.rating)).toEqual(c.rating === null ? [] : [c.rating]);
     if (c.sentText === null) {
-      await expect(openSurvey(stores(r), id)).rejects.toMatchObject({ status: 404 });
+      await expect(openSurvey(stores(r), id)).rejects.toMatchObject({ kind: 'not_found' });
     } else {
       expect((await openSurvey(stores(r), id)).state).toBe(modelState(m, id));
     }
@@ -267,9 +267,9 @@ class Answer implements fc.Command<Model, Real> {
     const c = m.conversations[this.id]!;
     const valid = /^[1-5]$/.test(this.rating.trim()) && (this.comment === undefined || this.comment.trim().length <= MAX_COMMENT_LENGTH);
     const outcome = answerSurvey(stores(r), deps(r), this.id, { rating: this.rating, comment: this.comment });
-    if (c.sentText === null) await expect(outcome).rejects.toMatchObject({ status: 404 });
+    if (c.sentText === null) await expect(outcome).rejects.toMatchObject({ kind: 'not_found' });
     else if (c.rating !== null) expect((await outcome).answered).toBe(false);
-    else if (!valid) await expect(outcome).rejects.toMatchObject({ status: 400 });
+    else if (!valid) await expect(outcome).rejects.toMatchObject({ kind: 'invalid_input' });
     else {
       const done = await outcome;
       expect(done.answered).toBe(true);

@@ -70,7 +70,7 @@ describe('normalising a label list', () => {
             error = e;
           }
           expect(error).toBeInstanceOf(DomainError);
-          expect((error as DomainError).status).toBe(400);
+          expect((error as DomainError).kind).toBe('invalid_input');
           const messages = (error as DomainError).messages ?? [];
           expect(messages).toHaveLength(bad.length);
           // One message per bad label, in list order, quoting it (at most a short prefix of a long one).

@@ -80,7 +80,7 @@ describe('macro actions', () => {
           for (const a of parsed) expect(MACRO_ACTION_TYPES).toContain(a.type);
         } catch (error) {
           expect(error).toBeInstanceOf(DomainError);
-          expect((error as DomainError).status).toBe(400);
+          expect((error as DomainError).kind).toBe('invalid_input');
           for (const m of (error as DomainError).messages ?? []) expect(m).toMatch(/^body\.actions/);
         }
       }),

@@ -267,7 +267,7 @@ describe('aggregation against a brute-force count', () => {
       parseReportQuery(OWNER, { from: '2025-02-30', to: '2025-01-01', groupBy: 'contact', inboxId: 'x', format: 'xml' });
       throw new Error('accepted');
     } catch (error) {
-      expect((error as DomainError).status).toBe(400);
+      expect((error as DomainError).kind).toBe('invalid_input');
       expect((error as DomainError).messages).toHaveLength(4);
     }
   });

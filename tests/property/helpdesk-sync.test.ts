@@ -161,7 +161,7 @@ class Start extends SyncCommand {
     if (m.latest === 'RUNNING' && !abandoned) {
       const error = await attempt.catch((e) => e);
       expect(error).toBeInstanceOf(DomainError);
-      expect(error.status).toBe(409);
+      expect(error.kind).toBe('conflict');
       return;
     }
     const sync = await attempt;

@@ -111,7 +111,7 @@ const inTransaction = <T>(work: (stores: ReturnType<typeof baseStores>) => Promi
 const effective = (model: Model, i: ModelInvitation) => currentInvitationStatus({ status: i.status, expiresAt: new Date(i.expiresAt) }, new Date(model.now));
 
 async function expectUnusable(work: () => Promise<unknown>, status: InvitationStatus): Promise<void> {
-  const error = await expectDomainError(work, 400);
+  const error = await expectDomainError(work, 'invalid_input');
   expect(error).toBeInstanceOf(InvitationUnusable);
   expect((error as InvitationUnusable).invitationStatus).toBe(status as Exclude<InvitationStatus, 'PENDING'>);
 }
@@ -152,7 +152,7 @@ class Invite implements Command {
         inviteMember(stores, depsOf(system), system.owners[this.workspace], { email: address(system, this.email), roles: ['AGENT'], deliveredBy: this.mailed ? 'mail' : 'link' }),
       );
     if (model.members.has(`${this.workspace}:${this.email}`)) {
-      await expectDomainError(invite, 409);
+      await expectDomainError(invite, 'conflict');
     } else {
       const { invitation, token } = await invite();
       // The answer does not depend on whether the address has an account.
@@ -180,9 +180,9 @@ class Accept implements Command {
       await expectUnusable(accept, status);
     } else if (known !== undefined && known !== password) {
       // Holding the link alone never attaches an existing account.
-      await expectDomainError(accept, 400, WRONG_PASSWORD);
+      await expectDomainError(accept, 'invalid_input', WRONG_PASSWORD);
     } else if (known === undefined && this.password === 'short') {
-      await expectDomainError(accept, 400);
+      await expectDomainError(accept, 'invalid_input');
     } else {
       const joined = await accept();
       expect(joined.created).toBe(known === undefined);
@@ -214,11 +214,11 @@ class TakeOver implements Command {
     if (status !== 'PENDING') {
       await expectUnusable(takeOver, status);
     } else if (known && !invitation.mailed) {
-      await expectDomainError(takeOver, 400, WRONG_PASSWORD);
+      await expectDomainError(takeOver, 'invalid_input', WRONG_PASSWORD);
     } else if (known && model.verified.has(invitation.email)) {
-      await expectDomainError(takeOver, 400, CANNOT_TAKE_OVER);
+      await expectDomainError(takeOver, 'invalid_input', CANNOT_TAKE_OVER);
     } else if (this.short) {
-      await expectDomainError(takeOver, 400);
+      await expectDomainError(takeOver, 'invalid_input');
     } else {
       const joined = await takeOver();
       expect(joined.created).toBe(!known);
@@ -265,8 +265,8 @@ class Revoke implements Command {
     const invitation = model.invitations[this.index % model.invitations.length]!;
     const revoke = () => inTransaction((stores) => revokeInvitation(stores, depsOf(system), system.owners[this.by], invitation.id));
     const status = effective(model, invitation);
-    if (this.by !== invitation.workspace) await expectDomainError(revoke, 404);
-    else if (status !== 'PENDING') await expectDomainError(revoke, 409);
+    if (this.by !== invitation.workspace) await expectDomainError(revoke, 'not_found');
+    else if (status !== 'PENDING') await expectDomainError(revoke, 'conflict');
     else {
       expect((await revoke()).status).toBe('REVOKED');
       invitation.status = 'REVOKED';
@@ -283,7 +283,7 @@ class AcceptForged implements Command {
   async run(model: Model, system: System) {
     const base = model.invitations.length > 0 ? model.invitations[this.index % model.invitations.length]!.token : `inv_${'A'.repeat(43)}`;
     const forged = base.slice(0, -1) + (base.endsWith('A') ? 'B' : 'A');
-    await expectDomainError(() => inTransaction((stores) => acceptInvitation(stores, depsOf(system), forged, { password: EXISTING_PASSWORD })), 400);
+    await expectDomainError(() => inTransaction((stores) => acceptInvitation(stores, depsOf(system), forged, { password: EXISTING_PASSWORD })), 'invalid_input');
     await verify(model, system);
   }
   toString = () => `AcceptForged(#${this.index})`;

@@ -208,7 +208,7 @@ describe('roles matrix (spec 2.14)', () => {
         } else {
           expect(thrown).toBeInstanceOf(DomainError);
           const error = thrown as DomainError;
-          expect(error.status).toBe(403);
+          expect(error.kind).toBe('forbidden');
           expect(error.message).toBe('Insufficient account permissions');
           expect(error.shape).toBe('standard');
         }

@@ -43,7 +43,7 @@ const modelState = (m: Model): SendWindowState => (modelOpen(m) ? 'OPEN' : 'CLOS
 function expectWindowRefusal(error: unknown): void {
   expect(error).toBeInstanceOf(DomainError);
   const e = error as DomainError;
-  expect(e.status).toBe(422);
+  expect(e.kind).toBe('unprocessable');
   expect(e.shape).toBe('standard');
   expect(e.message).toMatch(/window expired/i);
   expect(e.message).toMatch(/pre-approved template/i);

@@ -182,7 +182,7 @@ class Send implements fc.AsyncCommand<Model, System> {
       refused = error;
     }
     if (m.status === 'APPROVED') expect(refused).toBeUndefined();
-    else expect(refused instanceof DomainError && refused.status === 422).toBe(true);
+    else expect(refused instanceof DomainError && refused.kind === 'unprocessable').toBe(true);
   }
   toString = () => 'send';
 }

@@ -498,7 +498,7 @@ class ManualRedelivery implements fc.AsyncCommand<DbModel, DbReal> {
       m.dueAt = domain.ms;
     } else {
       expect(error).toBeInstanceOf(DomainError);
-      expect((error as DomainError).status).toBe(409);
+      expect((error as DomainError).kind).toBe('conflict');
     }
     await verify(m, r);
   }

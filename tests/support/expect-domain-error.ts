@@ -1,16 +1,16 @@
 import { expect } from 'bun:test';
-import { DomainError } from '../../core/shared/errors.ts';
+import { DomainError, type DomainErrorKind } from '../../core/shared/errors.ts';
 
-/** Runs `work` and asserts it failed with a DomainError of this status (and message, if given). */
-export async function expectDomainError(work: () => Promise<unknown>, status: number, message?: string): Promise<DomainError> {
+/** Runs `work` and asserts it failed with a DomainError of this kind (and message, if given). */
+export async function expectDomainError(work: () => Promise<unknown>, kind: DomainErrorKind, message?: string): Promise<DomainError> {
   let thrown: unknown;
   try {
     await work();
   } catch (error) {
     thrown = error;
   }
-  if (!(thrown instanceof DomainError)) throw new Error(`expected a DomainError ${status}, got ${thrown === undefined ? 'success' : String(thrown)}`);
-  expect(thrown.status).toBe(status);
+  if (!(thrown instanceof DomainError)) throw new Error(`expected a DomainError ${kind}, got ${thrown === undefined ? 'success' : String(thrown)}`);
+  expect(thrown.kind).toBe(kind);
   if (message !== undefined) expect(thrown.message).toBe(message);
   return thrown;
 }

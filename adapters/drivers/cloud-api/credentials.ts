@@ -90,7 +90,7 @@ export async function confirmNumberOwnership(client: { phoneNumber(): Promise<Gr
     if (!(error instanceof DriverError)) throw error;
     if (error.retryable) {
       // The cause (DNS, refused, timeout) is the operator's business, not the caller's.
-      throw new DomainError(502, 'The platform could not be reached or did not answer whether these credentials own the number; nothing was stored. Try again later.');
+      throw new DomainError('upstream_failed', 'The platform could not be reached or did not answer whether these credentials own the number; nothing was stored. Try again later.');
     }
     throw unprocessable(`The platform did not confirm that these credentials own phone number id ${phoneNumberId}: ${error.message}`);
   }

@@ -87,8 +87,8 @@ export function invitationPages(ctx: AppContext) {
         const confirmation = formField(body, 'password_confirm');
         const takeOver = formField(body, 'action') === 'takeover';
         try {
-          if (confirmation !== undefined && confirmation !== password) throw new DomainError(400, 'The two passwords do not match.');
-          if (takeOver && confirmation === undefined) throw new DomainError(400, 'Repeat the new password.');
+          if (confirmation !== undefined && confirmation !== password) throw new DomainError('invalid_input', 'The two passwords do not match.');
+          if (takeOver && confirmation === undefined) throw new DomainError('invalid_input', 'Repeat the new password.');
           const joined = await ctx.db
             .transaction()
             .execute((trx) => acceptInvitation(baseStores(trx), { ...ctx, hasher: passwordHasher }, token, { password, name: formField(body, 'name'), takeOver }));

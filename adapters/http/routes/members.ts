@@ -87,7 +87,7 @@ export function memberRoutes(ctx: AppContext) {
                 // Not delivered: withdraw it, so no pending invitation waits for a mail that never left.
                 await ctx.db.transaction().execute((trx) => revokeInvitation(baseStores(trx), ctx, actor, invitation.id)).catch(() => {});
                 console.error('[mail] invitation not sent:', error instanceof Error ? error.message : String(error));
-                throw new DomainError(502, 'The invitation mail could not be sent (SMTP_URL); nothing was sent. Try again later.');
+                throw new DomainError('upstream_failed', 'The invitation mail could not be sent (SMTP_URL); nothing was sent. Try again later.');
               }
             }
             set.status = 201;

@@ -10,6 +10,7 @@ import { bodyLimits, readForm, readText } from '../body.ts';
 import { parseJsonText, textProblem } from '../input-guard.ts';
 import { baseStores, unitOfWork, type BaseStores } from '../../postgres/stores.ts';
 import type { AppContext } from '../context.ts';
+import { httpStatusOf } from '../error-status.ts';
 import { HttpResponseError, oauthResponse } from '../errors.ts';
 import { renderConsentPage } from '../pages/consent.ts';
 import { htmlResponse, messagePage, seeOther } from '../pages/html.ts';
@@ -63,7 +64,7 @@ export function oauthRoutes(ctx: AppContext) {
         const session = await currentSession(ctx, request);
         const params = queryParams(request);
         // A metadata-document client is fetched before the transaction: the fetch may take seconds.
-        if (typeof params.client_id === 'string') await ensureMetadataDocumentClient(baseStores(ctx.db), deps, params.client_id, 400);
+        if (typeof params.client_id === 'string') await ensureMetadataDocumentClient(baseStores(ctx.db), deps, params.client_id, 'invalid_input');
         const outcome = await inTransaction((stores) => startAuthorization(stores, deps, params, session?.userId));
         if (outcome.next === 'redirect') return redirect(302, outcome.location);
         const consentPage = `${CONSENT_PAGE_PATH}?request=${outcome.requestId}`;
@@ -101,7 +102,7 @@ export function oauthRoutes(ctx: AppContext) {
         const session = await currentSession(ctx, request);
         const requestId = form.get('request_id') ?? '';
         if (!session) return seeOther(`/signin?return_to=${encodeURIComponent(`${CONSENT_PAGE_PATH}?request=${requestId}`)}`);
-        if (!csrfMatches(session, form.get('csrf'))) return errorPage(new DomainError(403, 'This form expired or did not come from this site; go back to the app and start again'));
+        if (!csrfMatches(session, form.get('csrf'))) return errorPage(new DomainError('forbidden', 'This form expired or did not come from this site; go back to the app and start again'));
         try {
           const location = await inTransaction((stores) =>
             decide(stores, deps, {
@@ -156,7 +157,7 @@ export function oauthRoutes(ctx: AppContext) {
   /** Client authentication; an `invalid_client` after HTTP Basic carries a Basic challenge (RFC 6749 5.2). */
   async function authenticated(request: Request, params: TokenParams) {
     const credentials: ClientCredentials = { basic: basicCredentials(request.headers.get('authorization')), clientId: params.client_id, clientSecret: params.client_secret };
-    await ensureMetadataDocumentClient(baseStores(ctx.db), deps, credentials.basic?.clientId ?? credentials.clientId, 401);
+    await ensureMetadataDocumentClient(baseStores(ctx.db), deps, credentials.basic?.clientId ?? credentials.clientId, 'unauthenticated');
     try {
       return await authenticateClient(baseStores(ctx.db), credentials);
     } catch (error) {
@@ -230,7 +231,7 @@ async function inOAuthTerms<T>(code: 'invalid_client_metadata' | 'invalid_reques
   try {
     return await read();
   } catch (error) {
-    if (error instanceof DomainError && error.status === 400) throw new OAuthError(code, error.messages?.join('; ') ?? error.message);
+    if (error instanceof DomainError && error.kind === 'invalid_input') throw new OAuthError(code, error.messages?.join('; ') ?? error.message);
     throw error;
   }
 }
@@ -238,18 +239,18 @@ async function inOAuthTerms<T>(code: 'invalid_client_metadata' | 'invalid_reques
 function basicCredentials(header: string | null): ClientCredentials['basic'] {
   const match = header && /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   if (!match) {
-    if (header && /^Basic\b/i.test(header)) throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 401);
+    if (header && /^Basic\b/i.test(header)) throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 'unauthenticated');
     return undefined;
   }
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 401);
+  if (colon < 0) throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 'unauthenticated');
   try {
     const credentials = { clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')), secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')) };
     if (textProblem(credentials.clientId) || textProblem(credentials.secret)) throw new Error('not text');
     return credentials;
   } catch {
-    throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 401);
+    throw new OAuthError('invalid_client', 'malformed HTTP Basic credentials', 'unauthenticated');
   }
 }
 
@@ -260,5 +261,5 @@ function redirect(status: 302 | 303, location: string): Response {
 /** Problems on the consent pages are shown to the person; they never redirect (no open redirect). */
 function errorPage(error: unknown): Response {
   if (!(error instanceof DomainError)) throw error;
-  return htmlResponse(messagePage('Authorization', error.message, { kind: 'error' }), { status: error.status });
+  return htmlResponse(messagePage('Authorization', error.message, { kind: 'error' }), { status: httpStatusOf(error) });
 }

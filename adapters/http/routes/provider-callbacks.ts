@@ -30,7 +30,7 @@ export function providerCallbackRoutes(ctx: AppContext) {
       async ({ params, query }) => {
         const { connection, callbacks } = await callbacksOf(params.connectionId);
         const challenge = callbacks.verify(driverView(connection), query);
-        if (challenge === undefined) throw new DomainError(403, 'Verify token does not match');
+        if (challenge === undefined) throw new DomainError('forbidden', 'Verify token does not match');
         return new Response(challenge, { headers: { 'content-type': 'text/plain' } });
       },
       {
@@ -49,12 +49,12 @@ export function providerCallbackRoutes(ctx: AppContext) {
         const { connection, callbacks } = await callbacksOf(params.connectionId);
         const headers: Record<string, string> = {};
         request.headers.forEach((value, name) => (headers[name] = value));
-        if (!callbacks.authentic(driverView(connection), raw, headers)) throw new DomainError(401, 'Invalid x-hub-signature-256');
+        if (!callbacks.authentic(driverView(connection), raw, headers)) throw new DomainError('unauthenticated', 'Invalid x-hub-signature-256');
         let payload: unknown;
         try {
           payload = JSON.parse(raw);
         } catch {
-          throw new DomainError(400, 'Callback body is not JSON');
+          throw new DomainError('invalid_input', 'Callback body is not JSON');
         }
         await callbacks.ingest(driverView(connection), payload, driverEventsFor(ctx, connection.id));
         return { received: true as const };

@@ -23,7 +23,7 @@ export function sandboxRoutes(ctx: AppContext) {
     const connection = await messagingStores(ctx.db, ctx).connections.get(actor.workspaceId, id);
     if (!connection) throw connectionNotFound(id);
     if (connection.driver !== 'sandbox') throw notFound('Sandbox endpoints exist only on sandbox connections');
-    if (connection.status !== 'CONNECTED') throw new DomainError(422, `The connection is ${connection.status}; connect it first`);
+    if (connection.status !== 'CONNECTED') throw new DomainError('unprocessable', `The connection is ${connection.status}; connect it first`);
     return connection;
   };
   const errors = { ...authErrors, 404: t.Union([CodedError, StandardError]), 422: StandardError };

@@ -6,6 +6,7 @@ import { authentication, REALM } from '../auth.ts';
 import { countRefusal } from '../auth-failures.ts';
 import { bodyLimits, readText } from '../body.ts';
 import type { AppContext } from '../context.ts';
+import { httpStatusOf } from '../error-status.ts';
 import { HttpResponseError, standard } from '../errors.ts';
 import { parseJsonText } from '../input-guard.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
@@ -117,8 +118,8 @@ export function syncSessionRoutes(ctx: AppContext) {
       return present(ctx, await settled(ctx, connection.workspaceId, connection.id));
     } catch (error) {
       await countRefusal(ctx, 'signed-link', request, error, peer);
-      if (error instanceof DomainError && error.status === 401) {
-        const response = standard(401, error.message);
+      if (error instanceof DomainError && error.kind === 'unauthenticated') {
+        const response = standard(httpStatusOf(error), error.message);
         response.headers.set('www-authenticate', `Bearer realm="${REALM}", error="invalid_token"`);
         throw new HttpResponseError(response);
       }

@@ -30,10 +30,10 @@ export const AI_TIMEOUT_MS = 30_000;
 export const AI_CONTEXT_MESSAGES = 40;
 export const AI_CONTEXT_CHARACTERS = 12_000;
 
-/** The provider failed: 502 in the standard shape, with what went wrong (never the key). */
+/** The provider failed (an upstream failure, in the standard shape), with what went wrong (never the key). */
 export class AiProviderError extends DomainError {
   constructor(message: string) {
-    super(502, message);
+    super('upstream_failed', message);
     this.name = 'AiProviderError';
   }
 }

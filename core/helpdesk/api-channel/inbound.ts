@@ -33,7 +33,7 @@ export const MAX_INBOUND_CONTENT_LENGTH = 4096;
 export const signApiChannelBody: (secret: string, raw: Uint8Array | string) => string = helpdeskSignature;
 
 const inboxNotFound = () => notFound('No API inbox here');
-const invalidCredential = (message: string) => new DomainError(401, message);
+const invalidCredential = (message: string) => new DomainError('unauthenticated', message);
 
 /** Is the request the inbox's app's? 404 for anything but an API inbox; 401 for a bad or missing credential. */
 export function authenticateInbound(

@@ -144,5 +144,5 @@ export function conversationActivityText(event: ConversationEvent, change: Conve
 }
 
 function refusal(from: ConversationStatus, event: ConversationEventType, why?: string): DomainError {
-  return new DomainError(422, `A conversation that is ${from} cannot take the event "${excerpt(String(event))}"${why ? `: ${why}` : ''}`);
+  return new DomainError('unprocessable', `A conversation that is ${from} cannot take the event "${excerpt(String(event))}"${why ? `: ${why}` : ''}`);
 }

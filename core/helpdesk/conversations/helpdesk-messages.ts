@@ -122,7 +122,7 @@ export async function sendHelpdeskMessage(
         message.chatMessageId = sent.id;
       } catch (error) {
         // The connection's checks answer for the helpdesk: a missing connection is not the caller's 404.
-        if (error instanceof DomainError && error.status === 404) throw unprocessable('The inbox\'s connection no longer exists');
+        if (error instanceof DomainError && error.kind === 'not_found') throw unprocessable('The inbox\'s connection no longer exists');
         throw error;
       }
     }

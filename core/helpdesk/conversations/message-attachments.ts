@@ -66,7 +66,7 @@ export function attachmentDownloadLink(deps: MediaLinkDeps, id: string): string 
 export function assertAttachmentToken(deps: Pick<MediaLinkDeps, 'clock' | 'signingKey'>, id: string, token: string | undefined): void {
   const payload = token ? verifyToken<{ use: string; exp: number; attachmentId: string }>(deps.signingKey, token, TOKEN_USE, deps.clock.now()) : undefined;
   // One answer for forged, expired and misdirected links: nothing to learn from it.
-  if (!payload || payload.attachmentId !== id) throw new DomainError(401, 'The download link is invalid or has expired');
+  if (!payload || payload.attachmentId !== id) throw new DomainError('unauthenticated', 'The download link is invalid or has expired');
 }
 
 /** A file name safe in a header and on a disk: no path, no control characters, at most 255 characters. */

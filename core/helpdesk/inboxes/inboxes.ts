@@ -80,7 +80,7 @@ export interface InboxInput {
 export type InboxPatch = Partial<Pick<InboxInput, 'name' | 'timezone' | 'webhookUrl' | 'hmacMandatory'>>;
 
 export const inboxNotFound = () => notFound('Inbox not found');
-const connectionNotFound = (id: string) => coded(404, 'CONNECTION_NOT_FOUND', `No connection ${id} in this workspace`);
+const connectionNotFound = (id: string) => coded('not_found', 'CONNECTION_NOT_FOUND', `No connection ${id} in this workspace`);
 
 /** Owners, Admins and Managers configure inboxes and see them all; Agents see their own. */
 export function seesEveryInbox(actor: Actor): boolean {

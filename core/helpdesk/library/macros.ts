@@ -226,6 +226,6 @@ async function apply(
 function atAction(error: unknown, index: number, action: MacroAction): unknown {
   if (!(error instanceof DomainError) || error.shape !== 'standard') return error;
   const prefix = `actions[${index}] (${action.type}): `;
-  return new DomainError(error.status, error.messages ? error.messages.map((m) => prefix + m) : prefix + error.message);
+  return new DomainError(error.kind, error.messages ? error.messages.map((m) => prefix + m) : prefix + error.message);
 }
 

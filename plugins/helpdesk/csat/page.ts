@@ -49,7 +49,7 @@ export function csatPages(ctx: AppContext) {
     try {
       return await openSurvey(csatStores(ctx.db, ctx), id);
     } catch (error) {
-      if (error instanceof DomainError && error.status === 404) return undefined;
+      if (error instanceof DomainError && error.kind === 'not_found') return undefined;
       throw error;
     }
   };
@@ -80,8 +80,8 @@ export function csatPages(ctx: AppContext) {
           return answer(thanksPage(outcome.view, outcome.response));
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
-          if (error.status === 404) return notFoundPage();
-          if (error.status !== 400) throw error;
+          if (error.kind === 'not_found') return notFoundPage();
+          if (error.kind !== 'invalid_input') throw error;
           const view = await open(params.conversationId);
           if (!view) return notFoundPage();
           const typed = (value: unknown) => (typeof value === 'string' ? value : undefined);

@@ -14,7 +14,7 @@ export const UNAUTHORIZED = 'unauthorized';
 
 /** The credential failed (unknown, revoked, its member gone): not a fault of the service. */
 export function isCredentialFailure(error: unknown): boolean {
-  return error instanceof DomainError && (error.status === 401 || error.status === 403);
+  return error instanceof DomainError && (error.kind === 'unauthenticated' || error.kind === 'forbidden');
 }
 
 /**
@@ -56,7 +56,7 @@ export class HelpdeskSession {
     try {
       await getConversation(conversationStores(this.ctx.db, this.ctx), this.actor, conversationId);
     } catch (error) {
-      if (error instanceof DomainError && (error.status === 404 || error.status === 403)) return false;
+      if (error instanceof DomainError && (error.kind === 'not_found' || error.kind === 'forbidden')) return false;
       throw error;
     }
     this.visible.add(conversationId);
