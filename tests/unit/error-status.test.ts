@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { AiProviderError } from '../../core/helpdesk/ai-assist.ts';
+import { AiProviderError } from '../../core/helpdesk/ai/ai-assist.ts';
 import { InvitationUnusable } from '../../core/identity/invitations.ts';
 import { MediaTooLarge } from '../../core/media/media-limits.ts';
 import { OAuthError, oauthError } from '../../core/oauth/errors.ts';
