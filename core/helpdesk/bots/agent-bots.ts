@@ -1,3 +1,4 @@
+import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../../shared/errors.ts';
@@ -127,17 +128,12 @@ export async function createAgentBot(stores: AgentBotStores, deps: AgentBotDeps,
   return { bot, accessToken, signingSecret };
 }
 
-export async function listAgentBots(stores: AgentBotStores, actor: Actor, request: PageRequest): Promise<Page<AgentBot>> {
-  authorize(actor.roles, 'helpdesk.configure', 'read');
-  return stores.agentBots.list(actor.workspaceId, request);
-}
+const agentBotReads = workspaceReads<AgentBot>('helpdesk.configure', agentBotNotFound);
 
-export async function getAgentBot(stores: AgentBotStores, actor: Actor, id: string): Promise<AgentBot> {
-  authorize(actor.roles, 'helpdesk.configure', 'read');
-  const bot = await stores.agentBots.get(actor.workspaceId, id);
-  if (!bot) throw agentBotNotFound(id);
-  return bot;
-}
+export const listAgentBots = (stores: AgentBotStores, actor: Actor, request: PageRequest) => agentBotReads.list(stores.agentBots, actor, request);
+
+export const getAgentBot = (stores: AgentBotStores, actor: Actor, id: string) => agentBotReads.get(stores.agentBots, actor, id);
+
 
 /**
  * Fields left out keep their value; `inboxIds` replaces the set. The conversations the bot holds

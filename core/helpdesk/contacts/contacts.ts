@@ -1,3 +1,4 @@
+import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { normalizeRecipient } from '../../messaging/outgoing.ts';
@@ -51,17 +52,12 @@ export const duplicatePhone = () => conflict('Another contact of this workspace 
 const contactNotFound = () => notFound('Contact not found');
 
 /** Reads: every member (helpdesk.work read). Writes: helpdesk.work and the PRO plan. */
-export async function listContacts(stores: ContactStores, actor: Actor, request: PageRequest): Promise<Page<Contact>> {
-  authorize(actor.roles, 'helpdesk.work', 'read');
-  return stores.contacts.list(actor.workspaceId, request);
-}
+const contactReads = workspaceReads<Contact>('helpdesk.work', contactNotFound);
 
-export async function getContact(stores: ContactStores, actor: Actor, id: string): Promise<Contact> {
-  authorize(actor.roles, 'helpdesk.work', 'read');
-  const contact = await stores.contacts.get(actor.workspaceId, id);
-  if (!contact) throw contactNotFound();
-  return contact;
-}
+export const listContacts = (stores: ContactStores, actor: Actor, request: PageRequest) => contactReads.list(stores.contacts, actor, request);
+
+export const getContact = (stores: ContactStores, actor: Actor, id: string) => contactReads.get(stores.contacts, actor, id);
+
 
 export async function createContact(stores: ContactStores, deps: ContactDeps, actor: Actor, input: ContactInput): Promise<Contact> {
   authorize(actor.roles, 'helpdesk.work', 'write');

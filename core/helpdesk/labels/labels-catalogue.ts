@@ -1,3 +1,4 @@
+import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
@@ -96,17 +97,12 @@ function cleanDescription(raw: string | null | undefined, problems: string[]): s
 }
 
 /** Reads: every member. */
-export async function listLabels(stores: LabelStores, actor: Actor, request: PageRequest): Promise<Page<Label>> {
-  authorize(actor.roles, 'helpdesk.work', 'read');
-  return stores.labels.list(actor.workspaceId, request);
-}
+const labelReads = workspaceReads<Label>('helpdesk.work', labelNotFound);
 
-export async function getLabel(stores: LabelStores, actor: Actor, id: string): Promise<Label> {
-  authorize(actor.roles, 'helpdesk.work', 'read');
-  const label = await stores.labels.get(actor.workspaceId, id);
-  if (!label) throw labelNotFound();
-  return label;
-}
+export const listLabels = (stores: LabelStores, actor: Actor, request: PageRequest) => labelReads.list(stores.labels, actor, request);
+
+export const getLabel = (stores: LabelStores, actor: Actor, id: string) => labelReads.get(stores.labels, actor, id);
+
 
 /** Writes: `helpdesk.configure` (Managers and above) and the PRO plan. */
 async function configurable(stores: LabelStores, actor: Actor): Promise<void> {

@@ -1,3 +1,4 @@
+import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
@@ -73,17 +74,12 @@ function cleanContent(raw: unknown, problems: string[]): string | undefined {
   return content;
 }
 
-export async function listCannedResponses(stores: CannedResponseStores, actor: Actor, request: PageRequest): Promise<Page<CannedResponse>> {
-  authorize(actor.roles, 'helpdesk.work', 'read');
-  return stores.cannedResponses.list(actor.workspaceId, request);
-}
+const cannedResponseReads = workspaceReads<CannedResponse>('helpdesk.work', cannedResponseNotFound);
 
-export async function getCannedResponse(stores: CannedResponseStores, actor: Actor, id: string): Promise<CannedResponse> {
-  authorize(actor.roles, 'helpdesk.work', 'read');
-  const found = await stores.cannedResponses.get(actor.workspaceId, id);
-  if (!found) throw cannedResponseNotFound();
-  return found;
-}
+export const listCannedResponses = (stores: CannedResponseStores, actor: Actor, request: PageRequest) => cannedResponseReads.list(stores.cannedResponses, actor, request);
+
+export const getCannedResponse = (stores: CannedResponseStores, actor: Actor, id: string) => cannedResponseReads.get(stores.cannedResponses, actor, id);
+
 
 async function configurable(stores: CannedResponseStores, actor: Actor): Promise<void> {
   authorize(actor.roles, 'helpdesk.configure', 'write');

@@ -1,3 +1,4 @@
+import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
@@ -54,17 +55,12 @@ export interface SlaPolicyInput {
 
 const policyNotFound = () => notFound('SLA policy not found');
 
-export async function listSlaPolicies(stores: SlaPolicyStores, actor: Actor, request: PageRequest): Promise<Page<SlaPolicy>> {
-  authorize(actor.roles, 'helpdesk.configure', 'read');
-  return stores.policies.list(actor.workspaceId, request);
-}
+const policyReads = workspaceReads<SlaPolicy>('helpdesk.configure', policyNotFound);
 
-export async function getSlaPolicy(stores: SlaPolicyStores, actor: Actor, id: string): Promise<SlaPolicy> {
-  authorize(actor.roles, 'helpdesk.configure', 'read');
-  const policy = await stores.policies.get(actor.workspaceId, id);
-  if (!policy) throw policyNotFound();
-  return policy;
-}
+export const listSlaPolicies = (stores: SlaPolicyStores, actor: Actor, request: PageRequest) => policyReads.list(stores.policies, actor, request);
+
+export const getSlaPolicy = (stores: SlaPolicyStores, actor: Actor, id: string) => policyReads.get(stores.policies, actor, id);
+
 
 export async function createSlaPolicy(stores: SlaPolicyStores, deps: { clock: Clock; ids: IdGen }, actor: Actor, input: SlaPolicyInput): Promise<SlaPolicy> {
   authorize(actor.roles, 'helpdesk.configure', 'write');

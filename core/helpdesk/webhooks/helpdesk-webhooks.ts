@@ -1,3 +1,4 @@
+import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, notFound } from '../../shared/errors.ts';
@@ -85,17 +86,12 @@ export async function createHelpdeskWebhook(stores: HelpdeskWebhookStores, deps:
   return webhook;
 }
 
-export async function listHelpdeskWebhooks(stores: HelpdeskWebhookStores, actor: Actor, request: PageRequest): Promise<Page<HelpdeskWebhook>> {
-  authorize(actor.roles, 'helpdesk.configure', 'read');
-  return stores.helpdeskWebhooks.list(actor.workspaceId, request);
-}
+const helpdeskWebhookReads = workspaceReads<HelpdeskWebhook>('helpdesk.configure', (id: string) => notFound(`Helpdesk webhook ${id} not found`));
 
-export async function getHelpdeskWebhook(stores: HelpdeskWebhookStores, actor: Actor, id: string): Promise<HelpdeskWebhook> {
-  authorize(actor.roles, 'helpdesk.configure', 'read');
-  const webhook = await stores.helpdeskWebhooks.get(actor.workspaceId, id);
-  if (!webhook) throw notFound(`Helpdesk webhook ${id} not found`);
-  return webhook;
-}
+export const listHelpdeskWebhooks = (stores: HelpdeskWebhookStores, actor: Actor, request: PageRequest) => helpdeskWebhookReads.list(stores.helpdeskWebhooks, actor, request);
+
+export const getHelpdeskWebhook = (stores: HelpdeskWebhookStores, actor: Actor, id: string) => helpdeskWebhookReads.get(stores.helpdeskWebhooks, actor, id);
+
 
 /** Fields left out keep their value; `inboxId: null` widens to the workspace; a new `signingSecret` signs from now on. */
 export async function updateHelpdeskWebhook(
