@@ -23,19 +23,7 @@ export async function uploadMedia(
   if (!connection) throw connectionNotFound(connectionId);
   // The kind it will be sent as is not known yet: its type's (a send by mediaId checks again).
   assertUploadable(file.bytes, file.mimetype, mediaKindOfType(file.mimetype));
-  const item: MediaItem = {
-    id: deps.ids.next(),
-    workspaceId: actor.workspaceId,
-    connectionId,
-    origin: 'upload',
-    driverRef: null,
-    mimetype: file.mimetype,
-    fileName: file.fileName ?? null,
-    size: file.bytes.length,
-    createdAt: deps.clock.now(),
-  };
-  await stores.media.insert(item, file.bytes);
-  return item;
+  return keepUpload(stores, deps, { workspaceId: actor.workspaceId, connectionId }, file);
 }
 
 /**
@@ -75,10 +63,23 @@ export async function uploadByTicket(
   if (!membership) throw new DomainError('unauthenticated', 'The member who asked for this ticket no longer belongs to the workspace');
   const actor: Actor = { userId: ticket.userId, workspaceId: ticket.workspaceId, roles: membership.roles };
   assertUploadable(file.bytes, file.mimetype, ticket.kind);
+  const media = await keepUpload(stores, deps, ticket, file);
+  const source: Record<string, unknown> = { mediaId: media.id, mimetype: file.mimetype };
+  if (ticket.caption && ticket.kind !== 'audio' && ticket.kind !== 'sticker') source.caption = ticket.caption;
+  if (ticket.kind === 'document' && file.fileName) source.fileName = file.fileName;
+  const content = { kind: ticket.kind, [ticket.kind]: source } as unknown as OutgoingContent;
+  const { message } = await acceptSend(stores, deps, actor, ticket.connectionId, { to: ticket.to, content, idempotencyKey: `ticket:${ticket.nonce}` });
+  return { media, message };
+}
+
+type UploadedFile = { bytes: Uint8Array; mimetype: string; fileName?: string };
+
+/** Keeps an uploaded file's bytes as media of a workspace's connection. */
+async function keepUpload(stores: SendStores, deps: UploadDeps, owner: { workspaceId: string; connectionId: string }, file: UploadedFile): Promise<MediaItem> {
   const media: MediaItem = {
     id: deps.ids.next(),
-    workspaceId: ticket.workspaceId,
-    connectionId: ticket.connectionId,
+    workspaceId: owner.workspaceId,
+    connectionId: owner.connectionId,
     origin: 'upload',
     driverRef: null,
     mimetype: file.mimetype,
@@ -87,10 +88,5 @@ export async function uploadByTicket(
     createdAt: deps.clock.now(),
   };
   await stores.media.insert(media, file.bytes);
-  const source: Record<string, unknown> = { mediaId: media.id, mimetype: file.mimetype };
-  if (ticket.caption && ticket.kind !== 'audio' && ticket.kind !== 'sticker') source.caption = ticket.caption;
-  if (ticket.kind === 'document' && file.fileName) source.fileName = file.fileName;
-  const content = { kind: ticket.kind, [ticket.kind]: source } as unknown as OutgoingContent;
-  const { message } = await acceptSend(stores, deps, actor, ticket.connectionId, { to: ticket.to, content, idempotencyKey: `ticket:${ticket.nonce}` });
-  return { media, message };
+  return media;
 }

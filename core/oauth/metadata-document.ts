@@ -74,13 +74,9 @@ export async function ensureMetadataDocumentClient(stores: OAuthStores, deps: OA
   const client: OAuthClient = {
     id: clientId,
     secretHash: null,
+    ...valid,
+    // A metadata document names no secret: the client is public whatever it says.
     authMethod: 'none',
-    name: valid.name,
-    clientUri: valid.clientUri,
-    logoUri: valid.logoUri,
-    redirectUris: valid.redirectUris,
-    grantTypes: valid.grantTypes,
-    scopes: valid.scopes,
     requiredScopes: [],
     expireAccessTokens: true,
     // Keeps an operator's verified badge across re-fetches.

@@ -34,6 +34,24 @@ export interface Conversation {
   updatedAt: Date;
 }
 
+/** What a new conversation starts as: nobody holds it, no labels, no priority, not snoozed. */
+export function newConversation(
+  fields: Pick<Conversation, 'id' | 'workspaceId' | 'inboxId' | 'contactId' | 'status' | 'lastActivityAt' | 'createdAt' | 'updatedAt'>,
+): Omit<Conversation, 'displayId'> {
+  return {
+    ...fields,
+    snoozedUntil: null,
+    priority: null,
+    assigneeUserId: null,
+    assigneeAgentBotId: null,
+    teamId: null,
+    labels: [],
+    customAttributes: {},
+    aiAgentEnabled: false,
+    assigneeLastSeenAt: null,
+  };
+}
+
 export const HELPDESK_MESSAGE_DIRECTIONS = ['incoming', 'outgoing', 'activity'] as const;
 export type HelpdeskMessageDirection = (typeof HELPDESK_MESSAGE_DIRECTIONS)[number];
 

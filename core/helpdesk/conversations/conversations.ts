@@ -27,7 +27,7 @@ import { scheduleSnoozeExpiry, type SnoozeScheduler } from './snooze-schedule.ts
 import { teamAssignment, type TeamStanding } from '../teams/team-assignment.ts';
 
 export { HELPDESK_MESSAGE_DIRECTIONS, PRIORITIES, type Conversation, type HelpdeskMessage, type HelpdeskMessageDirection, type Priority } from './conversation.ts';
-import { PRIORITIES, type Conversation, type HelpdeskMessage, type Priority } from './conversation.ts';
+import { newConversation, PRIORITIES, type Conversation, type HelpdeskMessage, type Priority } from './conversation.ts';
 
 export interface ConversationFilters {
   status?: ConversationStatus;
@@ -300,25 +300,18 @@ export async function joinConversation(
   let conversation = await stores.conversations.latestUnresolved(inbox.id, contact.id);
   let created = false;
   if (!conversation) {
-    conversation = await stores.conversations.insert({
-      id: deps.ids.next(),
-      workspaceId: inbox.workspaceId,
-      inboxId: inbox.id,
-      contactId: contact.id,
-      status: 'OPEN',
-      snoozedUntil: null,
-      priority: null,
-      assigneeUserId: null,
-      assigneeAgentBotId: null,
-      teamId: null,
-      labels: [],
-      customAttributes: {},
-      aiAgentEnabled: false,
-      assigneeLastSeenAt: null,
-      lastActivityAt: now,
-      createdAt: now,
-      updatedAt: now,
-    });
+    conversation = await stores.conversations.insert(
+      newConversation({
+        id: deps.ids.next(),
+        workspaceId: inbox.workspaceId,
+        inboxId: inbox.id,
+        contactId: contact.id,
+        status: 'OPEN',
+        lastActivityAt: now,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
     created = true;
   }
   let message: HelpdeskMessage = {

@@ -1,3 +1,4 @@
+import { newConversation } from '../conversations/conversation.ts';
 import type { DeliveryStatus } from '../../messaging/delivery-status.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import type { ConversationStatus } from '../conversations/conversation-status.ts';
@@ -132,26 +133,19 @@ export async function importChat(stores: HistoryImportStores, deps: HistoryImpor
   let conversation: Conversation | undefined = await stores.conversations.latestUnresolved(inbox.id, contact.id);
   const lastAt = fresh.at(-1)!.at;
   if (!conversation) {
-    conversation = await stores.conversations.insert({
-      id: deps.ids.next(),
-      workspaceId: inbox.workspaceId,
-      inboxId: inbox.id,
-      contactId: contact.id,
-      status: historyStatus(history.at(-1), now),
-      snoozedUntil: null,
-      priority: null,
-      assigneeUserId: null,
-      assigneeAgentBotId: null,
-      teamId: null,
-      labels: [],
-      customAttributes: {},
-      aiAgentEnabled: false,
-      assigneeLastSeenAt: null,
-      lastActivityAt: lastAt,
-      // It began with its first message.
-      createdAt: fresh[0]!.at,
-      updatedAt: now,
-    });
+    conversation = await stores.conversations.insert(
+      newConversation({
+        id: deps.ids.next(),
+        workspaceId: inbox.workspaceId,
+        inboxId: inbox.id,
+        contactId: contact.id,
+        status: historyStatus(history.at(-1), now),
+        lastActivityAt: lastAt,
+        // It began with its first message.
+        createdAt: fresh[0]!.at,
+        updatedAt: now,
+      }),
+    );
     result.conversationCreated = true;
   }
   for (const [sequence, m] of fresh.entries()) {
