@@ -1,10 +1,10 @@
 import { z } from 'zod/v4';
-import { defineTool, type McpToolDefinition } from '../../adapters/mcp/tool.ts';
+import { defineTool, type McpToolDefinition } from '../kernel/mcp.ts';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns/campaign-status.ts';
 import { cancelCampaign, createCampaign, getCampaign, listCampaigns, pauseCampaign, resumeCampaign, type CampaignStores } from '../../core/campaigns/campaigns.ts';
 import type { Campaign } from '../../core/campaigns/campaign.ts';
 import { MAX_PER_PAGE } from '../../core/shared/pagination.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
+import type { PluginContext } from '../kernel/context.ts';
 import { campaignDeps, campaignStores } from './use-case-stores.ts';
 import { campaignView } from './views.ts';
 
@@ -21,7 +21,7 @@ async function viewOf(s: CampaignStores, campaign: Campaign) {
   return campaignView(campaign, await s.recipients.progress(campaign.id), reservation);
 }
 
-function inTransaction<T>(ctx: AppContext, work: (s: CampaignStores) => Promise<T>): Promise<T> {
+function inTransaction<T>(ctx: PluginContext, work: (s: CampaignStores) => Promise<T>): Promise<T> {
   return ctx.db.transaction().execute((trx) => work(campaignStores(trx, ctx)));
 }
 

@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../adapters/http/schemas.ts';
-import { DELIVERY_HISTORY_ROUTE, presentDelivery } from '../../adapters/http/routes/webhooks.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../kernel/http.ts';
+import { DELIVERY_HISTORY_ROUTE, presentDelivery } from '../kernel/webhooks.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { pageRequest } from '../../core/shared/pagination.ts';
 import { badRequest } from '../../core/shared/errors.ts';
@@ -26,7 +26,7 @@ import { MAX_AUDIENCE } from '../../core/campaigns/audience.ts';
 import { campaignDeps, campaignStores } from './use-case-stores.ts';
 import { optOutStore } from './campaign-store.ts';
 import { addOptOut, listOptOuts, removeOptOut } from '../../core/campaigns/opt-outs.ts';
-import { deliveryStore } from '../../adapters/postgres/repositories/webhook-store.ts';
+import { deliveryStore } from '../kernel/webhooks.ts';
 import { campaignView, recipientView } from './views.ts';
 import { CampaignBody, CampaignView, OptOutView, RecipientView } from './request-schemas.ts';
 
@@ -40,7 +40,7 @@ const NoBody = t.Optional(t.Object({}, { description: 'No fields; the body may b
  * launch), list, read with progress and credits, recipients with their delivery status, pause,
  * resume, cancel, delete, and the delivery history of the campaign's webhook.
  */
-export function campaignRoutes(ctx: AppContext) {
+export function campaignRoutes(ctx: PluginContext) {
   const deps = campaignDeps(ctx);
   const stores = () => campaignStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: CampaignStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(campaignStores(trx, ctx)));
@@ -212,7 +212,7 @@ export function campaignRoutes(ctx: AppContext) {
 }
 
 /** `helpdeskContacts` and any other plugin audience, read through the enabled plugins' sources. */
-async function withResolvedAudience(ctx: AppContext, actor: Actor, body: CampaignInput & { audience: Record<string, unknown> }): Promise<CampaignInput> {
+async function withResolvedAudience(ctx: PluginContext, actor: Actor, body: CampaignInput & { audience: Record<string, unknown> }): Promise<CampaignInput> {
   const audience = body.audience ?? {};
   const builtIn = ['numbers', 'recipients', 'csv'];
   const other = Object.keys(audience).filter((key) => !builtIn.includes(key) && audience[key] !== undefined);

@@ -1,5 +1,5 @@
 import type { ColumnType, Kysely } from 'kysely';
-import type { Database } from '../../adapters/postgres/schema.ts';
+import type { Database } from '../kernel/storage.ts';
 
 /** The campaigns plugin's tables (migrations/0001_campaigns.ts); the base schema stays untouched. */
 export interface CampaignsTable {

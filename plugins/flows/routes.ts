@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, iso, StandardError, Timestamp } from '../../adapters/http/schemas.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, iso, StandardError, Timestamp } from '../kernel/http.ts';
 import { MessageView, presentMessage } from '../kernel/message-view.ts';
-import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
+import { messagingDeps, messagingStores } from '../kernel/storage.ts';
 import { createFlow, flowEncryption, provisionFlowKey, type FlowDeps, type FlowEncryption } from '../../core/flows/flows.ts';
 import { sendFlow } from '../../core/flows/send-flow.ts';
-import { generateFlowKeyPair } from '../../adapters/crypto/flow-encryption.ts';
+import { generateFlowKeyPair } from '../kernel/security.ts';
 import { flowKeyStore } from './store.ts';
 import { answerDataExchange, DATA_EXCHANGE_PREFIX } from './data-exchange.ts';
 
@@ -28,7 +28,7 @@ const ValidationError = t.Object({ error: t.Optional(t.String()), error_type: t.
  * Flows on official connections (spec 4.3 rows `flows`, `send-flow`, `flows-encryption`;
  * "Flow kinds"), and the platform's encrypted data-exchange endpoint (no apikey; 4.5, 6.2).
  */
-export function flowRoutes(ctx: AppContext) {
+export function flowRoutes(ctx: PluginContext) {
   const stores = () => ({ connections: messagingStores(ctx.db, ctx).connections, flowKeys: flowKeyStore(ctx.db, ctx.box) });
   const deps: FlowDeps = {
     clock: ctx.clock,

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../adapters/postgres/schema.ts';
-import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
+import type { Database } from '../kernel/storage.ts';
+import type { SecretBox } from '../kernel/security.ts';
 import type { FlowKey, FlowKeyStore } from '../../core/flows/flows.ts';
 
 /** The flows plugin's table (migrations/0001_flows.ts); the base schema stays untouched. */

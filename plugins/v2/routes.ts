@@ -1,11 +1,11 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../../adapters/http/schemas.ts';
-import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
-import { mediaDownload } from '../../adapters/connections/jobs.ts';
-import { sendFromRequest } from '../../adapters/connections/send-request.ts';
-import { ButtonsContent, ListContent } from '../../adapters/http/routes/messages.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../kernel/http.ts';
+import { messagingDeps, messagingStores } from '../kernel/storage.ts';
+import { mediaDownload } from '../kernel/jobs.ts';
+import { sendFromRequest } from '../kernel/jobs.ts';
+import { ButtonsContent, ListContent } from '../kernel/http.ts';
 import { getConnection, listConnections } from '../../core/connections/connections.ts';
 import { chatHistory, listChats } from '../../core/messaging/history.ts';
 import { normalizeRecipient } from '../../core/messaging/outgoing.ts';
@@ -69,7 +69,7 @@ const NotFound = { 404: t.Union([CodedError, StandardError]) };
  * v2 (spec 9, 4.7): connections, chats, messages with the recipient in the path, history and
  * media download. Every handler calls the use cases v3 calls; only the shapes differ.
  */
-export function v2Routes(ctx: AppContext) {
+export function v2Routes(ctx: PluginContext) {
   const stores = () => messagingStores(ctx.db, ctx);
 
   return new Elysia({ name: 'plugins.v2', prefix: '/v2/connections', detail: { tags: ['v2'] } })

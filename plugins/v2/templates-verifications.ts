@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../../adapters/http/schemas.ts';
-import { messagingStores } from '../../adapters/connections/stores.ts';
-import { templateDeps, templateStores } from '../../adapters/connections/template-stores.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../kernel/http.ts';
+import { messagingStores } from '../kernel/storage.ts';
+import { templateDeps, templateStores } from '../kernel/storage.ts';
 import { checkNumber } from '../../core/connections/number-lookup.ts';
 import { listTemplates } from '../../core/templates/template-list.ts';
 import { createTemplate } from '../../core/templates/templates.ts';
@@ -18,7 +18,7 @@ const Phone = t.Object({ phone: t.String({ description: 'A phone number in inter
  * v2 templates (list, create) and verifications (is a number on the network, through a
  * connection or standalone): the same use cases as v3, v2 shapes.
  */
-export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
+export function v2TemplateAndVerificationRoutes(ctx: PluginContext) {
   const deps = templateDeps(ctx);
   const stores = () => templateStores(ctx.db, ctx);
 
