@@ -4,7 +4,6 @@ import { CAMPAIGN_STATUSES } from '../../core/campaigns/campaign-status.ts';
 import { cancelCampaign, createCampaign, getCampaign, listCampaigns, pauseCampaign, resumeCampaign, type CampaignStores } from '../../core/campaigns/campaigns.ts';
 import type { Campaign } from '../../core/campaigns/campaign.ts';
 import { MAX_PER_PAGE } from '../../core/shared/pagination.ts';
-import type { PluginContext } from '../kernel/context.ts';
 import { campaignDeps, campaignStores } from './use-case-stores.ts';
 import { campaignView } from './views.ts';
 
@@ -19,10 +18,6 @@ const campaignId = z.string().min(1).describe('Id of the campaign (from create_c
 async function viewOf(s: CampaignStores, campaign: Campaign) {
   const reservation = campaign.reservationId ? await s.credits.findReservation(campaign.reservationId) : undefined;
   return campaignView(campaign, await s.recipients.progress(campaign.id), reservation);
-}
-
-function inTransaction<T>(ctx: PluginContext, work: (s: CampaignStores) => Promise<T>): Promise<T> {
-  return ctx.db.transaction().execute((trx) => work(campaignStores(trx, ctx)));
 }
 
 function summary(view: Awaited<ReturnType<typeof viewOf>>): string {
@@ -50,7 +45,7 @@ export const createCampaignTool = defineTool({
     startAt: z.string().optional().describe('ISO 8601 instant with offset to start later'),
   },
   async run({ name, connectionId, text, recipients, messagesPerMinute, startAt }, { actor, ctx }) {
-    const view = await inTransaction(ctx, async (s) => {
+    const view = await ctx.storage.transaction(campaignStores, async (s) => {
       const created = await createCampaign(s, campaignDeps(ctx), actor, {
         name,
         connectionId,
@@ -73,7 +68,7 @@ export const getCampaignTool = defineTool({
   input: { campaignId },
   annotations: { readOnlyHint: true },
   async run({ campaignId }, { actor, ctx }) {
-    const s = campaignStores(ctx.db, ctx);
+    const s = ctx.storage.read(campaignStores);
     const { campaign } = await getCampaign(s, actor, campaignId);
     const view = await viewOf(s, campaign);
     return { structured: { campaign: view }, summary: summary(view) };
@@ -92,7 +87,7 @@ export const listCampaignsTool = defineTool({
   },
   annotations: { readOnlyHint: true },
   async run({ status, page, perPage }, { actor, ctx }) {
-    const s = campaignStores(ctx.db, ctx);
+    const s = ctx.storage.read(campaignStores);
     const found = await listCampaigns(s, actor, { page: page ?? 1, perPage: perPage ?? 10, search: undefined, status });
     const campaigns = await Promise.all(found.data.map((c) => viewOf(s, c)));
     return { structured: { campaigns, total: found.total, page: found.currentPage, totalPages: found.totalPages }, summary: `${found.total} campaign(s).` };
@@ -107,7 +102,7 @@ const action = (name: string, title: string, description: string, run: typeof pa
     scopes: ['messages:send'],
     input: { campaignId },
     async run({ campaignId }, { actor, ctx }) {
-      const view = await inTransaction(ctx, async (s) => viewOf(s, await run(s, campaignDeps(ctx), actor, campaignId)));
+      const view = await ctx.storage.transaction(campaignStores, async (s) => viewOf(s, await run(s, campaignDeps(ctx), actor, campaignId)));
       return { structured: { campaign: view }, summary: summary(view) };
     },
   });

@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../kernel/storage.ts';
-import type { PluginContext } from '../kernel/context.ts';
+import type { DatabaseHandle, PluginContext } from '../kernel/context.ts';
 import { messagingStores } from '../kernel/storage.ts';
 import { dispatchDeps } from '../kernel/webhooks.ts';
 import { intlZoneRules } from '../kernel/time-zones.ts';
@@ -15,7 +13,7 @@ import { campaignStore, optOutStore, recipientStore } from './campaign-store.ts'
 import { campaignView } from './views.ts';
 
 /** Every port of the campaign use cases, bound to one connection or transaction. */
-export function campaignStores(db: Kysely<Database>, ctx: PluginContext): CampaignStores {
+export function campaignStores(db: DatabaseHandle, ctx: PluginContext): CampaignStores {
   const messaging = messagingStores(db, ctx);
   return {
     ...messaging,
@@ -27,8 +25,9 @@ export function campaignStores(db: Kysely<Database>, ctx: PluginContext): Campai
   };
 }
 
+/** The campaign use cases' unit of work: each `transaction` is one database transaction. */
 export function campaignUnitOfWork(ctx: PluginContext): UnitOfWork<CampaignStores> {
-  return { transaction: (work) => ctx.db.transaction().execute((trx) => work(campaignStores(trx, ctx))) };
+  return { transaction: (work) => ctx.storage.transaction(campaignStores, (stores) => work(stores)) };
 }
 
 export function campaignDeps(ctx: PluginContext): CampaignDeps {

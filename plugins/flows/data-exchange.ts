@@ -44,7 +44,7 @@ export function answerDataExchange(ctx: PluginContext) {
   return new Elysia({ name: 'plugins.flows.data-exchange', prefix: DATA_EXCHANGE_PREFIX, detail: { tags: ['Flows'] } }).post(
     '/:endpointId',
     async ({ params, request }) => {
-      const key = await flowKeyStore(ctx.db, ctx.box).byEndpoint(params.endpointId);
+      const key = await ctx.storage.read(flowKeyStore).byEndpoint(params.endpointId);
       if (!key) return standard(404, 'No Flow endpoint here');
       const raw = await readText(request, bodyLimits(ctx.config).body);
       if (!signedByPlatform(key, raw, request.headers.get('x-hub-signature-256'))) return standard(SIGNATURE_FAILED, 'Invalid x-hub-signature-256');
@@ -111,7 +111,7 @@ function signedByPlatform(key: FlowKey, raw: string, header: string | null): boo
 
 /** One signed POST to the connection's `flow.data_exchange` webhook; never retried (section 8). */
 async function askCustomer(ctx: PluginContext, key: FlowKey, payload: unknown): Promise<ReadReply> {
-  const hooks = await webhookStore(ctx.db, ctx.box).subscribedTo(key.workspaceId, key.connectionId, 'flow.data_exchange');
+  const hooks = await ctx.storage.read((db) => webhookStore(db, ctx.box)).subscribedTo(key.workspaceId, key.connectionId, 'flow.data_exchange');
   const hook = hooks.find((h) => h.hmacEnabled);
   if (!hook) return { ok: false, reason: 'no webhook of the connection subscribes to flow.data_exchange' };
   const body = JSON.stringify(flowQuestion(payload, key.connectionId));

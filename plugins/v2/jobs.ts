@@ -17,7 +17,7 @@ export function v2Jobs(ctx: PluginContext): JobDefinition[] {
       retryBackoff: false,
       expireInSeconds: 30,
       handle: async (signal: PresenceSignal) => {
-        const connection = await messagingStores(ctx.db, ctx).connections.find(signal.connectionId);
+        const connection = await ctx.storage.read(messagingStores).connections.find(signal.connectionId);
         const driver = connection && ctx.drivers.get(connection.driver);
         if (!connection || connection.status !== 'CONNECTED' || !driver?.sendTyping) return;
         await driver.sendTyping(driverView(connection), signal.to, signal.typing, signal.lastContactMessageId);

@@ -20,7 +20,6 @@ const Phone = t.Object({ phone: t.String({ description: 'A phone number in inter
  */
 export function v2TemplateAndVerificationRoutes(ctx: PluginContext) {
   const deps = templateDeps(ctx);
-  const stores = () => templateStores(ctx.db, ctx);
 
   return new Elysia({ name: 'plugins.v2.templates', prefix: '/v2', detail: { tags: ['v2'] } })
     .use(authentication(ctx))
@@ -29,7 +28,7 @@ export function v2TemplateAndVerificationRoutes(ctx: PluginContext) {
         .get(
           '/connections/:id/templates',
           async ({ actor, params, query }) => {
-            const found = await listTemplates(stores(), deps, actor, params.id, pageRequest(query));
+            const found = await listTemplates(ctx.storage.read(templateStores), deps, actor, params.id, pageRequest(query));
             return { ...found, data: found.data.map(presentTemplate) };
           },
           { params: Id, query: PageQuery, response: { ...Errors, 200: PageOf(V2Template) }, detail: { summary: 'v2: templates of the connection (official connections)' } },
@@ -37,7 +36,7 @@ export function v2TemplateAndVerificationRoutes(ctx: PluginContext) {
         .post(
           '/connections/:id/templates',
           async ({ actor, params, body, set }) => {
-            const template = await createTemplate(stores(), deps, actor, params.id, body);
+            const template = await createTemplate(ctx.storage.read(templateStores), deps, actor, params.id, body);
             set.status = 201;
             return presentTemplate(template);
           },
@@ -51,7 +50,7 @@ export function v2TemplateAndVerificationRoutes(ctx: PluginContext) {
         )
         .post(
           '/connections/:id/verifications',
-          async ({ actor, params, body }) => presentVerification(await checkNumber(messagingStores(ctx.db, ctx).connections, ctx, actor, body.phone, params.id)),
+          async ({ actor, params, body }) => presentVerification(await checkNumber(ctx.storage.read(messagingStores).connections, ctx, actor, body.phone, params.id)),
           {
             role: ['messages.send', 'write'],
             params: Id,
@@ -60,7 +59,7 @@ export function v2TemplateAndVerificationRoutes(ctx: PluginContext) {
             detail: { summary: 'v2: is this number on the network? Asked through this connection (unofficial and sandbox; the official network has no lookup: 422)' },
           },
         )
-        .post('/verifications', async ({ actor, body }) => presentVerification(await checkNumber(messagingStores(ctx.db, ctx).connections, ctx, actor, body.phone)), {
+        .post('/verifications', async ({ actor, body }) => presentVerification(await checkNumber(ctx.storage.read(messagingStores).connections, ctx, actor, body.phone)), {
           role: ['messages.send', 'write'],
           body: Phone,
           response: { ...Errors, 400: StandardError, 503: StandardError, 200: V2Verification },
