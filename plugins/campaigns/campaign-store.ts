@@ -1,6 +1,6 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../adapters/postgres/schema.ts';
-import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
+import type { Selectable } from 'kysely';
+import type { DatabaseHandle } from '../kernel/storage.ts';
+import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';
 import type {
@@ -18,7 +18,7 @@ import { campaignsDb, type CampaignsTable } from './tables.ts';
 /** Rows per INSERT when storing an audience (Postgres takes at most 65,535 parameters a statement). */
 const INSERT_CHUNK = 5_000;
 
-export function campaignStore(base: Kysely<Database>, box: SecretBox): CampaignStore {
+export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignStore {
   const db = campaignsDb(base);
   const toCampaign = (row: Selectable<CampaignsTable>): Campaign => ({
     id: row.id,
@@ -105,7 +105,7 @@ export function campaignStore(base: Kysely<Database>, box: SecretBox): CampaignS
   };
 }
 
-export function recipientStore(base: Kysely<Database>): RecipientStore {
+export function recipientStore(base: DatabaseHandle): RecipientStore {
   const db = campaignsDb(base);
   const recipients = (campaignId: string) => db.selectFrom('campaign_recipients as r').where('r.campaign_id', '=', campaignId);
   const withMessages = (campaignId: string) => recipients(campaignId).leftJoin('messages as m', 'm.id', 'r.message_id');
@@ -274,7 +274,7 @@ export function recipientStore(base: Kysely<Database>): RecipientStore {
   };
 }
 
-export function optOutStore(base: Kysely<Database>): OptOutStore {
+export function optOutStore(base: DatabaseHandle): OptOutStore {
   const db = campaignsDb(base);
   return {
     async add(workspaceId, phone, at, reason) {

@@ -1,5 +1,5 @@
 import type { Plugin } from '../kernel/plugin.ts';
-import type { RouteScope } from '../../adapters/http/route-scopes.ts';
+import type { RouteScope } from '../kernel/http.ts';
 import { CAMPAIGN_TARGET } from '../../core/campaigns/campaign-webhook.ts';
 import * as campaigns0001 from './migrations/0001_campaigns.ts';
 import { campaignRoutes } from './routes.ts';

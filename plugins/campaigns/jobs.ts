@@ -1,5 +1,5 @@
-import type { JobDefinition } from '../../adapters/queue/queue.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
+import type { JobDefinition } from '../kernel/jobs.ts';
+import type { PluginContext } from '../kernel/context.ts';
 import { CAMPAIGN_RUN_QUEUE, runCampaign } from '../../core/campaigns/sending.ts';
 import { campaignDeps, campaignUnitOfWork } from './use-case-stores.ts';
 
@@ -8,7 +8,7 @@ import { campaignDeps, campaignUnitOfWork } from './use-case-stores.ts';
  * once and a stale one does nothing. A run that fails (a database error) is retried; every run is
  * one transaction, so a retry starts from what was committed.
  */
-export function campaignJobs(ctx: AppContext): JobDefinition[] {
+export function campaignJobs(ctx: PluginContext): JobDefinition[] {
   const uow = campaignUnitOfWork(ctx);
   const deps = campaignDeps(ctx);
   return [

@@ -1,11 +1,11 @@
 import { t } from 'elysia';
-import { defineTool, type McpToolDefinition } from '../../adapters/mcp/tool.ts';
+import { defineTool, type McpToolDefinition } from '../kernel/mcp.ts';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns/campaign-status.ts';
 import { cancelCampaign, createCampaign, getCampaign, listCampaigns, pauseCampaign, resumeCampaign, type CampaignStores } from '../../core/campaigns/campaigns.ts';
 import type { Campaign } from '../../core/campaigns/campaign.ts';
 import { MAX_PER_PAGE } from '../../core/shared/pagination.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { OneOf } from '../../adapters/http/schemas.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { OneOf } from '../kernel/http.ts';
 import { campaignDeps, campaignStores } from './use-case-stores.ts';
 import { campaignView } from './views.ts';
 
@@ -20,10 +20,6 @@ const campaignId = t.String({ minLength: 1, description: 'Id of the campaign (fr
 async function viewOf(s: CampaignStores, campaign: Campaign) {
   const reservation = campaign.reservationId ? await s.credits.findReservation(campaign.reservationId) : undefined;
   return campaignView(campaign, await s.recipients.progress(campaign.id), reservation);
-}
-
-function inTransaction<T>(ctx: AppContext, work: (s: CampaignStores) => Promise<T>): Promise<T> {
-  return ctx.db.transaction().execute((trx) => work(campaignStores(trx, ctx)));
 }
 
 function summary(view: Awaited<ReturnType<typeof viewOf>>): string {
@@ -50,7 +46,7 @@ export const createCampaignTool = defineTool({
     startAt: t.Optional(t.String({ description: 'ISO 8601 instant with offset to start later' })),
   }),
   async run({ name, connectionId, text, recipients, messagesPerMinute, startAt }, { actor, ctx }) {
-    const view = await inTransaction(ctx, async (s) => {
+    const view = await ctx.storage.transaction(campaignStores, async (s) => {
       const created = await createCampaign(s, campaignDeps(ctx), actor, {
         name,
         connectionId,
@@ -73,7 +69,7 @@ export const getCampaignTool = defineTool({
   input: t.Object({ campaignId }),
   annotations: { readOnlyHint: true },
   async run({ campaignId }, { actor, ctx }) {
-    const s = campaignStores(ctx.db, ctx);
+    const s = ctx.storage.read(campaignStores);
     const { campaign } = await getCampaign(s, actor, campaignId);
     const view = await viewOf(s, campaign);
     return { structured: { campaign: view }, summary: summary(view) };
@@ -92,7 +88,7 @@ export const listCampaignsTool = defineTool({
   }),
   annotations: { readOnlyHint: true },
   async run({ status, page, perPage }, { actor, ctx }) {
-    const s = campaignStores(ctx.db, ctx);
+    const s = ctx.storage.read(campaignStores);
     const found = await listCampaigns(s, actor, { page: page ?? 1, perPage: perPage ?? 10, search: undefined, status });
     const campaigns = await Promise.all(found.data.map((c) => viewOf(s, c)));
     return { structured: { campaigns, total: found.total, page: found.currentPage, totalPages: found.totalPages }, summary: `${found.total} campaign(s).` };
@@ -107,7 +103,7 @@ const action = (name: string, title: string, description: string, run: typeof pa
     scopes: ['messages:send'],
     input: t.Object({ campaignId }),
     async run({ campaignId }, { actor, ctx }) {
-      const view = await inTransaction(ctx, async (s) => viewOf(s, await run(s, campaignDeps(ctx), actor, campaignId)));
+      const view = await ctx.storage.transaction(campaignStores, async (s) => viewOf(s, await run(s, campaignDeps(ctx), actor, campaignId)));
       return { structured: { campaign: view }, summary: summary(view) };
     },
   });

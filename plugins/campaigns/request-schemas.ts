@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { Timestamp, Uuid } from '../../adapters/http/schemas.ts';
+import { Timestamp, Uuid } from '../kernel/http.ts';
 import { CAMPAIGN_STATUSES } from '../../core/campaigns/campaign-status.ts';
 import { REPORTED_RECIPIENT_STATUSES } from '../../core/campaigns/campaign.ts';
 import { MAX_JITTER_SECONDS, MAX_MESSAGES_PER_MINUTE, UNOFFICIAL_DEFAULT_PACE } from '../../core/campaigns/campaigns.ts';

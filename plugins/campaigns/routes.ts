@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../adapters/http/schemas.ts';
-import { DELIVERY_HISTORY_ROUTE, presentDelivery } from '../../adapters/http/routes/webhooks.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../kernel/http.ts';
+import { DELIVERY_HISTORY_ROUTE, presentDelivery } from '../kernel/webhooks.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { pageRequest } from '../../core/shared/pagination.ts';
 import { badRequest } from '../../core/shared/errors.ts';
@@ -26,7 +26,7 @@ import { MAX_AUDIENCE } from '../../core/campaigns/audience.ts';
 import { campaignDeps, campaignStores } from './use-case-stores.ts';
 import { optOutStore } from './campaign-store.ts';
 import { addOptOut, listOptOuts, removeOptOut } from '../../core/campaigns/opt-outs.ts';
-import { deliveryStore } from '../../adapters/postgres/repositories/webhook-store.ts';
+import { deliveryStore } from '../kernel/webhooks.ts';
 import { campaignView, recipientView } from './views.ts';
 import { CampaignBody, CampaignView, OptOutView, RecipientView } from './request-schemas.ts';
 
@@ -40,17 +40,15 @@ const NoBody = t.Optional(t.Object({}, { description: 'No fields; the body may b
  * launch), list, read with progress and credits, recipients with their delivery status, pause,
  * resume, cancel, delete, and the delivery history of the campaign's webhook.
  */
-export function campaignRoutes(ctx: AppContext) {
+export function campaignRoutes(ctx: PluginContext) {
   const deps = campaignDeps(ctx);
-  const stores = () => campaignStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: CampaignStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(campaignStores(trx, ctx)));
   const present = async (s: CampaignStores, campaign: Campaign, progress?: CampaignProgress) => {
     const reservation = campaign.reservationId ? await s.credits.findReservation(campaign.reservationId) : undefined;
     return campaignView(campaign, progress ?? (await s.recipients.progress(campaign.id)), reservation);
   };
   // Actions are POSTs: 201 like every POST (spec 7.1, "201 Created; default for POST").
   const transition = (work: (s: CampaignStores, actor: Actor, id: string) => Promise<Campaign>) => async ({ actor, params, set }: { actor: Actor; params: { id: string }; set: { status?: number | string } }) => {
-    const view = await inTransaction(async (s) => present(s, await work(s, actor, params.id)));
+    const view = await ctx.storage.transaction(campaignStores, async (s) => present(s, await work(s, actor, params.id)));
     set.status = 201;
     return view;
   };
@@ -62,7 +60,7 @@ export function campaignRoutes(ctx: AppContext) {
         .get(
           '/opt-outs',
           async ({ actor, query }) => {
-            const found = await listOptOuts(optOutStore(ctx.db), actor, pageRequest(query));
+            const found = await listOptOuts(ctx.storage.read(optOutStore), actor, pageRequest(query));
             return { ...found, data: found.data.map((o) => ({ ...o, createdAt: o.createdAt.toISOString() })) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(OptOutView) }, detail: { summary: 'Numbers that receive no campaign, newest first (`s` searches the number)' } },
@@ -70,7 +68,7 @@ export function campaignRoutes(ctx: AppContext) {
         .post(
           '/opt-outs',
           async ({ actor, body, set }) => {
-            const added = await addOptOut(optOutStore(ctx.db), ctx, actor, body);
+            const added = await addOptOut(ctx.storage.read(optOutStore), ctx, actor, body);
             set.status = 201;
             return { ...added, createdAt: added.createdAt.toISOString() };
           },
@@ -83,7 +81,7 @@ export function campaignRoutes(ctx: AppContext) {
         .delete(
           '/opt-outs/:phone',
           async ({ actor, params }) => {
-            await removeOptOut(optOutStore(ctx.db), actor, params.phone);
+            await removeOptOut(ctx.storage.read(optOutStore), actor, params.phone);
             return { phone: params.phone, deleted: true as const };
           },
           {
@@ -96,7 +94,7 @@ export function campaignRoutes(ctx: AppContext) {
           '',
           async ({ actor, body, set }) => {
             const input = await withResolvedAudience(ctx, actor, body as CampaignInput & { audience: Record<string, unknown> });
-            const created = await inTransaction(async (s) => {
+            const created = await ctx.storage.transaction(campaignStores, async (s) => {
               const result = await createCampaign(s, deps, actor, input);
               return { ...(await present(s, result.campaign, result.progress)), duplicates: result.duplicates };
             });
@@ -120,7 +118,7 @@ export function campaignRoutes(ctx: AppContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const s = stores();
+            const s = ctx.storage.read(campaignStores);
             const found = await listCampaigns(s, actor, { ...pageRequest(query), status: query.status, connectionId: query.connectionId });
             return { ...found, data: await Promise.all(found.data.map((c) => present(s, c))) };
           },
@@ -133,7 +131,7 @@ export function campaignRoutes(ctx: AppContext) {
         .get(
           '/:id',
           async ({ actor, params }) => {
-            const s = stores();
+            const s = ctx.storage.read(campaignStores);
             const { campaign, progress } = await getCampaign(s, actor, params.id);
             return present(s, campaign, progress);
           },
@@ -142,7 +140,7 @@ export function campaignRoutes(ctx: AppContext) {
         .get(
           '/:id/recipients',
           async ({ actor, params, query }) => {
-            const found = await listRecipients(stores(), actor, params.id, { ...pageRequest(query, 1000), status: query.status });
+            const found = await listRecipients(ctx.storage.read(campaignStores), actor, params.id, { ...pageRequest(query, 1000), status: query.status });
             return { ...found, data: found.data.map(recipientView) };
           },
           {
@@ -173,7 +171,7 @@ export function campaignRoutes(ctx: AppContext) {
         .post(
           '/:id/cancel',
           async ({ actor, params, set }) => {
-            const view = await inTransaction(async (s) => {
+            const view = await ctx.storage.transaction(campaignStores, async (s) => {
               const { campaign, refunded } = await cancelCampaign(s, deps, actor, params.id);
               return { ...(await present(s, campaign)), refunded };
             });
@@ -190,7 +188,7 @@ export function campaignRoutes(ctx: AppContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteCampaign(s, actor, params.id));
+            await ctx.storage.transaction(campaignStores, (s) => deleteCampaign(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           {
@@ -202,8 +200,8 @@ export function campaignRoutes(ctx: AppContext) {
         .get(
           '/:id/deliveries',
           async ({ actor, params, query }) => {
-            const { campaign } = await getCampaign(stores(), actor, params.id);
-            const found = await deliveryStore(ctx.db).list(campaign.id, pageRequest(query));
+            const { campaign } = await getCampaign(ctx.storage.read(campaignStores), actor, params.id);
+            const found = await ctx.storage.read(deliveryStore).list(campaign.id, pageRequest(query));
             return { ...found, data: found.data.map(presentDelivery) };
           },
           { ...DELIVERY_HISTORY_ROUTE, detail: { summary: "Delivery history of the campaign's webhook: each event with its attempts" } },
@@ -212,7 +210,7 @@ export function campaignRoutes(ctx: AppContext) {
 }
 
 /** `helpdeskContacts` and any other plugin audience, read through the enabled plugins' sources. */
-async function withResolvedAudience(ctx: AppContext, actor: Actor, body: CampaignInput & { audience: Record<string, unknown> }): Promise<CampaignInput> {
+async function withResolvedAudience(ctx: PluginContext, actor: Actor, body: CampaignInput & { audience: Record<string, unknown> }): Promise<CampaignInput> {
   const audience = body.audience ?? {};
   const builtIn = ['numbers', 'recipients', 'csv'];
   const other = Object.keys(audience).filter((key) => !builtIn.includes(key) && audience[key] !== undefined);
@@ -222,6 +220,6 @@ async function withResolvedAudience(ctx: AppContext, actor: Actor, body: Campaig
   }
   const source = ctx.audienceSources?.get(other[0]!);
   if (!source) throw badRequest([`body.audience.${other[0]} is not available: it needs the helpdesk plugin`]);
-  const resolvedRecipients = await source(ctx.db, actor.workspaceId, audience[other[0]!]);
+  const resolvedRecipients = await ctx.storage.read((db) => source(db, actor.workspaceId, audience[other[0]!]));
   return { ...body, audience: {}, resolvedRecipients };
 }

@@ -16,8 +16,8 @@ export const CAMPAIGN_SUBSCRIBERS: EventSubscriber[] = [
       const jid = event.remoteJid ?? event.data?.key?.remoteJid;
       if (!event.connectionId || !jid || event.data?.key?.fromMe || !jid.endsWith('@s.whatsapp.net')) return;
       const at = ctx.clock.now();
-      await ctx.db.transaction().execute((trx) =>
-        noteContactReply(campaignStores(trx, ctx), { workspaceId: event.workspaceId, connectionId: event.connectionId!, from: jid, text: replyText(event.data), at }),
+      await ctx.storage.transaction(campaignStores, (stores) =>
+        noteContactReply(stores, { workspaceId: event.workspaceId, connectionId: event.connectionId!, from: jid, text: replyText(event.data), at }),
       );
     },
   },

@@ -1,5 +1,5 @@
 import type { ColumnType, Kysely } from 'kysely';
-import type { Database } from '../../adapters/postgres/schema.ts';
+import type { Database, DatabaseHandle } from '../kernel/storage.ts';
 
 /** The campaigns plugin's tables (migrations/0001_campaigns.ts); the base schema stays untouched. */
 export interface CampaignsTable {
@@ -53,6 +53,6 @@ export interface CampaignsDatabase extends Database {
   campaign_opt_outs: CampaignOptOutsTable;
 }
 
-export function campaignsDb(db: Kysely<Database>): Kysely<CampaignsDatabase> {
+export function campaignsDb(db: DatabaseHandle): Kysely<CampaignsDatabase> {
   return db as unknown as Kysely<CampaignsDatabase>;
 }

@@ -1,10 +1,8 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { messagingStores } from '../../adapters/connections/stores.ts';
-import { dispatchDeps } from '../../adapters/webhooks/jobs.ts';
-import { intlZoneRules } from '../../adapters/time/zone-rules.ts';
-import type { DeliveryTargetFinder } from '../../adapters/webhooks/endpoints.ts';
+import type { DatabaseHandle, PluginContext } from '../kernel/context.ts';
+import { messagingStores } from '../kernel/storage.ts';
+import { dispatchDeps } from '../kernel/webhooks.ts';
+import { intlZoneRules } from '../kernel/time-zones.ts';
+import type { DeliveryTargetFinder } from '../kernel/webhooks.ts';
 import { queueDelivery } from '../../core/webhooks/dispatch.ts';
 import type { CampaignNotifier, PacerSchedule } from '../../core/campaigns/campaign.ts';
 import type { CampaignDeps, CampaignStores } from '../../core/campaigns/campaigns.ts';
@@ -15,7 +13,7 @@ import { campaignStore, optOutStore, recipientStore } from './campaign-store.ts'
 import { campaignView } from './views.ts';
 
 /** Every port of the campaign use cases, bound to one connection or transaction. */
-export function campaignStores(db: Kysely<Database>, ctx: AppContext): CampaignStores {
+export function campaignStores(db: DatabaseHandle, ctx: PluginContext): CampaignStores {
   const messaging = messagingStores(db, ctx);
   return {
     ...messaging,
@@ -27,11 +25,12 @@ export function campaignStores(db: Kysely<Database>, ctx: AppContext): CampaignS
   };
 }
 
-export function campaignUnitOfWork(ctx: AppContext): UnitOfWork<CampaignStores> {
-  return { transaction: (work) => ctx.db.transaction().execute((trx) => work(campaignStores(trx, ctx))) };
+/** The campaign use cases' unit of work: each `transaction` is one database transaction. */
+export function campaignUnitOfWork(ctx: PluginContext): UnitOfWork<CampaignStores> {
+  return { transaction: (work) => ctx.storage.transaction(campaignStores, (stores) => work(stores)) };
 }
 
-export function campaignDeps(ctx: AppContext): CampaignDeps {
+export function campaignDeps(ctx: PluginContext): CampaignDeps {
   return {
     clock: ctx.clock,
     ids: ctx.ids,
@@ -56,7 +55,7 @@ export const campaignDeliveryTarget: DeliveryTargetFinder = (db, ctx) => ({
  * Campaign events go to the campaign's webhook as deliveries written in the transaction of the
  * change (the outbox): retried, kept in the delivery history, never sent for a rolled-back change.
  */
-function campaignNotifier(stores: ReturnType<typeof messagingStores>, ctx: AppContext): CampaignNotifier {
+function campaignNotifier(stores: ReturnType<typeof messagingStores>, ctx: PluginContext): CampaignNotifier {
   return {
     async notify(campaign, event, progress) {
       if (!campaign.webhook) return;
@@ -79,7 +78,7 @@ function campaignNotifier(stores: ReturnType<typeof messagingStores>, ctx: AppCo
  * job. It starts when the model of time says it is due, but never sleeps longer than
  * `CAMPAIGN_PACER_MAX_SLEEP_SECONDS` before looking again (quiet hours, a far start time).
  */
-function pacerSchedule(outbox: ReturnType<typeof messagingStores>['outbox'], ctx: AppContext): PacerSchedule {
+function pacerSchedule(outbox: ReturnType<typeof messagingStores>['outbox'], ctx: PluginContext): PacerSchedule {
   return {
     async wake(campaignId, tick, at) {
       const maxSleep = ctx.config.campaignPacerMaxSleepSeconds ?? 60;

@@ -1,11 +1,11 @@
 import { Elysia, t } from 'elysia';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { outboundPost } from '../../adapters/webhooks/http-sender.ts';
-import { bodyLimits, readText } from '../../adapters/http/body.ts';
-import { standard } from '../../adapters/http/errors.ts';
-import { isAuthentic } from '../../adapters/drivers/cloud-api/signature.ts';
-import { webhookStore } from '../../adapters/postgres/repositories/webhook-store.ts';
-import { asEncryptedFlowRequest, decryptFlowRequest, encryptFlowResponse, FlowDecryptionError } from '../../adapters/crypto/flow-encryption.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { outboundPost } from '../kernel/webhooks.ts';
+import { bodyLimits, readText } from '../kernel/http.ts';
+import { standard } from '../kernel/http.ts';
+import { isAuthentic } from '../kernel/security.ts';
+import { webhookStore } from '../kernel/webhooks.ts';
+import { asEncryptedFlowRequest, decryptFlowRequest, encryptFlowResponse, FlowDecryptionError } from '../kernel/security.ts';
 import { signDelivery, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../core/webhooks/signature.ts';
 import {
   classifyFlowRequest,
@@ -40,11 +40,11 @@ const text = (body: string, status: number) => new Response(body, { status, head
  * unusable (a bare 200, not an object, a timeout) the user gets the current screen again with
  * `data.error_message`; on the first request of a Flow, which has no current screen, HTTP 502.
  */
-export function answerDataExchange(ctx: AppContext) {
+export function answerDataExchange(ctx: PluginContext) {
   return new Elysia({ name: 'plugins.flows.data-exchange', prefix: DATA_EXCHANGE_PREFIX, detail: { tags: ['Flows'] } }).post(
     '/:endpointId',
     async ({ params, request }) => {
-      const key = await flowKeyStore(ctx.db, ctx.box).byEndpoint(params.endpointId);
+      const key = await ctx.storage.read(flowKeyStore).byEndpoint(params.endpointId);
       if (!key) return standard(404, 'No Flow endpoint here');
       const raw = await readText(request, bodyLimits(ctx.config).body);
       if (!signedByPlatform(key, raw, request.headers.get('x-hub-signature-256'))) return standard(SIGNATURE_FAILED, 'Invalid x-hub-signature-256');
@@ -110,8 +110,8 @@ function signedByPlatform(key: FlowKey, raw: string, header: string | null): boo
 }
 
 /** One signed POST to the connection's `flow.data_exchange` webhook; never retried (section 8). */
-async function askCustomer(ctx: AppContext, key: FlowKey, payload: unknown): Promise<ReadReply> {
-  const hooks = await webhookStore(ctx.db, ctx.box).subscribedTo(key.workspaceId, key.connectionId, 'flow.data_exchange');
+async function askCustomer(ctx: PluginContext, key: FlowKey, payload: unknown): Promise<ReadReply> {
+  const hooks = await ctx.storage.read((db) => webhookStore(db, ctx.box)).subscribedTo(key.workspaceId, key.connectionId, 'flow.data_exchange');
   const hook = hooks.find((h) => h.hmacEnabled);
   if (!hook) return { ok: false, reason: 'no webhook of the connection subscribes to flow.data_exchange' };
   const body = JSON.stringify(flowQuestion(payload, key.connectionId));

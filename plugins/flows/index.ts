@@ -1,5 +1,5 @@
 import type { Plugin } from '../kernel/plugin.ts';
-import type { RouteScope } from '../../adapters/http/route-scopes.ts';
+import type { RouteScope } from '../kernel/http.ts';
 import * as flows0001 from './migrations/0001_flows.ts';
 import { flowRoutes } from './routes.ts';
 

@@ -1,13 +1,13 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, iso, StandardError, Timestamp } from '../../adapters/http/schemas.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, iso, StandardError, Timestamp } from '../kernel/http.ts';
 import { MessageView, presentMessage } from '../kernel/message-view.ts';
-import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
+import { messagingDeps, messagingStores } from '../kernel/storage.ts';
 import { createFlow, flowEncryption, provisionFlowKey, type FlowDeps, type FlowEncryption } from '../../core/flows/flows.ts';
 import { sendFlow } from '../../core/flows/send-flow.ts';
-import { generateFlowKeyPair } from '../../adapters/crypto/flow-encryption.ts';
-import { flowKeyStore } from './store.ts';
+import { generateFlowKeyPair } from '../kernel/security.ts';
+import { flowStores } from './store.ts';
 import { answerDataExchange, DATA_EXCHANGE_PREFIX } from './data-exchange.ts';
 
 const Id = t.Object({ id: t.String() });
@@ -28,8 +28,7 @@ const ValidationError = t.Object({ error: t.Optional(t.String()), error_type: t.
  * Flows on official connections (spec 4.3 rows `flows`, `send-flow`, `flows-encryption`;
  * "Flow kinds"), and the platform's encrypted data-exchange endpoint (no apikey; 4.5, 6.2).
  */
-export function flowRoutes(ctx: AppContext) {
-  const stores = () => ({ connections: messagingStores(ctx.db, ctx).connections, flowKeys: flowKeyStore(ctx.db, ctx.box) });
+export function flowRoutes(ctx: PluginContext) {
   const deps: FlowDeps = {
     clock: ctx.clock,
     ids: ctx.ids,
@@ -52,7 +51,7 @@ export function flowRoutes(ctx: AppContext) {
         .post(
           '/flows',
           async ({ actor, params, body, set }) => {
-            const { validationErrors, ...created } = await createFlow(stores(), deps, actor, params.id, body);
+            const { validationErrors, ...created } = await createFlow(ctx.storage.read(flowStores), deps, actor, params.id, body);
             set.status = 201;
             return { ...created, validation_errors: validationErrors };
           },
@@ -90,9 +89,9 @@ export function flowRoutes(ctx: AppContext) {
         .post(
           '/chats/messages/send-flow',
           async ({ actor, params, body, headers, set }) => {
-            const sent = await ctx.db
-              .transaction()
-              .execute((trx) => sendFlow(messagingStores(trx, ctx), messagingDeps(ctx), actor, params.id, body, { idempotencyKey: headers['idempotency-key'] }));
+            const sent = await ctx.storage.transaction(messagingStores, (stores) =>
+              sendFlow(stores, messagingDeps(ctx), actor, params.id, body, { idempotencyKey: headers['idempotency-key'] }),
+            );
             set.status = 201;
             if (!sent.created) set.headers['idempotent-replayed'] = 'true';
             return { ...presentMessage(sent.message), flowToken: sent.flowToken };
@@ -122,7 +121,7 @@ export function flowRoutes(ctx: AppContext) {
         )
         .put(
           '/flows-encryption',
-          async ({ actor, params, body }) => encryptionView(await provisionFlowKey(stores(), deps, actor, params.id, { rotate: body?.rotate })),
+          async ({ actor, params, body }) => encryptionView(await provisionFlowKey(ctx.storage.read(flowStores), deps, actor, params.id, { rotate: body?.rotate })),
           {
             role: ['connections', 'write'],
             params: Id,
@@ -136,7 +135,7 @@ export function flowRoutes(ctx: AppContext) {
         )
         .get(
           '/flows-encryption',
-          async ({ actor, params }) => encryptionView(await flowEncryption(stores(), deps, actor, params.id)),
+          async ({ actor, params }) => encryptionView(await flowEncryption(ctx.storage.read(flowStores), deps, actor, params.id)),
           { params: Id, response: { ...authErrors, ...NotFound, 422: StandardError, 200: EncryptionView }, detail: { summary: 'The phone number’s Flow key: registered, and the dataExchangeUrl' } },
         ),
     );

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../adapters/postgres/schema.ts';
-import type { SecretBox } from '../../adapters/crypto/secret-box.ts';
-import type { FlowKey, FlowKeyStore } from '../../core/flows/flows.ts';
+import type { Database, DatabaseHandle, PluginContext } from '../kernel/storage.ts';
+import { messagingStores } from '../kernel/storage.ts';
+import type { FlowKey, FlowKeyStore, FlowStores } from '../../core/flows/flows.ts';
 
 /** The flows plugin's table (migrations/0001_flows.ts); the base schema stays untouched. */
 export interface FlowEncryptionKeysTable {
@@ -23,7 +23,13 @@ interface FlowsDatabase extends Database {
   flow_encryption_keys: FlowEncryptionKeysTable;
 }
 
-export function flowKeyStore(db: Kysely<Database>, box: SecretBox): FlowKeyStore {
+/** The ports of the Flow use cases: the connection that owns the number, and the number's key. */
+export function flowStores(db: DatabaseHandle, ctx: PluginContext): FlowStores {
+  return { connections: messagingStores(db, ctx).connections, flowKeys: flowKeyStore(db, ctx) };
+}
+
+/** Flow key pairs by phone number, their private half and the app secret sealed at rest. */
+export function flowKeyStore(db: DatabaseHandle, { box }: Pick<PluginContext, 'box'>): FlowKeyStore {
   const flows = db as unknown as Kysely<FlowsDatabase>;
   const open = (row: FlowEncryptionKeysTable): FlowKey => ({
     phoneNumberId: row.phone_number_id,

@@ -1,7 +1,7 @@
 import type { Elysia } from 'elysia';
-import type { RouteScope } from '../../adapters/http/route-scopes.ts';
-import type { Migration } from '../../adapters/postgres/migrator.ts';
-import type { JobDefinition } from '../../adapters/queue/queue.ts';
+import type { RouteScope } from '../kernel/http.ts';
+import type { Migration } from '../kernel/storage.ts';
+import type { JobDefinition } from '../kernel/jobs.ts';
 import type { EventSubscriber, McpToolDefinition, PluginContext } from '../kernel/plugin.ts';
 
 /**

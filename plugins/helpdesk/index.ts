@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { Plugin } from '../kernel/plugin.ts';
-import type { RouteScope } from '../../adapters/http/route-scopes.ts';
+import type { RouteScope } from '../kernel/http.ts';
 import * as helpdesk0001 from './migrations/0001_helpdesk.ts';
 import * as helpdesk0002 from './migrations/0002_conversations.ts';
 import * as helpdesk0004 from './migrations/0004_presence.ts';

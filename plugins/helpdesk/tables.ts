@@ -1,5 +1,5 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
-import type { Database } from '../../adapters/postgres/schema.ts';
+import type { Database } from '../kernel/storage.ts';
 
 /** The helpdesk plugin's tables (migrations/0001_helpdesk.ts); the base schema stays untouched. */
 export interface HelpdeskInboxesTable {

@@ -5,17 +5,17 @@
  * (see .dependency-cruiser.cjs).
  */
 import type { Elysia } from 'elysia';
-import type { AppContext } from '../../adapters/http/context.ts';
+import type { PluginContext } from './context.ts';
 import type { Migration } from '../../adapters/postgres/migrator.ts';
 import type { JobDefinition } from '../../adapters/queue/queue.ts';
 import type { RouteScope } from '../../adapters/http/route-scopes.ts';
 import type { McpToolDefinition } from '../../adapters/mcp/tool.ts';
 import type { AccessChange, RealtimeServer } from '../../adapters/realtime/hub.ts';
 import type { DeliveryTargetFinder } from '../../adapters/webhooks/endpoints.ts';
-import type { AudienceSource } from '../../adapters/http/context.ts';
+import type { AudienceSource } from './context.ts';
 import type { TemplateComponentRule } from '../../core/templates/component-rules.ts';
 
-export type PluginContext = AppContext;
+export type { PluginContext } from './context.ts';
 
 /** A domain event and what a plugin does when it happens (run by the worker). */
 export interface EventSubscriber {

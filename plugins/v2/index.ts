@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import type { Plugin } from '../kernel/plugin.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import type { RouteScope } from '../../adapters/http/route-scopes.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import type { RouteScope } from '../kernel/http.ts';
 import { v2Routes } from './routes.ts';
 import { v2TemplateAndVerificationRoutes } from './templates-verifications.ts';
 import { v2Jobs } from './jobs.ts';
@@ -27,7 +27,7 @@ export const V2_ROUTE_SCOPES: RouteScope[] = [
  */
 export const v2Plugin: Plugin = {
   name: 'v2',
-  routes: (ctx: AppContext) => new Elysia({ name: 'plugins.v2.all' }).use(v2Routes(ctx)).use(v2TemplateAndVerificationRoutes(ctx)),
+  routes: (ctx: PluginContext) => new Elysia({ name: 'plugins.v2.all' }).use(v2Routes(ctx)).use(v2TemplateAndVerificationRoutes(ctx)),
   routeScopes: V2_ROUTE_SCOPES,
   jobs: v2Jobs,
 };

@@ -1,11 +1,11 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../../adapters/http/schemas.ts';
-import { messagingDeps, messagingStores } from '../../adapters/connections/stores.ts';
-import { mediaDownload } from '../../adapters/connections/jobs.ts';
-import { sendFromRequest } from '../../adapters/connections/send-request.ts';
-import { ButtonsContent, ListContent } from '../../adapters/http/send-body.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../kernel/http.ts';
+import { messagingDeps, messagingStores } from '../kernel/storage.ts';
+import { mediaDownload } from '../kernel/jobs.ts';
+import { sendFromRequest } from '../kernel/jobs.ts';
+import { ButtonsContent, ListContent } from '../kernel/http.ts';
 import { getConnection, listConnections } from '../../core/connections/connections.ts';
 import { chatHistory, listChats } from '../../core/messaging/history.ts';
 import { normalizeRecipient } from '../../core/messaging/outgoing.ts';
@@ -69,18 +69,16 @@ const NotFound = { 404: t.Union([CodedError, StandardError]) };
  * v2 (spec 9, 4.7): connections, chats, messages with the recipient in the path, history and
  * media download. Every handler calls the use cases v3 calls; only the shapes differ.
  */
-export function v2Routes(ctx: AppContext) {
-  const stores = () => messagingStores(ctx.db, ctx);
-
+export function v2Routes(ctx: PluginContext) {
   return new Elysia({ name: 'plugins.v2', prefix: '/v2/connections', detail: { tags: ['v2'] } })
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
       app
-        .get('', async ({ actor }) => (await listConnections(stores().connections, actor)).map(presentConnection), {
+        .get('', async ({ actor }) => (await listConnections(ctx.storage.read(messagingStores).connections, actor)).map(presentConnection), {
           response: { ...authErrors, 200: t.Array(V2Connection) },
           detail: { summary: 'v2: the connections of the workspace, with their status' },
         })
-        .get('/:id', async ({ actor, params }) => presentConnection(await getConnection(stores().connections, actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => presentConnection(await getConnection(ctx.storage.read(messagingStores).connections, actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: V2Connection },
           detail: { summary: 'v2: one connection and its status' },
@@ -88,7 +86,7 @@ export function v2Routes(ctx: AppContext) {
         .get(
           '/:id/chats',
           async ({ actor, params, query }) => {
-            const found = await listChats(stores(), actor, params.id, pageRequest(query));
+            const found = await listChats(ctx.storage.read(messagingStores), actor, params.id, pageRequest(query));
             return { ...found, data: found.data.map(presentChat) };
           },
           { params: Id, query: PageQuery, response: { ...authErrors, ...NotFound, 200: PageOf(V2Chat) }, detail: { summary: 'v2: chats of the connection, most recent first' } },
@@ -96,7 +94,7 @@ export function v2Routes(ctx: AppContext) {
         .post(
           '/:id/chats/:remoteJid/presence',
           async ({ actor, params, body, set }) => {
-            const signal = await ctx.db.transaction().execute((trx) => signalPresence(messagingStores(trx, ctx), messagingDeps(ctx), actor, params.id, jidOf(params.remoteJid), body.presence));
+            const signal = await ctx.storage.transaction(messagingStores, (stores) => signalPresence(stores, messagingDeps(ctx), actor, params.id, jidOf(params.remoteJid), body.presence));
             set.status = 202;
             return { presence: signal.typing ? 'composing' : 'paused' };
           },
@@ -132,7 +130,7 @@ export function v2Routes(ctx: AppContext) {
           '/:id/chats/:remoteJid/messages',
           async ({ actor, params, query }) => {
             const limit = query.limit === undefined ? undefined : Number(query.limit);
-            return (await chatHistory(stores(), actor, params.id, { chat: jidOf(params.remoteJid), limit, cursor: query.cursor })).map(presentMessage);
+            return (await chatHistory(ctx.storage.read(messagingStores), actor, params.id, { chat: jidOf(params.remoteJid), limit, cursor: query.cursor })).map(presentMessage);
           },
           {
             params: Chat,
@@ -143,7 +141,7 @@ export function v2Routes(ctx: AppContext) {
         )
         .get(
           '/:id/chats/:remoteJid/messages/:messageId/media',
-          async ({ actor, params }) => mediaDownload(ctx, await mediaOfChatMessage(stores(), actor, params.id, jidOf(params.remoteJid), params.messageId)),
+          async ({ actor, params }) => mediaDownload(ctx, await mediaOfChatMessage(ctx.storage.read(messagingStores), actor, params.id, jidOf(params.remoteJid), params.messageId)),
           {
             params: t.Object({ id: t.String(), remoteJid: t.String(), messageId: t.String() }),
             response: { ...authErrors, ...NotFound, 200: t.Any({ description: 'The raw bytes, with their Content-Type' }), 502: StandardError },

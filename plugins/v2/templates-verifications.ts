@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia';
-import { authentication } from '../../adapters/http/auth.ts';
-import type { AppContext } from '../../adapters/http/context.ts';
-import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../../adapters/http/schemas.ts';
-import { messagingStores } from '../../adapters/connections/stores.ts';
-import { templateDeps, templateStores } from '../../adapters/connections/template-stores.ts';
+import { authentication } from '../kernel/http.ts';
+import type { PluginContext } from '../kernel/context.ts';
+import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../kernel/http.ts';
+import { messagingStores } from '../kernel/storage.ts';
+import { templateDeps, templateStores } from '../kernel/storage.ts';
 import { checkNumber } from '../../core/connections/number-lookup.ts';
 import { listTemplates } from '../../core/templates/template-list.ts';
 import { createTemplate } from '../../core/templates/templates.ts';
@@ -18,9 +18,8 @@ const Phone = t.Object({ phone: t.String({ description: 'A phone number in inter
  * v2 templates (list, create) and verifications (is a number on the network, through a
  * connection or standalone): the same use cases as v3, v2 shapes.
  */
-export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
+export function v2TemplateAndVerificationRoutes(ctx: PluginContext) {
   const deps = templateDeps(ctx);
-  const stores = () => templateStores(ctx.db, ctx);
 
   return new Elysia({ name: 'plugins.v2.templates', prefix: '/v2', detail: { tags: ['v2'] } })
     .use(authentication(ctx))
@@ -29,7 +28,7 @@ export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
         .get(
           '/connections/:id/templates',
           async ({ actor, params, query }) => {
-            const found = await listTemplates(stores(), deps, actor, params.id, pageRequest(query));
+            const found = await listTemplates(ctx.storage.read(templateStores), deps, actor, params.id, pageRequest(query));
             return { ...found, data: found.data.map(presentTemplate) };
           },
           { params: Id, query: PageQuery, response: { ...Errors, 200: PageOf(V2Template) }, detail: { summary: 'v2: templates of the connection (official connections)' } },
@@ -37,7 +36,7 @@ export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
         .post(
           '/connections/:id/templates',
           async ({ actor, params, body, set }) => {
-            const template = await createTemplate(stores(), deps, actor, params.id, body);
+            const template = await createTemplate(ctx.storage.read(templateStores), deps, actor, params.id, body);
             set.status = 201;
             return presentTemplate(template);
           },
@@ -51,7 +50,7 @@ export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
         )
         .post(
           '/connections/:id/verifications',
-          async ({ actor, params, body }) => presentVerification(await checkNumber(messagingStores(ctx.db, ctx).connections, ctx, actor, body.phone, params.id)),
+          async ({ actor, params, body }) => presentVerification(await checkNumber(ctx.storage.read(messagingStores).connections, ctx, actor, body.phone, params.id)),
           {
             role: ['messages.send', 'write'],
             params: Id,
@@ -60,7 +59,7 @@ export function v2TemplateAndVerificationRoutes(ctx: AppContext) {
             detail: { summary: 'v2: is this number on the network? Asked through this connection (unofficial and sandbox; the official network has no lookup: 422)' },
           },
         )
-        .post('/verifications', async ({ actor, body }) => presentVerification(await checkNumber(messagingStores(ctx.db, ctx).connections, ctx, actor, body.phone)), {
+        .post('/verifications', async ({ actor, body }) => presentVerification(await checkNumber(ctx.storage.read(messagingStores).connections, ctx, actor, body.phone)), {
           role: ['messages.send', 'write'],
           body: Phone,
           response: { ...Errors, 400: StandardError, 503: StandardError, 200: V2Verification },

@@ -3,7 +3,7 @@ import type { Connection } from '../../core/connections/connection.ts';
 import type { NumberCheck } from '../../core/connections/number-lookup.ts';
 import type { Chat, ChatMessage } from '../../core/messaging/message.ts';
 import type { Template } from '../../core/templates/templates.ts';
-import { iso, Timestamp } from '../../adapters/http/schemas.ts';
+import { iso, Timestamp } from '../kernel/http.ts';
 
 /**
  * The frozen v2 shapes (spec 9: "bug fixes only, no new fields"). Each is plain, and the

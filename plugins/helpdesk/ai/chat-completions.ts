@@ -1,5 +1,5 @@
 import { AiProviderError, type ChatCompletions } from '../../../core/helpdesk/ai/ai-assist.ts';
-import { OutboundRefusal, type Outbound } from '../../../adapters/outbound/outbound.ts';
+import { OutboundRefusal, type Outbound } from '../../kernel/webhooks.ts';
 
 /** How much of a provider's error message is quoted back to the caller. */
 const QUOTED_ERROR_LENGTH = 300;

@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia';
 import { AI_PROVIDERS, getAiSettings, MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, putAiSettings, type AiSettingsView } from '../../../core/helpdesk/ai/ai-settings.ts';
 import { AI_TIMEOUT_MS, summarizeConversation, suggestReply, type AiAssistStores } from '../../../core/helpdesk/ai/ai-assist.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, OneOf, StandardError, Timestamp } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, OneOf, StandardError, Timestamp } from '../../kernel/http.ts';
 import { conversationStores } from '../conversations/store.ts';
 import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { chatCompletions } from './chat-completions.ts';
@@ -33,8 +33,8 @@ const actionErrors = { ...authErrors, 422: StandardError, 502: StandardError };
 const NoBody = t.Optional(t.Object({}, { description: 'No fields', additionalProperties: true }));
 
 /** The workspace's AI settings (spec 2.14 row "Helpdesk: AI configuration") and the AI actions on conversations. */
-export function aiRoutes(ctx: AppContext) {
-  const settingsStores = (db: AppContext['db']) => ({ aiSettings: aiSettingsStore(db, ctx.box), plans: workspacePlans(db) });
+export function aiRoutes(ctx: PluginContext) {
+  const settingsStores = (db: PluginContext['db']) => ({ aiSettings: aiSettingsStore(db, ctx.box), plans: workspacePlans(db) });
   const assistStores = (): AiAssistStores => ({ ...conversationStores(ctx.db, ctx), aiSettings: aiSettingsStore(ctx.db, ctx.box) });
   const ai = chatCompletions(ctx.outbound);
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { SecretBox } from '../../../adapters/crypto/secret-box.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { SecretBox } from '../../kernel/security.ts';
 import type { AiProvider, AiSettingsStore } from '../../../core/helpdesk/ai/ai-settings.ts';
 import { helpdeskDb } from '../tables.ts';
 

@@ -1,6 +1,6 @@
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { JobDefinition } from '../../../adapters/queue/queue.ts';
-import { outboundPost } from '../../../adapters/webhooks/http-sender.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { JobDefinition } from '../../kernel/jobs.ts';
+import { outboundPost } from '../../kernel/webhooks.ts';
 import { API_CHANNEL_DELIVER_QUEUE, attemptApiDelivery } from '../../../core/helpdesk/api-channel/outbound.ts';
 import type { ApiChannelStores } from '../../../core/helpdesk/api-channel/inbound.ts';
 import type { UnitOfWork } from '../../../core/shared/unit-of-work.ts';
@@ -11,7 +11,7 @@ import { helpdeskMessageStores } from '../conversations/store.ts';
  * runs outside any transaction; the delivery counts its own attempts (3, 5 s then 10 s apart),
  * so pg-boss retries only a crash (a worker that died mid-request).
  */
-export function apiChannelJobs(ctx: AppContext): JobDefinition[] {
+export function apiChannelJobs(ctx: PluginContext): JobDefinition[] {
   const uow: UnitOfWork<ApiChannelStores> = { transaction: (work) => ctx.db.transaction().execute((trx) => work(helpdeskMessageStores(trx, ctx))) };
   const deps = { clock: ctx.clock, ids: ctx.ids };
   return [

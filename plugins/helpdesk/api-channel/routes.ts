@@ -12,11 +12,11 @@ import {
 } from '../../../core/helpdesk/api-channel/inbound.ts';
 import { DELIVERY_OUTCOMES, MESSAGE_STATUSES } from '../../../core/helpdesk/conversations/message-status.ts';
 import type { ConversationDeps } from '../../../core/helpdesk/conversations/conversations.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { bodyLimits, readBytes } from '../../../adapters/http/body.ts';
-import { parseJsonText } from '../../../adapters/http/input-guard.ts';
-import { countRefusal } from '../../../adapters/http/auth-failures.ts';
-import { StandardError, Uuid } from '../../../adapters/http/schemas.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { bodyLimits, readBytes } from '../../kernel/http.ts';
+import { parseJsonText } from '../../kernel/http.ts';
+import { countRefusal } from '../../kernel/http.ts';
+import { StandardError, Uuid } from '../../kernel/http.ts';
 import { helpdeskMessageStores } from '../conversations/store.ts';
 import { inboxById } from './store.ts';
 
@@ -90,7 +90,7 @@ A message joins the person's unresolved conversation of the inbox, or opens one 
 Outgoing: each reply of the inbox is POSTed to channelConfig.webhookUrl as \`{ event: "message.created", data: { sourceId, recipientIdentifier, content, attachments }, deliveredAt }\`, signed with \`${SIGNATURE_HEADER}\` the same way; data.sourceId is the reply's id (deduplicate on it: a retry carries the same). Answer 2xx (below 400), optionally with \`{ "sourceId": "<your id>" }\` to name the reply by your own id in status updates. 3 attempts, 5 s then 10 s apart, 10 s timeout; then the reply is FAILED.`;
 
 /** The API channel's inbound endpoint (spec 4.5, 5.6): no apikey; the inbox's secret or a signature over the raw body. */
-export function apiChannelRoutes(ctx: AppContext) {
+export function apiChannelRoutes(ctx: PluginContext) {
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   const bodyLimit = bodyLimits(ctx.config).body;
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { ApiChannelMessage, ApiChannelPorts, ApiChannelStore } from '../../../core/helpdesk/api-channel/inbound.ts';
 import type { Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
@@ -108,12 +108,12 @@ export function apiChannelStore(base: Kysely<Database>): ApiChannelStore {
 }
 
 /** The API channel's ports in one transaction: its store and the outbox of the same transaction. */
-export function apiChannelPorts(base: Kysely<Database>, ctx: Pick<AppContext, 'queue'>): ApiChannelPorts {
+export function apiChannelPorts(base: Kysely<Database>, ctx: Pick<PluginContext, 'queue'>): ApiChannelPorts {
   return { apiChannel: apiChannelStore(base), outbox: ctx.queue.outbox(base) };
 }
 
 /** An inbox by id alone (the inbound endpoint names no workspace); undefined when unknown. */
-export async function inboxById(base: Kysely<Database>, ctx: Pick<AppContext, 'box'>, id: string): Promise<Inbox | undefined> {
+export async function inboxById(base: Kysely<Database>, ctx: Pick<PluginContext, 'box'>, id: string): Promise<Inbox | undefined> {
   if (!isUuid(id)) return undefined;
   const row = await helpdeskDb(base).selectFrom('helpdesk_inboxes').select('workspace_id').where('id', '=', id).executeTakeFirst();
   return row && inboxStore(base, ctx.box).get(row.workspace_id, id);

@@ -2,9 +2,9 @@ import { Elysia, t } from 'elysia';
 import { getAssignmentSettings, setAssignmentSettings, type AssignmentSettings } from '../../../core/helpdesk/assignment/assignment-settings.ts';
 import { assertMayChooseAvailability, ownAvailability } from '../../../core/helpdesk/assignment/availability.ts';
 import { AVAILABILITIES } from '../../../core/helpdesk/assignment/presence.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, OneOf, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, OneOf, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { setHelpdeskAvailability } from '../realtime/presence.ts';
 import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { assignmentDeps, assignmentSettingsStores, ownPresenceStore } from './store.ts';
@@ -26,7 +26,7 @@ const AssignmentView = t.Object({
 const Id = t.Object({ id: t.String() });
 
 /** Availability of the member (spec 3.7, 4.6) and the per-inbox switch of automatic assignment. */
-export function assignmentRoutes(ctx: AppContext) {
+export function assignmentRoutes(ctx: PluginContext) {
   const deps = assignmentDeps(ctx);
   const settings = () => assignmentSettingsStores(ctx.db, ctx);
   const own = (actor: Parameters<typeof ownAvailability>[2]) => ownAvailability(ownPresenceStore(ctx.db), deps, actor);

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { AssignmentSettingsStore, AssignmentSettingsStores } from '../../../core/helpdesk/assignment/assignment-settings.ts';
 import type { AutoAssignDeps, AutoAssignmentStore, AutoAssignStores } from '../../../core/helpdesk/assignment/auto-assignment.ts';
@@ -143,15 +143,15 @@ export function ownPresenceStore(base: Kysely<Database>): OwnPresenceStore {
  * The ports of `autoAssign` bound to one transaction: the conversation use cases' stores (the
  * assignment goes through their update path and event log) and the assignment tables.
  */
-export function assignmentStores(trx: Kysely<Database>, ctx: AppContext): AutoAssignStores {
+export function assignmentStores(trx: Kysely<Database>, ctx: PluginContext): AutoAssignStores {
   return { ...conversationStores(trx, ctx), assignment: autoAssignmentStore(trx) };
 }
 
 /** The clock and the presence TTL the realtime presence uses (HELPDESK_PRESENCE_TTL_SECONDS). */
-export function assignmentDeps(ctx: AppContext): AutoAssignDeps {
+export function assignmentDeps(ctx: PluginContext): AutoAssignDeps {
   return { clock: ctx.clock, presenceTtlMs: (ctx.config.helpdeskPresenceTtlSeconds ?? DEFAULT_PRESENCE_TTL_SECONDS) * 1000 };
 }
 
-export function assignmentSettingsStores(base: Kysely<Database>, ctx: AppContext): AssignmentSettingsStores {
+export function assignmentSettingsStores(base: Kysely<Database>, ctx: PluginContext): AssignmentSettingsStores {
   return { inboxes: inboxStore(base, ctx.box), plans: workspacePlans(base), settings: assignmentSettingsStore(base) };
 }

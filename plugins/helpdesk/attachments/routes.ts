@@ -4,13 +4,13 @@ import { assertAttachmentToken, attachmentDownloadLink } from '../../../core/hel
 import { badRequest, notFound } from '../../../core/shared/errors.ts';
 import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import { bodyLimits, readBytes, readMultipart } from '../../../adapters/http/body.ts';
-import { countRefusal } from '../../../adapters/http/auth-failures.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
-import { fetchReceivedMedia } from '../../../adapters/connections/jobs.ts';
-import { mediaStore } from '../../../adapters/postgres/repositories/media-store.ts';
+import { authentication } from '../../kernel/http.ts';
+import { bodyLimits, readBytes, readMultipart } from '../../kernel/http.ts';
+import { countRefusal } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, StandardError } from '../../kernel/http.ts';
+import { fetchReceivedMedia } from '../../kernel/jobs.ts';
+import { mediaStore } from '../../kernel/storage.ts';
 import { attachmentForDownload, attachmentLinkDeps } from './store.ts';
 import { conversationStores } from '../conversations/store.ts';
 import { AttachmentView } from '../conversations/views.ts';
@@ -29,7 +29,7 @@ const UPLOAD_BODY = {
  * through the connection media API can be named by `mediaId` instead). Every attachment a
  * message shows has a signed `downloadUrl`, valid 7 days, that streams the bytes with no API key.
  */
-export function attachmentRoutes(ctx: AppContext) {
+export function attachmentRoutes(ctx: PluginContext) {
   const links = attachmentLinkDeps(ctx);
 
   const upload = new Elysia({ name: 'plugins.helpdesk.attachments.upload', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
@@ -100,7 +100,7 @@ export function attachmentRoutes(ctx: AppContext) {
 }
 
 /** Received media not kept yet, fetched now; a network that no longer has it means the file is gone. */
-async function fromNetwork(ctx: AppContext, mediaId: string): Promise<Uint8Array | undefined> {
+async function fromNetwork(ctx: PluginContext, mediaId: string): Promise<Uint8Array | undefined> {
   try {
     return await fetchReceivedMedia(ctx, mediaId);
   } catch (error) {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { attachmentDownloadLink, type Attachment, type AttachmentStore, type MessageAttachment } from '../../../core/helpdesk/conversations/message-attachments.ts';
 import { helpdeskDb } from '../tables.ts';
@@ -25,7 +25,7 @@ function toAttachment(row: Row): Attachment {
 }
 
 /** The links' signer: the same key and public URL as connection media links. */
-export function attachmentLinkDeps(ctx: Pick<AppContext, 'clock' | 'keys' | 'config'>) {
+export function attachmentLinkDeps(ctx: Pick<PluginContext, 'clock' | 'keys' | 'config'>) {
   return {
     clock: ctx.clock,
     signingKey: ctx.keys.signing,
@@ -36,7 +36,7 @@ export function attachmentLinkDeps(ctx: Pick<AppContext, 'clock' | 'keys' | 'con
   };
 }
 
-export function attachmentStore(base: Kysely<Database>, ctx: Pick<AppContext, 'clock' | 'keys' | 'config'>): AttachmentStore {
+export function attachmentStore(base: Kysely<Database>, ctx: Pick<PluginContext, 'clock' | 'keys' | 'config'>): AttachmentStore {
   const db = helpdeskDb(base);
   const links = attachmentLinkDeps(ctx);
   return {

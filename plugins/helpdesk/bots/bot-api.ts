@@ -4,10 +4,10 @@ import { AGENT_BOT_TOKEN_HEADER, authenticateAgentBot, type AgentBot } from '../
 import { botConversation, botHandoff, botMessages, botReply } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
 import type { ConversationDeps } from '../../../core/helpdesk/conversations/conversations.ts';
 import { MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { rateLimiter, TooManyRequests } from '../../../adapters/http/rate-limit.ts';
-import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
-import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { rateLimiter, TooManyRequests } from '../../kernel/http.ts';
+import { authErrors, StandardError } from '../../kernel/http.ts';
+import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../conversations/views.ts';
 import { agentBotStore } from './agent-bot-store.ts';
 import { agentBotConversationStores } from './use-case-stores.ts';
@@ -36,12 +36,12 @@ const errors = { ...authErrors, 429: StandardError };
  * conversations it holds (any other is 404). Not reachable with an apikey or OAuth token: a
  * person acts through the agent routes.
  */
-export function agentBotApiRoutes(ctx: AppContext) {
+export function agentBotApiRoutes(ctx: PluginContext) {
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);
   const limiter = rateLimiter({ limit: BOT_AUTH_FAILURES_PER_MINUTE, windowMs: 60_000, clock: ctx.clock });
   const bots = new WeakMap<Request, AgentBot>();
-  const inTransaction = <T>(work: (s: ReturnType<typeof agentBotConversationStores>, trx: AppContext['db']) => Promise<T>) =>
+  const inTransaction = <T>(work: (s: ReturnType<typeof agentBotConversationStores>, trx: PluginContext['db']) => Promise<T>) =>
     ctx.db.transaction().execute((trx) => work(agentBotConversationStores(trx, ctx), trx));
 
   const botAuth = new Elysia({ name: 'plugins.helpdesk.agent-bot.auth' }).macro({

@@ -16,11 +16,11 @@ import {
   type AgentBot,
 } from '../../../core/helpdesk/bots/agent-bots.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
-import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../../adapters/http/routes/webhooks.ts';
-import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
+import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../kernel/webhooks.ts';
+import { dispatchDeps } from '../../kernel/webhooks.ts';
 import { agentBotStores } from './use-case-stores.ts';
 
 export const AgentBotView = t.Object({
@@ -53,7 +53,7 @@ const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 
 /** Agent bots (issue 7 item 4): settings, secrets, delivery history. Helpdesk configuration (Owner, Admin, Manager), PRO plan for writes. */
-export function agentBotRoutes(ctx: AppContext) {
+export function agentBotRoutes(ctx: PluginContext) {
   const stores = () => agentBotStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof agentBotStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(agentBotStores(trx, ctx)));
 

@@ -2,7 +2,7 @@ import type { PluginEventPayload } from '../../kernel/events.ts';
 import { takeTurn } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
 import { fanOutToBots } from '../../../core/helpdesk/bots/agent-bot-delivery.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../../../core/helpdesk/events.ts';
-import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
+import { dispatchDeps } from '../../kernel/webhooks.ts';
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import { agentBotConversationStores, botDeliveryStores } from './use-case-stores.ts';
 

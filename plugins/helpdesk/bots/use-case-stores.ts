@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { DeliveryTargetFinder } from '../../../adapters/webhooks/endpoints.ts';
-import { deliveryStore } from '../../../adapters/postgres/repositories/webhook-store.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { DeliveryTargetFinder } from '../../kernel/webhooks.ts';
+import { deliveryStore } from '../../kernel/webhooks.ts';
 import { autoAssign } from '../../../core/helpdesk/assignment/auto-assignment.ts';
 import { handOverHeld, type AgentBotConversationStores } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
 import { agentBotEndpoint, type BotDeliveryStores } from '../../../core/helpdesk/bots/agent-bot-delivery.ts';
@@ -15,7 +15,7 @@ import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.
 import { agentBotStore, agentBotTurnStore, botConversationStore, conversationHolder } from './agent-bot-store.ts';
 
 /** The ports of the bot use cases on conversations, bound to one transaction. */
-export function agentBotConversationStores(trx: Kysely<Database>, ctx: AppContext): AgentBotConversationStores {
+export function agentBotConversationStores(trx: Kysely<Database>, ctx: PluginContext): AgentBotConversationStores {
   return {
     ...helpdeskMessageStores(trx, ctx),
     agentBots: agentBotStore(trx, ctx.box),
@@ -29,7 +29,7 @@ export function agentBotConversationStores(trx: Kysely<Database>, ctx: AppContex
 }
 
 /** The ports of the bot management use cases; releasing conversations hands them to people. */
-export function agentBotStores(trx: Kysely<Database>, ctx: AppContext): AgentBotStores & Pick<DispatchStores, 'deliveries' | 'outbox'> {
+export function agentBotStores(trx: Kysely<Database>, ctx: PluginContext): AgentBotStores & Pick<DispatchStores, 'deliveries' | 'outbox'> {
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   return {
     agentBots: agentBotStore(trx, ctx.box),
@@ -42,7 +42,7 @@ export function agentBotStores(trx: Kysely<Database>, ctx: AppContext): AgentBot
 }
 
 /** Who hears an event among the bots, and the delivery engine's stores. */
-export function botDeliveryStores(trx: Kysely<Database>, ctx: AppContext): BotDeliveryStores {
+export function botDeliveryStores(trx: Kysely<Database>, ctx: PluginContext): BotDeliveryStores {
   return {
     agentBots: agentBotStore(trx, ctx.box),
     holderOf: (conversationId) => conversationHolder(trx, conversationId),

@@ -1,4 +1,4 @@
-import type { AudienceSource } from '../../../adapters/http/context.ts';
+import type { AudienceSource } from '../../kernel/context.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
 import { helpdeskDb } from '../tables.ts';
 

@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia';
 import { createContact, getContact, listContacts, updateContact, type Contact } from '../../../core/helpdesk/contacts/contacts.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { contactStores } from '../inboxes/inbox-and-contact-stores.ts';
 
 const ContactView = t.Object({
@@ -26,7 +26,7 @@ const Fields = {
 const Id = t.Object({ id: t.String() });
 
 /** Helpdesk contacts (spec 4.6): page envelope, `s` searches name, phone and email. */
-export function contactRoutes(ctx: AppContext) {
+export function contactRoutes(ctx: PluginContext) {
   const stores = () => contactStores(ctx.db);
   const inTransaction = <T>(work: (s: ReturnType<typeof contactStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(contactStores(trx)));
 

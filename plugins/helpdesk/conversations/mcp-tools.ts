@@ -1,8 +1,8 @@
 import { t } from 'elysia';
-import { defineTool, type McpToolDefinition } from '../../../adapters/mcp/tool.ts';
-import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { OneOf } from '../../../adapters/http/schemas.ts';
+import { defineTool, type McpToolDefinition } from '../../kernel/mcp.ts';
+import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { OneOf } from '../../kernel/http.ts';
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { changeConversationStatus, getConversation, listConversations, REQUESTED_STATUSES, updateConversation } from '../../../core/helpdesk/conversations/conversations.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
@@ -18,8 +18,8 @@ import { present, presentMessage } from './views.ts';
  */
 
 const conversationId = t.String({ minLength: 1, description: 'Id of the conversation (from list_conversations; not the displayId)' });
-const deps = (ctx: AppContext) => ({ clock: ctx.clock, ids: ctx.ids });
-const inTransaction = <T>(ctx: AppContext, work: (trx: AppContext['db']) => Promise<T>) => ctx.db.transaction().execute(work);
+const deps = (ctx: PluginContext) => ({ clock: ctx.clock, ids: ctx.ids });
+const inTransaction = <T>(ctx: PluginContext, work: (trx: PluginContext['db']) => Promise<T>) => ctx.db.transaction().execute(work);
 
 export const listConversationsTool = defineTool({
   name: 'list_conversations',

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import type { ChatDelivery, DeliveryScope, LaggingReply, ReplyStatusStores } from '../../../core/helpdesk/conversations/reply-status.ts';
 import { conversationStore, helpdeskMessageStore, toMessage } from './store.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
@@ -64,7 +64,7 @@ function usableIds(messageIds: readonly unknown[]): string[] {
 }
 
 /** The ports of core/helpdesk/conversations/reply-status.ts, bound to one transaction. */
-export function replyStatusStores(base: Kysely<Database>, ctx: AppContext): ReplyStatusStores {
+export function replyStatusStores(base: Kysely<Database>, ctx: PluginContext): ReplyStatusStores {
   const db = helpdeskDb(base);
   return {
     async laggingReplies({ connectionId, remoteJid, messageIds }) {

@@ -16,10 +16,10 @@ import { pageRequest } from '../../../core/shared/pagination.ts';
 import { MAX_ATTACHMENTS } from '../../../core/helpdesk/conversations/attachments.ts';
 import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { deleteConversation, deleteNote, editNote } from '../../../core/helpdesk/conversations/message-edits.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
-import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
+import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { helpdeskMessageStores } from './store.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from './views.ts';
 
@@ -40,9 +40,9 @@ const ListQuery = t.Composite([
 ], { additionalProperties: true });
 
 /** Helpdesk conversations (spec 2.11, 3.1, 4.6) and their messages (2.12, 3.2). */
-export function conversationRoutes(ctx: AppContext) {
+export function conversationRoutes(ctx: PluginContext) {
   const stores = () => helpdeskMessageStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof helpdeskMessageStores>, trx: AppContext['db']) => Promise<T>) =>
+  const inTransaction = <T>(work: (s: ReturnType<typeof helpdeskMessageStores>, trx: PluginContext['db']) => Promise<T>) =>
     ctx.db.transaction().execute((trx) => work(helpdeskMessageStores(trx, ctx), trx));
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);

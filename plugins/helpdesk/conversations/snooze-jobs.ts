@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { JobDefinition } from '../../../adapters/queue/queue.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { JobDefinition } from '../../kernel/jobs.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
@@ -31,7 +31,7 @@ export function snoozeScheduler(outbox: Outbox, clock: Clock): SnoozeScheduler {
   };
 }
 
-export function snoozeStores(base: Kysely<Database>, ctx: AppContext): SnoozeStores {
+export function snoozeStores(base: Kysely<Database>, ctx: PluginContext): SnoozeStores {
   const db = helpdeskDb(base);
   return {
     async lock(workspaceId, conversationId) {
@@ -59,7 +59,7 @@ export function snoozeStores(base: Kysely<Database>, ctx: AppContext): SnoozeSto
 }
 
 /** The helpdesk's background work (run by apps/worker). */
-export function helpdeskJobs(ctx: AppContext): JobDefinition[] {
+export function helpdeskJobs(ctx: PluginContext): JobDefinition[] {
   return [
     {
       queue: SNOOZE_EXPIRY_QUEUE,

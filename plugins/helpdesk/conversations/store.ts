@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
@@ -200,7 +200,7 @@ export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageSto
 }
 
 /** The ports the conversation use cases need, bound to one connection or transaction. */
-export function conversationStores(base: Kysely<Database>, ctx: AppContext): ConversationStores {
+export function conversationStores(base: Kysely<Database>, ctx: PluginContext): ConversationStores {
   return {
     conversations: conversationStore(base),
     messages: helpdeskMessageStore(base),
@@ -227,6 +227,6 @@ export function conversationStores(base: Kysely<Database>, ctx: AppContext): Con
 }
 
 /** The ports of the message use cases: those of conversations (a reply's status is stored, see core/helpdesk/conversations/reply-status.ts) and the API channel's. */
-export function helpdeskMessageStores(base: Kysely<Database>, ctx: AppContext): HelpdeskMessageStores {
+export function helpdeskMessageStores(base: Kysely<Database>, ctx: PluginContext): HelpdeskMessageStores {
   return { ...conversationStores(base, ctx), ...apiChannelPorts(base, ctx) };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import { mediaStore } from '../../../adapters/postgres/repositories/media-store.ts';
+import type { Database } from '../../kernel/storage.ts';
+import { mediaStore } from '../../kernel/storage.ts';
 import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../../core/helpdesk/conversations/message-attachments.ts';
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import { receiveIncoming } from '../../../core/helpdesk/conversations/conversations.ts';

@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { HELPDESK_MESSAGE_DIRECTIONS, PRIORITIES, type Conversation, type HelpdeskMessage } from '../../../core/helpdesk/conversations/conversations.ts';
 import { MESSAGE_STATUSES } from '../../../core/helpdesk/conversations/message-status.ts';
-import { iso, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { iso, Timestamp, Uuid } from '../../kernel/http.ts';
 
 /** The REST shapes of conversations and helpdesk messages; events carry the same (spec 2.12). */
 export const ConversationView = t.Object({

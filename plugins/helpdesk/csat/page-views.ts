@@ -1,4 +1,4 @@
-import { html, layout, raw, type Html } from '../../../adapters/http/pages/html.ts';
+import { html, layout, raw, type Html } from '../../kernel/pages.ts';
 import { MAX_COMMENT_LENGTH, RATINGS, type CsatResponse, type SurveyView } from '../../../core/helpdesk/csat/csat.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia';
 import { answerSurvey, openSurvey, type CsatState, type SurveyView } from '../../../core/helpdesk/csat/csat.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { CONTENT_SECURITY_POLICY, htmlResponse, isFormPost, messagePage } from '../../../adapters/http/pages/html.ts';
-import { rateLimiter } from '../../../adapters/http/rate-limit.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { CONTENT_SECURITY_POLICY, htmlResponse, isFormPost, messagePage } from '../../kernel/pages.ts';
+import { rateLimiter } from '../../kernel/http.ts';
 import { csatStores } from './store.ts';
 import { alreadyAnsweredPage, surveyPage, thanksPage } from './page-views.ts';
 
@@ -33,7 +33,7 @@ export const surveyPath = (conversationId: string) => `/public/helpdesk/csat/${c
  * the per-IP limit on guesses, and the single answer. `Referrer-Policy: no-referrer` keeps the
  * link out of other sites' logs.
  */
-export function csatPages(ctx: AppContext) {
+export function csatPages(ctx: PluginContext) {
   const limiter = rateLimiter({ limit: CSAT_ATTEMPTS_PER_MINUTE, windowMs: 60_000, clock: ctx.clock });
   const hidden = { detail: { hide: true } };
   const answer = (body: string, status = 200) =>

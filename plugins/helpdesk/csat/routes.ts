@@ -9,10 +9,10 @@ import {
   type ListedCsatResponse,
 } from '../../../core/helpdesk/csat/csat.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { RouteScope } from '../../kernel/http.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { csatStores } from './store.ts';
 
 /**
@@ -57,7 +57,7 @@ const ListQuery = t.Composite(
 );
 
 /** CSAT configuration per inbox and the answers, for managers. */
-export function csatRoutes(ctx: AppContext) {
+export function csatRoutes(ctx: PluginContext) {
   const stores = () => csatStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof csatStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(csatStores(trx, ctx)));
 

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore } from '../../../core/helpdesk/csat/csat.ts';
@@ -141,7 +141,7 @@ export function csatResponseStore(base: Kysely<Database>): CsatResponseStore {
 }
 
 /** The ports of the CSAT use cases, bound to one connection or transaction. */
-export function csatStores(base: Kysely<Database>, ctx: AppContext): CsatStores {
+export function csatStores(base: Kysely<Database>, ctx: PluginContext): CsatStores {
   return {
     settings: csatSettingsStore(base),
     surveys: csatSurveyStore(base),

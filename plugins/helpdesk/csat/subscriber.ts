@@ -3,7 +3,7 @@ import type { PluginEventPayload } from '../../kernel/events.ts';
 import { sendSurveyOnResolve } from '../../../core/helpdesk/csat/csat.ts';
 import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
-import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { conversationStore, helpdeskMessageStores } from '../conversations/store.ts';
 import { csatSettingsStore, csatSurveyStore } from './store.ts';
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { eventPublisher } from '../../../adapters/postgres/repositories/event-store.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { eventPublisher } from '../../kernel/storage.ts';
 import type { HelpdeskEvent, HelpdeskEventLog } from '../../../core/helpdesk/events.ts';
 import { presentMessage } from '../conversations/views.ts';
 
@@ -10,7 +10,7 @@ import { presentMessage } from '../conversations/views.ts';
  * connection) in the transaction of the change; its place in the plugins' event queue, written
  * with it, runs the helpdesk's subscribers (webhook fan-out, realtime broadcast), so a crash loses neither.
  */
-export function helpdeskEventLog(db: Kysely<Database>, ctx: Pick<AppContext, 'ids' | 'clock' | 'pluginEvents' | 'queue'>): HelpdeskEventLog {
+export function helpdeskEventLog(db: Kysely<Database>, ctx: Pick<PluginContext, 'ids' | 'clock' | 'pluginEvents' | 'queue'>): HelpdeskEventLog {
   const publisher = eventPublisher(db, ctx);
   return {
     async record(event) {

@@ -2,7 +2,7 @@ import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import type { PluginEventPayload } from '../../kernel/events.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../../../core/helpdesk/events.ts';
 import { fanOutHelpdeskEvent } from '../../../core/helpdesk/webhooks/helpdesk-webhooks.ts';
-import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
+import { dispatchDeps } from '../../kernel/webhooks.ts';
 import { helpdeskWebhookStores } from '../webhooks/use-case-stores.ts';
 import { broadcastHelpdeskEvent } from '../realtime/broadcast.ts';
 

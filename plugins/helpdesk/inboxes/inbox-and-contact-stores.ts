@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { SecretBox } from '../../../adapters/crypto/secret-box.ts';
-import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { SecretBox } from '../../kernel/security.ts';
+import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';

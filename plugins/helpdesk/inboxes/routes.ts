@@ -15,10 +15,10 @@ import {
 } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { announceAccessChange } from '../../../adapters/realtime/hub.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { announceAccessChange } from '../../kernel/realtime.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { inboxStores, isTimeZone } from './inbox-and-contact-stores.ts';
 
 const ChannelConfig = t.Object(
@@ -60,7 +60,7 @@ const Id = t.Object({ id: t.String() });
 const NotFound = { 404: t.Union([StandardError, t.Object({ message: t.String(), hint: t.String() })]) };
 
 /** Helpdesk inboxes (spec 2.10, 4.6) and their members. */
-export function inboxRoutes(ctx: AppContext) {
+export function inboxRoutes(ctx: PluginContext) {
   const stores = () => inboxStores(ctx.db, ctx.box);
   const inTransaction = <T>(work: (s: ReturnType<typeof inboxStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(inboxStores(trx, ctx.box)));
   const deps: InboxDeps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random, isTimeZone, outbound: ctx.outbound };

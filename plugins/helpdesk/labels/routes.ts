@@ -2,9 +2,9 @@ import { Elysia, t } from 'elysia';
 import { createLabel, deleteLabel, DESCRIPTION_MAX_LENGTH, getLabel, listLabels, updateLabel, type Label, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
 import { LABEL_MAX_LENGTH } from '../../../core/helpdesk/labels/label-sets.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { labelStore } from './store.ts';
 import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
@@ -26,7 +26,7 @@ const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
-export function labelStores(db: AppContext['db'], ctx: AppContext): LabelStores {
+export function labelStores(db: PluginContext['db'], ctx: PluginContext): LabelStores {
   return { labels: labelStore(db), plans: workspacePlans(db), events: helpdeskEventLog(db, ctx) };
 }
 
@@ -35,7 +35,7 @@ export function labelStores(db: AppContext['db'], ctx: AppContext): LabelStores 
  * create, rename, recolour and delete them (PRO plan). A rename is carried onto every
  * conversation wearing the label, a delete takes it off every one, in the same transaction.
  */
-export function labelRoutes(ctx: AppContext) {
+export function labelRoutes(ctx: PluginContext) {
   const inTransaction = <T>(work: (s: LabelStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(labelStores(trx, ctx)));
 
   return new Elysia({ name: 'plugins.helpdesk.labels', prefix: '/v3/helpdesk/labels', detail: { tags: ['Helpdesk'] } })

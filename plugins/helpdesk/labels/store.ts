@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import type { Database } from '../../kernel/storage.ts';
+import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateLabel, type Label, type LabelStore } from '../../../core/helpdesk/labels/labels-catalogue.ts';
 import { labelKey } from '../../../core/helpdesk/labels/label-sets.ts';

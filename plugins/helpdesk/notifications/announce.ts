@@ -1,5 +1,5 @@
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { JobDefinition } from '../../../adapters/queue/queue.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { JobDefinition } from '../../kernel/jobs.ts';
 import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification } from '../../../core/helpdesk/notifications/notifications.ts';
 import { withAttachments } from '../../../core/helpdesk/conversations/message-attachments.ts';
 import { attachmentStore } from '../attachments/store.ts';
@@ -17,7 +17,7 @@ import { toNotification } from './notification-stores.ts';
  * Ours besides: `type` (as every helpdesk event object), `conversationId`. The secondary actor's
  * fields are left out when there is none; `message` is there when the notification is about one.
  */
-export async function notificationCreatedPayload(ctx: AppContext, n: Notification): Promise<Record<string, unknown>> {
+export async function notificationCreatedPayload(ctx: PluginContext, n: Notification): Promise<Record<string, unknown>> {
   const payload: Record<string, unknown> = {
     type: 'helpdesk.notification.created',
     accountId: n.workspaceId,
@@ -43,7 +43,7 @@ export async function notificationCreatedPayload(ctx: AppContext, n: Notificatio
  * (at least once, as the other realtime events); a notification deleted since (its conversation
  * went) is not announced.
  */
-export function notificationJobs(ctx: AppContext): JobDefinition[] {
+export function notificationJobs(ctx: PluginContext): JobDefinition[] {
   return [
     {
       queue: NOTIFICATION_ANNOUNCE_QUEUE,

@@ -10,10 +10,10 @@ import {
 } from '../../../core/helpdesk/library/canned-responses.ts';
 import { MAX_CONTENT_LENGTH } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
-import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { RouteScope } from '../../kernel/http.ts';
+import { authErrors, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
 import { cannedResponseStores } from './library-stores.ts';
 import { CannedResponseView, presentCannedResponse } from './views.ts';
 
@@ -31,7 +31,7 @@ const Content = t.String({ description: `1 to ${MAX_CONTENT_LENGTH} characters (
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
 /** The workspace's canned responses (core/helpdesk/library/canned-responses.ts): every member reads, Managers and above write (PRO plan). */
-export function cannedResponseRoutes(ctx: AppContext) {
+export function cannedResponseRoutes(ctx: PluginContext) {
   const inTransaction = <T>(work: (s: CannedResponseStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(cannedResponseStores(trx)));
 
   return new Elysia({ name: 'plugins.helpdesk.canned-responses', prefix: '/v3/helpdesk/canned-responses', detail: { tags: ['Helpdesk'] } })

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import type { Database } from '../../kernel/storage.ts';
+import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/library/canned-responses.ts';

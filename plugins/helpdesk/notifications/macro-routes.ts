@@ -2,11 +2,11 @@ import { Elysia, t } from 'elysia';
 import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS } from '../../../core/helpdesk/library/macro-actions.ts';
 import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro, type MacroStores } from '../../../core/helpdesk/library/macros.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
-import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
-import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { RouteScope } from '../../kernel/http.ts';
+import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
+import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { helpdeskMessageStores } from '../conversations/store.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../conversations/views.ts';
 import { macroStore, macroStores } from './library-stores.ts';
@@ -44,7 +44,7 @@ const Visibility = OneOf(MACRO_VISIBILITIES, { description: 'personal (default):
  * Macros (core/helpdesk/library/macros.ts): a member's personal ones and the workspace's; running one on
  * a conversation applies its actions in one transaction, as the caller would by hand.
  */
-export function macroRoutes(ctx: AppContext) {
+export function macroRoutes(ctx: PluginContext) {
   const inTransaction = <T>(work: (s: MacroStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(macroStores(trx)));
   const deps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Role } from '../../../core/identity/roles.ts';
@@ -99,7 +99,7 @@ async function standing(base: Kysely<Database>, workspaceId: string, inboxId: st
 }
 
 /** The ports of notifying, bound to one transaction: the announcement is queued in it (the outbox). */
-export function notifyStores(base: Kysely<Database>, ctx: AppContext): NotifyStores {
+export function notifyStores(base: Kysely<Database>, ctx: PluginContext): NotifyStores {
   const outbox = ctx.queue.outbox(base);
   return {
     notifications: notificationStore(base),
@@ -112,7 +112,7 @@ export function notifyStores(base: Kysely<Database>, ctx: AppContext): NotifySto
   };
 }
 
-export function mentionStores(base: Kysely<Database>, ctx: AppContext): MentionStores {
+export function mentionStores(base: Kysely<Database>, ctx: PluginContext): MentionStores {
   const db = helpdeskDb(base);
   return {
     conversations: conversationStore(base),

@@ -2,10 +2,10 @@ import { Elysia, t } from 'elysia';
 import { listNotifications, markAllNotificationsRead, markNotificationRead, unreadNotificationCount } from '../../../core/helpdesk/notifications/notifications.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
-import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { RouteScope } from '../../kernel/http.ts';
+import { authErrors, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
 import { notificationStore } from './notification-stores.ts';
 import { NotificationView, presentNotification } from './views.ts';
 
@@ -22,7 +22,7 @@ const NoBody = t.Optional(t.Object({}, { description: 'No fields; the body may b
  * The caller's in-app notifications (core/helpdesk/notifications/notifications.ts): each member sees only their
  * own, in the workspace of the request. Every member, every plan (it is their own list).
  */
-export function notificationRoutes(ctx: AppContext) {
+export function notificationRoutes(ctx: PluginContext) {
   const stores = () => ({ notifications: notificationStore(ctx.db) });
 
   return new Elysia({ name: 'plugins.helpdesk.notifications', prefix: '/v3/helpdesk/notifications', detail: { tags: ['Helpdesk'] } })

@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { iso, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { iso, Timestamp, Uuid } from '../../kernel/http.ts';
 import { PRIORITIES } from '../../../core/helpdesk/conversations/conversation.ts';
 import type { CannedResponse } from '../../../core/helpdesk/library/canned-responses.ts';
 import { MACRO_STATUSES } from '../../../core/helpdesk/library/macro-actions.ts';

@@ -1,4 +1,4 @@
-import type { RealtimeHub } from '../../../adapters/realtime/hub.ts';
+import type { RealtimeHub } from '../../kernel/realtime.ts';
 import { conversationRoom, HELPDESK_NAMESPACE, inboxRoom, managersRoom, userRoom, workspaceRoom } from './rooms.ts';
 
 /** A helpdesk event object (spec 6.5), or the realtime-only `helpdesk.notification.created` (6.7). */

@@ -1,6 +1,6 @@
 import type { Socket } from 'socket.io';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { accessChangeConcerns, type RealtimeServer } from '../../../adapters/realtime/hub.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { accessChangeConcerns, type RealtimeServer } from '../../kernel/realtime.ts';
 import type { RealtimeSignals } from '../../kernel/plugin.ts';
 import { listenToClient } from './client-events.ts';
 import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
@@ -11,7 +11,7 @@ import { HelpdeskSession, isCredentialFailure, UNAUTHORIZED } from './session.ts
  * The helpdesk's websocket (spec 5.5, 6.7): namespace `/helpdesk` on the server's Socket.IO
  * server. The plugin's `realtime` hook; returns the stop of the presence sweep.
  */
-export function helpdeskRealtime(io: RealtimeServer, ctx: AppContext, signals: RealtimeSignals): () => Promise<void> {
+export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals: RealtimeSignals): () => Promise<void> {
   const presence = presenceDeps(ctx);
   // Not in `socket.data`: an adapter may serialize that to other servers, and a session holds
   // the API key and the context.

@@ -1,5 +1,5 @@
 import type { Generated, Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { Database } from '../../kernel/storage.ts';
 import type { Availability, Presence } from '../../../core/helpdesk/assignment/presence.ts';
 
 /** migrations/0004_presence.ts */

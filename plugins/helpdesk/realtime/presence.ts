@@ -1,5 +1,5 @@
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RealtimeHub } from '../../../adapters/realtime/hub.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { RealtimeHub } from '../../kernel/realtime.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import {
   chooseAvailability,
@@ -27,7 +27,7 @@ export interface PresenceDeps {
   ttlMs: number;
 }
 
-export function presenceDeps(ctx: AppContext): PresenceDeps {
+export function presenceDeps(ctx: PluginContext): PresenceDeps {
   return {
     store: presenceStore(ctx.db),
     hub: ctx.realtime,
@@ -52,7 +52,7 @@ export async function recordContact(deps: PresenceDeps, workspaceId: string, use
  * Spec 3.7: the member sets their own availability (`PATCH /v3/helpdesk/profile/availability`
  * calls this); the workspace hears of it when it changes what they see.
  */
-export async function setHelpdeskAvailability(ctx: AppContext, actor: Actor, value: unknown): Promise<Availability> {
+export async function setHelpdeskAvailability(ctx: PluginContext, actor: Actor, value: unknown): Promise<Availability> {
   const deps = presenceDeps(ctx);
   let row: PresenceRow | undefined;
   const availability = await chooseAvailability(

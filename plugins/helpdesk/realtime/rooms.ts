@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { Database } from '../../kernel/storage.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { seesEveryInbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import { helpdeskDb } from '../tables.ts';

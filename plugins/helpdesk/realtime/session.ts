@@ -1,6 +1,6 @@
 import type { Socket } from 'socket.io';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { baseStores } from '../../../adapters/postgres/stores.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { baseStores } from '../../kernel/storage.ts';
 import { getConversation } from '../../../core/helpdesk/conversations/conversations.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { authorize } from '../../../core/identity/roles.ts';
@@ -27,20 +27,20 @@ export class HelpdeskSession {
   private readonly visible = new Set<string>();
 
   private constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: PluginContext,
     private readonly apikey: string | undefined,
     public actor: Actor,
     private inboxIds: string[],
   ) {}
 
   /** Throws a 401/403 `DomainError` when the key does not authenticate a member. */
-  static async open(ctx: AppContext, apikey: unknown): Promise<HelpdeskSession> {
+  static async open(ctx: PluginContext, apikey: unknown): Promise<HelpdeskSession> {
     const key = typeof apikey === 'string' ? apikey : undefined;
     const { actor, inboxIds } = await HelpdeskSession.authenticate(ctx, key);
     return new HelpdeskSession(ctx, key, actor, inboxIds);
   }
 
-  private static async authenticate(ctx: AppContext, apikey: string | undefined): Promise<{ actor: Actor; inboxIds: string[] }> {
+  private static async authenticate(ctx: PluginContext, apikey: string | undefined): Promise<{ actor: Actor; inboxIds: string[] }> {
     const actor = await authenticateApiKey(baseStores(ctx.db), ctx, apikey, undefined);
     authorize(actor.roles, 'helpdesk.work', 'read');
     return { actor, inboxIds: await memberInboxIds(ctx.db, actor.workspaceId, actor.userId) };

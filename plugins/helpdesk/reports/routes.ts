@@ -2,10 +2,10 @@ import { Elysia, type DocumentDecoration } from 'elysia';
 import { MAX_REPORT_DAYS } from '../../../core/helpdesk/reports/range.ts';
 import { parseReportQuery, REPORT_GROUPINGS, summaryReport, timeseriesReport, type ReportStores } from '../../../core/helpdesk/reports/reports.ts';
 import { METRIC_COLUMNS, reportFileName, summaryCsv, timeseriesCsv } from '../../../core/helpdesk/reports/csv.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
-import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { RouteScope } from '../../kernel/http.ts';
+import { authErrors, StandardError } from '../../kernel/http.ts';
 import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 import { reportStore } from './store.ts';
 import { reportQueryParameters, ReportQueryView, SummaryView, TimeseriesView } from './views.ts';
@@ -74,7 +74,7 @@ const responses = (view: object, firstColumns: string) =>
   }) as unknown as DocumentDecoration['responses'];
 
 /** `GET /v3/helpdesk/reports/summary` and `/timeseries` (roles matrix: "Helpdesk: reports"). */
-export function reportRoutes(ctx: AppContext) {
+export function reportRoutes(ctx: PluginContext) {
   const stores = (): ReportStores => ({ reports: reportStore(ctx.db), inboxes: inboxStore(ctx.db, ctx.box) });
   const common = `Owners, Admins and Managers (Agents 403); any plan. Range: \`from\` and \`to\` are UTC days (YYYY-MM-DD), both included, at most ${MAX_REPORT_DAYS} days; \`groupBy\` one of ${REPORT_GROUPINGS.join(', ')}; \`inboxId\` limits everything to one inbox. `;
 

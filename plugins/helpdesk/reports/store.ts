@@ -1,5 +1,5 @@
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { Database } from '../../kernel/storage.ts';
 import type { HolderChange, ReportConversation, ReportFacts, ReportGrouping, ReportStore } from '../../../core/helpdesk/reports/reports.ts';
 import { helpdeskDb, type HelpdeskDatabase } from '../tables.ts';
 import { isUuid } from '../../../core/shared/ids.ts';

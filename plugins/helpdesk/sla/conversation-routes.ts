@@ -1,8 +1,8 @@
 import { Elysia, t } from 'elysia';
 import { applyConversationSla, getConversationSla } from '../../../core/helpdesk/sla/conversation-sla.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, StandardError } from '../../kernel/http.ts';
 import { slaDeps } from './subscribers.ts';
 import { conversationSlaStores } from './tracking-store.ts';
 import { ConversationSlaView, presentConversationSla } from './views.ts';
@@ -10,7 +10,7 @@ import { ConversationSlaView, presentConversationSla } from './views.ts';
 const Id = t.Object({ id: t.String() });
 
 /** The SLA of one conversation (core/helpdesk/sla/conversation-sla.ts). */
-export function conversationSlaRoutes(ctx: AppContext) {
+export function conversationSlaRoutes(ctx: PluginContext) {
   return new Elysia({ name: 'plugins.helpdesk.sla.conversations', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>

@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia';
-import type { RouteScope } from '../../../adapters/http/route-scopes.ts';
+import type { RouteScope } from '../../kernel/http.ts';
 import type { HelpdeskFeature } from '../feature.ts';
 import * as helpdesk0012 from '../migrations/0012_sla.ts';
 import { conversationSlaRoutes } from './conversation-routes.ts';

@@ -1,16 +1,16 @@
 import { Elysia, t } from 'elysia';
 import { getInboxHours, MAX_HOLIDAYS, MAX_OUT_OF_OFFICE_MESSAGE, setBusinessHours, setOutOfOffice } from '../../../core/helpdesk/sla/business-hours-settings.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, StandardError } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, StandardError } from '../../kernel/http.ts';
 import { inboxHoursStores } from './store.ts';
 import { BusinessHoursView, OutOfOfficeView, presentBusinessHours, presentOutOfOffice, WeeklyHours } from './views.ts';
-import { intlZoneRules } from '../../../adapters/time/zone-rules.ts';
+import { intlZoneRules } from '../../kernel/time-zones.ts';
 
 const Id = t.Object({ id: t.String() });
 
 /** Business hours and the out-of-office reply of an inbox (core/helpdesk/sla/business-hours-settings.ts). */
-export function inboxHoursRoutes(ctx: AppContext) {
+export function inboxHoursRoutes(ctx: PluginContext) {
   const stores = () => inboxHoursStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof inboxHoursStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(inboxHoursStores(trx, ctx)));
   const hoursView = ({ inbox, hours }: Awaited<ReturnType<typeof getInboxHours>>) => presentBusinessHours(inbox, hours, intlZoneRules, ctx.clock.now());

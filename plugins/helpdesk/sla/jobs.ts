@@ -1,4 +1,4 @@
-import type { JobDefinition } from '../../../adapters/queue/queue.ts';
+import type { JobDefinition } from '../../kernel/jobs.ts';
 import { runSlaDeadline, SLA_DEADLINE_QUEUE, SLA_SWEEP_LIMIT, sweepOverdueRounds, type SlaDeadlineJob } from '../../../core/helpdesk/sla/tracking.ts';
 import type { PluginContext } from '../../kernel/plugin.ts';
 import { slaDeps } from './subscribers.ts';

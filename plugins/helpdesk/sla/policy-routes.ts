@@ -2,9 +2,9 @@ import { Elysia, t } from 'elysia';
 import { createSlaPolicy, deleteSlaPolicy, getSlaPolicy, listSlaPolicies, MAX_POLICY_INBOXES, updateSlaPolicy } from '../../../core/helpdesk/sla/policies.ts';
 import { MAX_TARGET_MINUTES } from '../../../core/helpdesk/sla/sla.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, PageOf, PageQuery, StandardError } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
 import { slaPolicyStores } from './store.ts';
 import { presentPolicy, SlaPolicyView } from './views.ts';
 
@@ -22,7 +22,7 @@ const Fields = {
 };
 
 /** SLA policies (core/helpdesk/sla/policies.ts): Owners, Admins and Managers; changes on the PRO plan. */
-export function slaPolicyRoutes(ctx: AppContext) {
+export function slaPolicyRoutes(ctx: PluginContext) {
   const stores = () => slaPolicyStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof slaPolicyStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(slaPolicyStores(trx, ctx)));
 

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
@@ -59,7 +59,7 @@ export async function inboxCalendar(base: Kysely<Database>, inboxId: string): Pr
   return calendarOf(await inboxHoursStore(base).get(inboxId), inbox.timezone);
 }
 
-export function inboxHoursStores(base: Kysely<Database>, ctx: AppContext): InboxHoursStores {
+export function inboxHoursStores(base: Kysely<Database>, ctx: PluginContext): InboxHoursStores {
   return { inboxes: inboxStore(base, ctx.box), plans: workspacePlans(base), hours: inboxHoursStore(base) };
 }
 
@@ -169,6 +169,6 @@ export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forIn
   };
 }
 
-export function slaPolicyStores(base: Kysely<Database>, ctx: AppContext): SlaPolicyStores {
+export function slaPolicyStores(base: Kysely<Database>, ctx: PluginContext): SlaPolicyStores {
   return { policies: slaPolicyStore(base), inboxes: inboxStore(base, ctx.box), plans: workspacePlans(base) };
 }

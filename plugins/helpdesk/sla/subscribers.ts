@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
+import type { Database } from '../../kernel/storage.ts';
 import type { PluginEventPayload } from '../../kernel/events.ts';
-import { messagingDeps, messagingStores } from '../../../adapters/connections/stores.ts';
+import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { replyOutOfOffice } from '../../../core/helpdesk/inboxes/out-of-office.ts';
 import { trackConversation, type SlaDeps } from '../../../core/helpdesk/sla/tracking.ts';
@@ -11,7 +11,7 @@ import { conversationStore, helpdeskMessageStores } from '../conversations/store
 import { helpdeskDb } from '../tables.ts';
 import { inboxHoursStore } from './store.ts';
 import { slaTrackingStores } from './tracking-store.ts';
-import { intlZoneRules } from '../../../adapters/time/zone-rules.ts';
+import { intlZoneRules } from '../../kernel/time-zones.ts';
 
 export function slaDeps(ctx: PluginContext): SlaDeps {
   return { clock: ctx.clock, zones: intlZoneRules };

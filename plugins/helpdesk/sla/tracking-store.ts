@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
@@ -134,7 +134,7 @@ const DUE_COLUMNS = [
 
 const earliest = (row: { at: Date | string | null } | undefined) => (row?.at == null ? null : new Date(row.at));
 
-export function slaTrackingStores(base: Kysely<Database>, ctx: AppContext): SlaTrackingStores {
+export function slaTrackingStores(base: Kysely<Database>, ctx: PluginContext): SlaTrackingStores {
   const db = helpdeskDb(base);
   return {
     async conversation(workspaceId, id) {
@@ -193,7 +193,7 @@ export function slaTrackingStores(base: Kysely<Database>, ctx: AppContext): SlaT
 }
 
 /** The ports of the conversation SLA routes (and the tracker, for putting a policy on a conversation). */
-export function conversationSlaStores(base: Kysely<Database>, ctx: AppContext): ConversationSlaStores & { tracking: SlaTrackingStores } {
+export function conversationSlaStores(base: Kysely<Database>, ctx: PluginContext): ConversationSlaStores & { tracking: SlaTrackingStores } {
   return {
     conversations: conversationStores(base, ctx),
     timing: timingStore(base),

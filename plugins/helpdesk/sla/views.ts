@@ -4,7 +4,7 @@ import { calendarOf, DEFAULT_OUT_OF_OFFICE_MESSAGE, formatClock, MAX_OUT_OF_OFFI
 import type { ConversationSla } from '../../../core/helpdesk/sla/conversation-sla.ts';
 import type { Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import { MAX_TARGET_MINUTES, SLA_TARGETS, type SlaPolicy } from '../../../core/helpdesk/sla/sla.ts';
-import { iso, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { iso, Timestamp, Uuid } from '../../kernel/http.ts';
 
 /** The REST shapes of business hours, out-of-office replies, SLA policies and a conversation's SLA. */
 

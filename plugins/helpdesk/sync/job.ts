@@ -1,5 +1,5 @@
-import type { AppContext } from '../../../adapters/http/context.ts';
-import type { JobDefinition } from '../../../adapters/queue/queue.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { JobDefinition } from '../../kernel/jobs.ts';
 import { DEFAULT_CHATS_PER_PAGE, failInboxSync, INBOX_SYNC_QUEUE, runInboxSyncPage, type InboxSyncJob } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
 import { inboxSyncStores } from './store.ts';
 
@@ -14,7 +14,7 @@ export const inboxSyncTuning = { chatsPerPage: DEFAULT_CHATS_PER_PAGE };
 const RETRY_LIMIT = 5;
 
 /** The history sync's one job: a page of chats (core/helpdesk/inboxes/inbox-sync.ts). */
-export function inboxSyncJobs(ctx: AppContext): JobDefinition[] {
+export function inboxSyncJobs(ctx: PluginContext): JobDefinition[] {
   const deps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random };
   return [
     {

@@ -1,9 +1,9 @@
 import { Elysia, t } from 'elysia';
 import { INBOX_SYNC_STATUSES } from '../../../core/helpdesk/inboxes/inbox-sync-status.ts';
 import { latestInboxSync, startInboxSync, type InboxSync, type SyncCounts } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { inboxSyncTuning } from './job.ts';
 import { inboxSyncStores } from './store.ts';
 
@@ -42,7 +42,7 @@ const DESCRIPTION = [
 ].join(' ');
 
 /** History sync of an inbox (core/helpdesk/inboxes/inbox-sync.ts). */
-export function inboxSyncRoutes(ctx: AppContext) {
+export function inboxSyncRoutes(ctx: PluginContext) {
   const deps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random };
 
   return new Elysia({ name: 'plugins.helpdesk.inbox-sync', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
 import { INBOX_SYNC_QUEUE, syncRunning, type InboxSync, type InboxSyncStore, type InboxSyncStores } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
@@ -153,7 +153,7 @@ export function inboxSyncScheduler(outbox: Outbox): InboxSyncStores['jobs'] {
 }
 
 /** The ports of the sync use cases, bound to one connection or transaction. */
-export function inboxSyncStores(base: Kysely<Database>, ctx: AppContext): InboxSyncStores {
+export function inboxSyncStores(base: Kysely<Database>, ctx: PluginContext): InboxSyncStores {
   return {
     syncs: inboxSyncStore(base),
     history: chatHistory(base),

@@ -14,9 +14,9 @@ import {
   type TeamWithMembers,
 } from '../../../core/helpdesk/teams/teams.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { teamStores } from './store.ts';
 
 const MemberView = t.Object({ userId: Uuid, name: t.String(), email: t.String() });
@@ -38,7 +38,7 @@ const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 
 /** Helpdesk teams of agents (spec 2.11 `teamId`; bodies not shown in the spec, Chatwoot-like). */
-export function teamRoutes(ctx: AppContext) {
+export function teamRoutes(ctx: PluginContext) {
   const stores = () => teamStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof teamStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(teamStores(trx, ctx)));
   const deps: TeamDeps = { clock: ctx.clock, ids: ctx.ids };

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { isUniqueViolation } from '../../../adapters/postgres/errors.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { duplicateTeamName, type Team, type TeamMember, type TeamStore, type TeamStores } from '../../../core/helpdesk/teams/teams.ts';
@@ -145,7 +145,7 @@ export async function teamStanding(base: Kysely<Database>, workspaceId: string, 
 }
 
 /** The ports the team use cases need, bound to one connection or transaction. */
-export function teamStores(base: Kysely<Database>, ctx: AppContext): TeamStores {
+export function teamStores(base: Kysely<Database>, ctx: PluginContext): TeamStores {
   return {
     teams: teamStore(base),
     plans: workspacePlans(base),

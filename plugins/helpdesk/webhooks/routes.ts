@@ -13,13 +13,13 @@ import {
 } from '../../../core/helpdesk/webhooks/helpdesk-webhooks.ts';
 import { HELPDESK_EVENT_TYPES } from '../../../core/helpdesk/events.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../../adapters/http/auth.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../../adapters/http/schemas.ts';
-import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../../adapters/http/routes/webhooks.ts';
-import { messagingStores } from '../../../adapters/connections/stores.ts';
-import { dispatchDeps } from '../../../adapters/webhooks/jobs.ts';
-import { webhookSender } from '../../../adapters/webhooks/http-sender.ts';
+import { authentication } from '../../kernel/http.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
+import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../kernel/webhooks.ts';
+import { messagingStores } from '../../kernel/storage.ts';
+import { dispatchDeps } from '../../kernel/webhooks.ts';
+import { webhookSender } from '../../kernel/webhooks.ts';
 import { helpdeskWebhookStores } from './use-case-stores.ts';
 
 const HelpdeskWebhookView = t.Object({
@@ -45,7 +45,7 @@ const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 
 /** Helpdesk webhooks (spec 2.9, 4.4, 6.5): settings, a test request, delivery history. */
-export function helpdeskWebhookRoutes(ctx: AppContext) {
+export function helpdeskWebhookRoutes(ctx: PluginContext) {
   const stores = () => helpdeskWebhookStores(ctx.db, ctx);
   const inTransaction = <T>(work: (s: ReturnType<typeof helpdeskWebhookStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(helpdeskWebhookStores(trx, ctx)));
 

@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { AppContext } from '../../../adapters/http/context.ts';
-import { deliveryStore } from '../../../adapters/postgres/repositories/webhook-store.ts';
-import type { DeliveryTargetFinder } from '../../../adapters/webhooks/endpoints.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { deliveryStore } from '../../kernel/webhooks.ts';
+import type { DeliveryTargetFinder } from '../../kernel/webhooks.ts';
 import { helpdeskEndpoint } from '../../../core/helpdesk/webhooks/helpdesk-webhooks.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { findHelpdeskWebhook, helpdeskWebhookStore } from './webhook-store.ts';
 
 /** The ports of the helpdesk webhook use cases, with the shared delivery engine's stores. */
-export function helpdeskWebhookStores(db: Kysely<Database>, ctx: AppContext) {
+export function helpdeskWebhookStores(db: Kysely<Database>, ctx: PluginContext) {
   return {
     helpdeskWebhooks: helpdeskWebhookStore(db, ctx.box),
     inboxes: inboxStore(db, ctx.box),

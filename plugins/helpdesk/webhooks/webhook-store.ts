@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../../adapters/postgres/schema.ts';
-import type { SecretBox } from '../../../adapters/crypto/secret-box.ts';
+import type { Database } from '../../kernel/storage.ts';
+import type { SecretBox } from '../../kernel/security.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { HelpdeskEventType } from '../../../core/helpdesk/events.ts';
