@@ -31,7 +31,6 @@ const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
 /** The workspace's canned responses (core/helpdesk/library/canned-responses.ts): every member reads, Managers and above write (PRO plan). */
 export function cannedResponseRoutes(ctx: PluginContext) {
-
   return new Elysia({ name: 'plugins.helpdesk.canned-responses', prefix: '/v3/helpdesk/canned-responses', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
