@@ -49,7 +49,7 @@ beforeAll(async () => {
     bootstrapOwner(baseStores(trx), ctx, { email: `api-channel-${crypto.randomUUID().slice(0, 8)}@example.com`, workspace: 'API channel', plan: 'PRO' }),
   );
   actor = { userId: owner.userId, workspaceId: owner.workspaceId, roles: ['OWNER'] };
-  inbox = await createInbox(inboxStores(ctx.db, ctx.box), { ...deps(), random: ctx.random, isTimeZone, outbound: ctx.outbound }, actor, { name: 'App', channelType: 'API', webhookUrl: 'http://app.invalid/in' });
+  inbox = await createInbox(inboxStores(ctx.db, ctx), { ...deps(), random: ctx.random, isTimeZone, outbound: ctx.outbound }, actor, { name: 'App', channelType: 'API', webhookUrl: 'http://app.invalid/in' });
   const pushed = await uow.transaction((s) => receiveApiMessage(s, deps(), inbox, { kind: 'message', sourceId: 'first', content: 'hello', sender: { name: 'Ana', email: 'ana@app.example', identifier: 'user-1' } }));
   conversationId = pushed.conversationId;
 }, 60_000);

@@ -10,8 +10,7 @@ import { countRefusal } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { authErrors, StandardError } from '../../kernel/http.ts';
 import { fetchReceivedMedia } from '../../kernel/jobs.ts';
-import { mediaStore } from '../../kernel/storage.ts';
-import { attachmentForDownload, attachmentLinkDeps } from './store.ts';
+import { attachmentDownloads, attachmentLinkDeps } from './store.ts';
 import { conversationStores } from '../conversations/store.ts';
 import { AttachmentView } from '../conversations/views.ts';
 
@@ -39,7 +38,7 @@ export function attachmentRoutes(ctx: PluginContext) {
         '/:id/attachments',
         async ({ actor, params, request, set }) => {
           const file = await readFile(request, bodyLimits(ctx.config).media);
-          const attachment = await ctx.db.transaction().execute((trx) => uploadAttachment(conversationStores(trx, ctx), ctx, actor, params.id, file));
+          const attachment = await ctx.storage.transaction(conversationStores, (stores) => uploadAttachment(stores, ctx, actor, params.id, file));
           set.status = 201;
           return {
             id: attachment.id,
@@ -73,10 +72,11 @@ export function attachmentRoutes(ctx: PluginContext) {
           await countRefusal(ctx, 'signed-link', request, error, server?.requestIP(request)?.address);
           throw error;
         }
-        const found = await attachmentForDownload(ctx.db, params.id);
+        const downloads = ctx.storage.read(attachmentDownloads);
+        const found = await downloads.find(params.id);
         if (!found) throw notFound('Attachment not found');
         let bytes: Uint8Array | undefined = found.bytes ? new Uint8Array(found.bytes) : undefined;
-        if (!bytes && found.media_id) bytes = (await mediaStore(ctx.db).bytes(found.media_id)) ?? (await fromNetwork(ctx, found.media_id));
+        if (!bytes && found.media_id) bytes = (await downloads.mediaBytes(found.media_id)) ?? (await fromNetwork(ctx, found.media_id));
         if (!bytes) throw notFound('The file is no longer available');
         const ascii = found.file_name.replace(/[^\x20-\x7e]|["\\]/g, '_');
         return new Response(bytes as Uint8Array<ArrayBuffer>, {

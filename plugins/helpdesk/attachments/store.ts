@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { mediaStore, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { attachmentDownloadLink, type Attachment, type AttachmentStore, type MessageAttachment } from '../../../core/helpdesk/conversations/message-attachments.ts';
@@ -106,13 +106,21 @@ export function attachmentStore(base: Kysely<Database>, ctx: Pick<PluginContext,
   };
 }
 
-/** What the public download needs of an attachment, found by id alone (the signed token is the credential). */
-export async function attachmentForDownload(base: Kysely<Database>, id: string) {
-  if (!isUuid(id)) return undefined;
-  return helpdeskDb(base)
-    .selectFrom('helpdesk_attachments as a')
-    .leftJoin('media as m', 'm.id', 'a.media_id')
-    .select(['a.id', 'a.file_name', 'a.mime_type', 'a.media_id', 'a.bytes', 'm.mimetype as media_mimetype'])
-    .where('a.id', '=', id)
-    .executeTakeFirst();
+/**
+ * What the public download reads on the pool: an attachment found by id alone (the signed token
+ * is the credential), and the bytes of connection media it points to.
+ */
+export function attachmentDownloads(base: Kysely<Database>) {
+  return {
+    async find(id: string) {
+      if (!isUuid(id)) return undefined;
+      return helpdeskDb(base)
+        .selectFrom('helpdesk_attachments as a')
+        .leftJoin('media as m', 'm.id', 'a.media_id')
+        .select(['a.id', 'a.file_name', 'a.mime_type', 'a.media_id', 'a.bytes', 'm.mimetype as media_mimetype'])
+        .where('a.id', '=', id)
+        .executeTakeFirst();
+    },
+    mediaBytes: (mediaId: string) => mediaStore(base).bytes(mediaId),
+  };
 }

@@ -27,8 +27,6 @@ const Id = t.Object({ id: t.String() });
 
 /** Helpdesk contacts (spec 4.6): page envelope, `s` searches name, phone and email. */
 export function contactRoutes(ctx: PluginContext) {
-  const stores = () => contactStores(ctx.db);
-  const inTransaction = <T>(work: (s: ReturnType<typeof contactStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(contactStores(trx)));
 
   return new Elysia({ name: 'plugins.helpdesk.contacts', prefix: '/v3/helpdesk/contacts', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
@@ -37,7 +35,7 @@ export function contactRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listContacts(stores(), actor, pageRequest(query));
+            const found = await listContacts(ctx.storage.read(contactStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };
           },
           { role: 'helpdesk.work', query: PageQuery, response: { ...authErrors, 200: PageOf(ContactView) }, detail: { summary: 'Contacts; `s` searches name, phone and email' } },
@@ -45,7 +43,7 @@ export function contactRoutes(ctx: PluginContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const contact = await inTransaction((s) => createContact(s, ctx, actor, body));
+            const contact = await ctx.storage.transaction(contactStores, (s) => createContact(s, ctx, actor, body));
             set.status = 201;
             return present(contact);
           },
@@ -56,14 +54,14 @@ export function contactRoutes(ctx: PluginContext) {
             detail: { summary: 'Create a contact (PRO plan); at least one of name, phone, email; a phone already used is 409' },
           },
         )
-        .get('/:id', async ({ actor, params }) => present(await getContact(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => present(await getContact(ctx.storage.read(contactStores), actor, params.id)), {
           role: 'helpdesk.work',
           params: Id,
           response: { ...authErrors, 200: ContactView },
           detail: { summary: 'One contact' },
         })
         // The write check comes after the contact is found (404 first), so it stays in core.
-        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateContact(s, ctx, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(contactStores, (s) => updateContact(s, ctx, actor, params.id, body))), {
           params: Id,
           body: t.Object(Fields),
           response: { ...authErrors, 200: ContactView, 409: StandardError },

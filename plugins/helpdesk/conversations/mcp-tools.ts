@@ -19,7 +19,6 @@ import { present, presentMessage } from './views.ts';
 
 const conversationId = t.String({ minLength: 1, description: 'Id of the conversation (from list_conversations; not the displayId)' });
 const deps = (ctx: PluginContext) => ({ clock: ctx.clock, ids: ctx.ids });
-const inTransaction = <T>(ctx: PluginContext, work: (trx: PluginContext['db']) => Promise<T>) => ctx.db.transaction().execute(work);
 
 export const listConversationsTool = defineTool({
   name: 'list_conversations',
@@ -37,7 +36,7 @@ export const listConversationsTool = defineTool({
   }),
   annotations: { readOnlyHint: true },
   async run({ status, inboxId, assigneeUserId, page, perPage }, { actor, ctx }) {
-    const found = await listConversations(helpdeskMessageStores(ctx.db, ctx), actor, { page: page ?? 1, perPage: perPage ?? 10, search: undefined }, { status, inboxId, assigneeUserId });
+    const found = await listConversations(ctx.storage.read(helpdeskMessageStores), actor, { page: page ?? 1, perPage: perPage ?? 10, search: undefined }, { status, inboxId, assigneeUserId });
     return {
       structured: { conversations: found.data.map(present), total: found.total, page: found.currentPage, totalPages: found.totalPages },
       summary: `${found.total} conversation(s); page ${found.currentPage} of ${Math.max(found.totalPages, 1)}.`,
@@ -59,7 +58,7 @@ export const readConversationTool = defineTool({
   }),
   annotations: { readOnlyHint: true },
   async run({ conversationId, limit = 20, cursor }, { actor, ctx }) {
-    const stores = helpdeskMessageStores(ctx.db, ctx);
+    const stores = ctx.storage.read(helpdeskMessageStores);
     const conversation = await getConversation(stores, actor, conversationId);
     const messages = await listHelpdeskMessages(stores, actor, conversationId, { limit: String(limit), cursor });
     return {
@@ -83,8 +82,8 @@ export const replyToConversationTool = defineTool({
   }),
   annotations: { destructiveHint: false, openWorldHint: true },
   async run({ conversationId, content, private: isPrivate }, { actor, ctx }) {
-    const message = await inTransaction(ctx, (trx) =>
-      sendHelpdeskMessage(helpdeskMessageStores(trx, ctx), { stores: messagingStores(trx, ctx), deps: messagingDeps(ctx) }, deps(ctx), actor, conversationId, { content, private: isPrivate }),
+    const message = await ctx.storage.transaction(helpdeskMessageStores, (stores, trx) =>
+      sendHelpdeskMessage(stores, { stores: messagingStores(trx, ctx), deps: messagingDeps(ctx) }, deps(ctx), actor, conversationId, { content, private: isPrivate }),
     );
     return { structured: { message: presentMessage(message) }, summary: isPrivate ? 'Private note added.' : `Reply queued (${message.status}).` };
   },
@@ -102,7 +101,7 @@ export const assignConversationTool = defineTool({
   }),
   annotations: { idempotentHint: true },
   async run({ conversationId, assigneeUserId, teamId }, { actor, ctx }) {
-    const conversation = await inTransaction(ctx, (trx) => updateConversation(helpdeskMessageStores(trx, ctx), deps(ctx), actor, conversationId, { assigneeUserId, teamId }));
+    const conversation = await ctx.storage.transaction(helpdeskMessageStores, (stores) => updateConversation(stores, deps(ctx), actor, conversationId, { assigneeUserId, teamId }));
     return { structured: { conversation: present(conversation) }, summary: conversation.assigneeUserId ? 'Assigned.' : 'Unassigned.' };
   },
 });
@@ -120,8 +119,8 @@ export const setConversationStatusTool = defineTool({
   }),
   annotations: { idempotentHint: true },
   async run({ conversationId, status, snoozedUntil }, { actor, ctx }) {
-    const { conversation, changed } = await inTransaction(ctx, (trx) =>
-      changeConversationStatus(helpdeskMessageStores(trx, ctx), deps(ctx), actor, conversationId, { status, snoozedUntil }),
+    const { conversation, changed } = await ctx.storage.transaction(helpdeskMessageStores, (stores) =>
+      changeConversationStatus(stores, deps(ctx), actor, conversationId, { status, snoozedUntil }),
     );
     return { structured: { conversation: present(conversation), changed }, summary: changed ? `Now ${conversation.status}.` : `Already ${conversation.status}.` };
   },

@@ -41,9 +41,6 @@ const ListQuery = t.Composite([
 
 /** Helpdesk conversations (spec 2.11, 3.1, 4.6) and their messages (2.12, 3.2). */
 export function conversationRoutes(ctx: PluginContext) {
-  const stores = () => helpdeskMessageStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof helpdeskMessageStores>, trx: PluginContext['db']) => Promise<T>) =>
-    ctx.db.transaction().execute((trx) => work(helpdeskMessageStores(trx, ctx), trx));
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);
 
@@ -54,7 +51,7 @@ export function conversationRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listConversations(stores(), actor, pageRequest(query), { status: query.status as ConversationStatus | undefined, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
+            const found = await listConversations(ctx.storage.read(helpdeskMessageStores), actor, pageRequest(query), { status: query.status as ConversationStatus | undefined, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
             return { ...found, data: found.data.map(present) };
           },
           {
@@ -63,12 +60,12 @@ export function conversationRoutes(ctx: PluginContext) {
             detail: { summary: 'Conversations, latest activity first (an Agent sees those of their inboxes); filters status, inboxId, assigneeUserId, teamId' },
           },
         )
-        .get('/:id', async ({ actor, params }) => present(await getConversation(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => present(await getConversation(ctx.storage.read(helpdeskMessageStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: ConversationView },
           detail: { summary: 'One conversation (by id; displayId is in the body)' },
         })
-        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateConversation(s, deps, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(helpdeskMessageStores, (s) => updateConversation(s, deps, actor, params.id, body))), {
           params: Id,
           body: t.Object({
             priority: t.Optional(t.Nullable(OneOf(PRIORITIES))),
@@ -91,7 +88,7 @@ export function conversationRoutes(ctx: PluginContext) {
           '/:id/status',
           async ({ actor, params, body, set }) => {
           set.status = 201;
-          return present((await inTransaction((s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation);
+          return present((await ctx.storage.transaction(helpdeskMessageStores, (s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation);
         },
           {
             params: Id,
@@ -105,7 +102,7 @@ export function conversationRoutes(ctx: PluginContext) {
         )
         .post('/:id/labels', async ({ actor, params, body, set }) => {
           set.status = 201;
-          return present(await inTransaction((s) => setConversationLabels(s, deps, actor, params.id, body.labels)));
+          return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => setConversationLabels(s, deps, actor, params.id, body.labels)));
         }, {
           params: Id,
           body: t.Object({ labels: t.Array(t.String(), { maxItems: 100, description: 'Replaces the labels; trimmed, unique case-insensitively' }) }),
@@ -114,14 +111,14 @@ export function conversationRoutes(ctx: PluginContext) {
         })
         .post('/:id/read', async ({ actor, params, set }) => {
           set.status = 201;
-          return present(await inTransaction((s) => markConversationRead(s, deps, actor, params.id)));
+          return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => markConversationRead(s, deps, actor, params.id)));
         }, {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
           response: { ...authErrors, ...NotFound, 201: ConversationView },
           detail: { summary: 'Mark as read by the assignee (assigneeLastSeenAt; PRO plan)' },
         })
-        .get('/:id/messages', async ({ actor, params, query }) => (await listHelpdeskMessages(stores(), actor, params.id, query)).map(presentMessage), {
+        .get('/:id/messages', async ({ actor, params, query }) => (await listHelpdeskMessages(ctx.storage.read(helpdeskMessageStores), actor, params.id, query)).map(presentMessage), {
           params: Id,
           query: t.Object(
             {
@@ -136,7 +133,7 @@ export function conversationRoutes(ctx: PluginContext) {
         .post(
           '/:id/messages',
           async ({ actor, params, body, set }) => {
-            const message = await inTransaction((s, trx) => sendHelpdeskMessage(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, body));
+            const message = await ctx.storage.transaction(helpdeskMessageStores, (s, trx) => sendHelpdeskMessage(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, body));
             set.status = 201;
             return presentMessage(message);
           },
@@ -163,7 +160,7 @@ export function conversationRoutes(ctx: PluginContext) {
             },
           },
         )
-        .patch('/:id/messages/:messageId', async ({ actor, params, body }) => presentMessage(await inTransaction((s) => editNote(s, actor, params.id, params.messageId, body))), {
+        .patch('/:id/messages/:messageId', async ({ actor, params, body }) => presentMessage(await ctx.storage.transaction(helpdeskMessageStores, (s) => editNote(s, actor, params.id, params.messageId, body))), {
           params: MessageId,
           body: t.Object({ content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only on a note with attachments` }) }),
           response: { ...authErrors, ...NotFound, 200: HelpdeskMessageView, 422: StandardError },
@@ -172,7 +169,7 @@ export function conversationRoutes(ctx: PluginContext) {
         .delete(
           '/:id/messages/:messageId',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteNote(s, actor, params.id, params.messageId));
+            await ctx.storage.transaction(helpdeskMessageStores, (s) => deleteNote(s, actor, params.id, params.messageId));
             return { id: params.messageId, deleted: true as const };
           },
           {
@@ -184,7 +181,7 @@ export function conversationRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteConversation(s, actor, params.id));
+            await ctx.storage.transaction(helpdeskMessageStores, (s) => deleteConversation(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           {

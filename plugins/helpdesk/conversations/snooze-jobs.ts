@@ -74,9 +74,9 @@ export function helpdeskJobs(ctx: PluginContext): JobDefinition[] {
       // Jobs start at the snooze's time: poll for due ones every second.
       dueJobPollSeconds: 1,
       handle: async (data: SnoozeJob) => {
-        await ctx.db.transaction().execute((trx) => runSnoozeJob(snoozeStores(trx, ctx), ctx, data));
+        await ctx.storage.transaction(snoozeStores, (stores) => runSnoozeJob(stores, ctx, data));
         // Its own snooze is settled (committed); then any overdue one whose job was lost.
-        await ctx.db.transaction().execute((trx) => expireDueSnoozes(snoozeStores(trx, ctx), ctx, SNOOZE_SWEEP_LIMIT));
+        await ctx.storage.transaction(snoozeStores, (stores) => expireDueSnoozes(stores, ctx, SNOOZE_SWEEP_LIMIT));
       },
     },
   ];

@@ -77,19 +77,8 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
           display_id: conversation.displayId,
           inbox_id: c.inboxId,
           contact_id: c.contactId,
-          status: c.status,
-          snoozed_until: c.snoozedUntil,
-          priority: c.priority,
-          assignee_user_id: c.assigneeUserId,
-          assignee_agent_bot_id: c.assigneeAgentBotId,
-          team_id: c.teamId,
-          labels: c.labels,
-          custom_attributes: JSON.stringify(c.customAttributes),
-          ai_agent_enabled: c.aiAgentEnabled,
-          assignee_last_seen_at: c.assigneeLastSeenAt,
-          last_activity_at: c.lastActivityAt,
           created_at: c.createdAt,
-          updated_at: c.updatedAt,
+          ...changingColumns(c),
         })
         .execute();
       return conversation;
@@ -114,20 +103,7 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
     async update(c) {
       await db
         .updateTable('helpdesk_conversations')
-        .set({
-          status: c.status,
-          snoozed_until: c.snoozedUntil,
-          priority: c.priority,
-          assignee_user_id: c.assigneeUserId,
-          assignee_agent_bot_id: c.assigneeAgentBotId,
-          team_id: c.teamId,
-          labels: c.labels,
-          custom_attributes: JSON.stringify(c.customAttributes),
-          ai_agent_enabled: c.aiAgentEnabled,
-          assignee_last_seen_at: c.assigneeLastSeenAt,
-          last_activity_at: c.lastActivityAt,
-          updated_at: c.updatedAt,
-        })
+        .set(changingColumns(c))
         .where('id', '=', c.id)
         .execute();
     },
@@ -229,4 +205,22 @@ export function conversationStores(base: Kysely<Database>, ctx: PluginContext): 
 /** The ports of the message use cases: those of conversations (a reply's status is stored, see core/helpdesk/conversations/reply-status.ts) and the API channel's. */
 export function helpdeskMessageStores(base: Kysely<Database>, ctx: PluginContext): HelpdeskMessageStores {
   return { ...conversationStores(base, ctx), ...apiChannelPorts(base, ctx) };
+}
+
+/** The columns a conversation's life changes (all but its identity, inbox, contact and creation). */
+function changingColumns(c: Omit<Conversation, 'displayId'>) {
+  return {
+    status: c.status,
+    snoozed_until: c.snoozedUntil,
+    priority: c.priority,
+    assignee_user_id: c.assigneeUserId,
+    assignee_agent_bot_id: c.assigneeAgentBotId,
+    team_id: c.teamId,
+    labels: c.labels,
+    custom_attributes: JSON.stringify(c.customAttributes),
+    ai_agent_enabled: c.aiAgentEnabled,
+    assignee_last_seen_at: c.assigneeLastSeenAt,
+    last_activity_at: c.lastActivityAt,
+    updated_at: c.updatedAt,
+  };
 }

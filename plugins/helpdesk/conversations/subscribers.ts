@@ -1,14 +1,9 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
-import { mediaStore } from '../../kernel/storage.ts';
 import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../../core/helpdesk/conversations/message-attachments.ts';
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import { receiveIncoming } from '../../../core/helpdesk/conversations/conversations.ts';
 import { followDeliveries, type DeliveryScope } from '../../../core/helpdesk/conversations/reply-status.ts';
 import { eventsWithLaggingReplies, replyStatusStores } from './reply-status-store.ts';
-import { helpdeskDb } from '../tables.ts';
-import { conversationStores } from './store.ts';
-import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
+import { incomingMessageStores, type IncomingMessageStores } from './incoming-message-store.ts';
 
 /** The stored event as the worker hands it to subscribers (plugins/kernel/events.ts). */
 interface StoredEvent {
@@ -43,16 +38,16 @@ const MEDIA_TYPES = ['imageMessage', 'videoMessage', 'audioMessage', 'documentMe
  * node's `downloadMediaUrl` (present only when the media is referenceable), of this workspace
  * and connection. Its bytes stay there (fetched from the network by the media job or on download).
  */
-async function receivedFiles(trx: Kysely<Database>, event: StoredEvent): Promise<IncomingAttachment[]> {
+async function receivedFiles(media: IncomingMessageStores['media'], event: StoredEvent): Promise<IncomingAttachment[]> {
   const type = event.data.messageType;
   const node = type && MEDIA_TYPES.includes(type) ? event.data.message?.[type] : undefined;
   const url = typeof node?.downloadMediaUrl === 'string' ? node.downloadMediaUrl : undefined;
   const mediaId = url && /\/v3\/connections\/media\/([0-9a-f-]{36})\/download/i.exec(url)?.[1];
   if (!mediaId) return [];
-  const media = await mediaStore(trx).get(mediaId);
-  if (!media || media.workspaceId !== event.workspaceId || media.connectionId !== event.connectionId) return [];
+  const item = await media.get(mediaId);
+  if (!item || item.workspaceId !== event.workspaceId || item.connectionId !== event.connectionId) return [];
   const kind = type!.replace(/Message$/, '');
-  return [{ mediaId: media.id, fileName: cleanFileName(media.fileName, defaultFileName(kind, media.mimetype)), mimeType: media.mimetype, size: media.size }];
+  return [{ mediaId: item.id, fileName: cleanFileName(item.fileName, defaultFileName(kind, item.mimetype)), mimeType: item.mimetype, size: item.size }];
 }
 
 /**
@@ -67,29 +62,20 @@ export async function onIncomingMessage(payload: unknown, ctx: PluginContext): P
   if (!event.connectionId || !jid || !externalId || event.data?.key?.fromMe) return;
   const match = /^(\d{6,15})@s\.whatsapp\.net$/.exec(jid);
   if (!match) return;
-  await ctx.db.transaction().execute(async (trx) => {
-    const db = helpdeskDb(trx);
-    const inboxRow = await db
-      .selectFrom('helpdesk_inboxes')
-      .select('id')
-      .where('workspace_id', '=', event.workspaceId)
-      .where('connection_id', '=', event.connectionId)
-      .where('channel_type', '=', 'CONNECTION')
-      .executeTakeFirst();
-    if (!inboxRow) return;
-    const inbox = await inboxStore(trx, ctx.box).get(event.workspaceId, inboxRow.id);
-    const chat = await trx.selectFrom('messages').select(['id', 'created_at']).where('connection_id', '=', event.connectionId).where('external_id', '=', externalId).executeTakeFirst();
-    if (!inbox || !chat) return;
-    // One contact's messages are handled one at a time (two first messages at once would both
-    // create the contact or a conversation): a transaction lock on the inbox and phone.
-    await sql`select pg_advisory_xact_lock(hashtext(${`helpdesk:${inbox.id}:${match[1]}`}))`.execute(trx);
-    await receiveIncoming(conversationStores(trx, ctx), { clock: ctx.clock, ids: ctx.ids }, inbox, {
+  const connectionId = event.connectionId;
+  await ctx.storage.transaction(incomingMessageStores, async (stores) => {
+    const inbox = await stores.connectionInbox(event.workspaceId, connectionId);
+    if (!inbox) return;
+    const chat = await stores.chatMessage(connectionId, externalId);
+    if (!chat) return;
+    await stores.lockContact(inbox.id, match[1]!);
+    await receiveIncoming(stores.conversations, { clock: ctx.clock, ids: ctx.ids }, inbox, {
       phone: `+${match[1]}`,
       name: event.data.pushName?.trim() || null,
       content: incomingText(event.data),
       chatMessageId: chat.id,
       receivedAt: chat.created_at,
-      attachments: await receivedFiles(trx, event),
+      attachments: await receivedFiles(stores.media, event),
     });
   });
 }
@@ -116,7 +102,7 @@ function namedMessageIds(data: unknown): string[] {
 export async function onDeliveryChanged(payload: unknown, ctx: PluginContext): Promise<void> {
   const scope = deliveryScope(payload as StoredEvent);
   if (!scope) return;
-  await ctx.db.transaction().execute((trx) => followDeliveries(replyStatusStores(trx, ctx), scope));
+  await ctx.storage.transaction(replyStatusStores, (stores) => followDeliveries(stores, scope));
 }
 
 /** Of a batch of delivery events, those that carry a lagging reply (most carry none): one read. */
@@ -125,7 +111,7 @@ export async function deliveriesWithLaggingReplies(payloads: unknown[], ctx: Plu
     const scope = deliveryScope(event);
     return scope ? [{ eventId: event.eventId, scope }] : [];
   });
-  return eventsWithLaggingReplies(ctx.db, events);
+  return ctx.storage.read((db) => eventsWithLaggingReplies(db, events));
 }
 
 function deliveryScope(event: StoredEvent): DeliveryScope | undefined {

@@ -18,7 +18,7 @@ type HelpdeskEventData = Record<string, unknown> & { type: HelpdeskEventType; ac
 export async function onHelpdeskEvent(payload: unknown, ctx: PluginContext): Promise<void> {
   const event = payload as PluginEventPayload;
   const data = event.data as HelpdeskEventData;
-  await ctx.db.transaction().execute((trx) => fanOutHelpdeskEvent(helpdeskWebhookStores(trx, ctx), dispatchDeps(ctx), { eventId: event.eventId, data }));
+  await ctx.storage.transaction(helpdeskWebhookStores, (stores) => fanOutHelpdeskEvent(stores, dispatchDeps(ctx), { eventId: event.eventId, data }));
   if (ctx.realtime) await broadcastHelpdeskEvent(ctx.realtime, data);
 }
 

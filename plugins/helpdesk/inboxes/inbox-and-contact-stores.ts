@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
@@ -191,9 +192,9 @@ export function contactStore(base: Kysely<Database>): ContactStore {
 }
 
 /** The ports the inbox use cases need, bound to one connection or transaction. */
-export function inboxStores(base: Kysely<Database>, box: SecretBox): InboxStores {
+export function inboxStores(base: Kysely<Database>, ctx: Pick<PluginContext, 'box'>): InboxStores {
   return {
-    inboxes: inboxStore(base, box),
+    inboxes: inboxStore(base, ctx.box),
     plans: workspacePlans(base),
     async connectionInWorkspace(workspaceId, connectionId) {
       if (!isUuid(connectionId)) return false;

@@ -61,8 +61,6 @@ const NotFound = { 404: t.Union([StandardError, t.Object({ message: t.String(), 
 
 /** Helpdesk inboxes (spec 2.10, 4.6) and their members. */
 export function inboxRoutes(ctx: PluginContext) {
-  const stores = () => inboxStores(ctx.db, ctx.box);
-  const inTransaction = <T>(work: (s: ReturnType<typeof inboxStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(inboxStores(trx, ctx.box)));
   const deps: InboxDeps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random, isTimeZone, outbound: ctx.outbound };
 
   return new Elysia({ name: 'plugins.helpdesk.inboxes', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })
@@ -74,7 +72,7 @@ export function inboxRoutes(ctx: PluginContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const inbox = await createInbox(stores(), deps, actor, body);
+            const inbox = await createInbox(ctx.storage.read(inboxStores), deps, actor, body);
             set.status = 201;
             return { ...present(inbox, actor), ...(inbox.inboundSecret !== null && { inboundWebhookSecret: inbox.inboundSecret }) };
           },
@@ -92,17 +90,17 @@ export function inboxRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listInboxes(stores(), actor, pageRequest(query));
+            const found = await listInboxes(ctx.storage.read(inboxStores), actor, pageRequest(query));
             return { ...found, data: found.data.map((i) => present(i, actor)) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(InboxView) }, detail: { summary: 'Inboxes (an Agent sees those they belong to); `s` searches the name' } },
         )
-        .get('/:id', async ({ actor, params }) => present(await getInbox(stores(), actor, params.id), actor), {
+        .get('/:id', async ({ actor, params }) => present(await getInbox(ctx.storage.read(inboxStores), actor, params.id), actor), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: InboxView },
           detail: { summary: 'One inbox' },
         })
-        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateInbox(s, deps, actor, params.id, body)), actor), {
+        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(inboxStores, (s) => updateInbox(s, deps, actor, params.id, body)), actor), {
           params: Id,
           body: t.Object({ ...Settings, name: t.Optional(Settings.name) }),
           response: { ...authErrors, ...NotFound, 200: InboxView },
@@ -111,12 +109,12 @@ export function inboxRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteInbox(s, actor, params.id));
+            await ctx.storage.transaction(inboxStores, (s) => deleteInbox(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           { params: Id, response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) }, detail: { summary: 'Delete an inbox (PRO plan)' } },
         )
-        .get('/:id/members', async ({ actor, params }) => ({ data: (await listInboxMembers(stores(), actor, params.id)).map(presentMember) }), {
+        .get('/:id/members', async ({ actor, params }) => ({ data: (await listInboxMembers(ctx.storage.read(inboxStores), actor, params.id)).map(presentMember) }), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: MembersView },
           detail: { summary: 'Members of the inbox' },
@@ -124,7 +122,7 @@ export function inboxRoutes(ctx: PluginContext) {
         .put(
           '/:id/members',
           async ({ actor, params, body }) => {
-            const members = await inTransaction((s) => setInboxMembers(s, actor, params.id, body.userIds));
+            const members = await ctx.storage.transaction(inboxStores, (s) => setInboxMembers(s, actor, params.id, body.userIds));
             // Sockets of who left the inbox leave its room now, and who joined it joins it now.
             await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId });
             return { data: members.map(presentMember) };

@@ -1,13 +1,11 @@
 import { Elysia, t } from 'elysia';
-import { createLabel, deleteLabel, DESCRIPTION_MAX_LENGTH, getLabel, listLabels, updateLabel, type Label, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
+import { createLabel, deleteLabel, DESCRIPTION_MAX_LENGTH, getLabel, listLabels, updateLabel, type Label } from '../../../core/helpdesk/labels/labels-catalogue.ts';
 import { LABEL_MAX_LENGTH } from '../../../core/helpdesk/labels/label-sets.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
-import { helpdeskEventLog } from '../events/event-log.ts';
-import { labelStore } from './store.ts';
-import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { labelStores } from './store.ts';
 
 export const LabelView = t.Object({
   id: Uuid,
@@ -26,18 +24,12 @@ const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
-export function labelStores(db: PluginContext['db'], ctx: PluginContext): LabelStores {
-  return { labels: labelStore(db), plans: workspacePlans(db), events: helpdeskEventLog(db, ctx) };
-}
-
 /**
  * The workspace's labels (issue 6; payloads ours). Any member reads them; Managers and above
  * create, rename, recolour and delete them (PRO plan). A rename is carried onto every
  * conversation wearing the label, a delete takes it off every one, in the same transaction.
  */
 export function labelRoutes(ctx: PluginContext) {
-  const inTransaction = <T>(work: (s: LabelStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(labelStores(trx, ctx)));
-
   return new Elysia({ name: 'plugins.helpdesk.labels', prefix: '/v3/helpdesk/labels', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
@@ -45,7 +37,7 @@ export function labelRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listLabels(labelStores(ctx.db, ctx), actor, pageRequest(query));
+            const found = await listLabels(ctx.storage.read(labelStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(presentLabel) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(LabelView) }, detail: { summary: 'Labels of the workspace, by name; `s` searches the name' } },
@@ -53,7 +45,7 @@ export function labelRoutes(ctx: PluginContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const label = await inTransaction((s) => createLabel(s, ctx, actor, body));
+            const label = await ctx.storage.transaction(labelStores, (s) => createLabel(s, ctx, actor, body));
             set.status = 201;
             return presentLabel(label);
           },
@@ -64,12 +56,12 @@ export function labelRoutes(ctx: PluginContext) {
             detail: { summary: 'Create a label (Manager and above, PRO plan); a name already used (in any case) is 409' },
           },
         )
-        .get('/:id', async ({ actor, params }) => presentLabel(await getLabel(labelStores(ctx.db, ctx), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => presentLabel(await getLabel(ctx.storage.read(labelStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: LabelView },
           detail: { summary: 'One label' },
         })
-        .patch('/:id', async ({ actor, params, body }) => presentLabel(await inTransaction((s) => updateLabel(s, ctx, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => presentLabel(await ctx.storage.transaction(labelStores, (s) => updateLabel(s, ctx, actor, params.id, body))), {
           role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({ name: t.Optional(t.String({ description: 'A new name: every conversation wearing the label is renamed too' })), ...Fields }),
@@ -79,7 +71,7 @@ export function labelRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteLabel(s, actor, params.id));
+            await ctx.storage.transaction(labelStores, (s) => deleteLabel(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           {

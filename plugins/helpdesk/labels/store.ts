@@ -1,11 +1,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { duplicateLabel, type Label, type LabelStore } from '../../../core/helpdesk/labels/labels-catalogue.ts';
+import { duplicateLabel, type Label, type LabelStore, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
 import { labelKey } from '../../../core/helpdesk/labels/label-sets.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { helpdeskDb, type HelpdeskLabelsTable } from '../tables.ts';
+import { helpdeskEventLog } from '../events/event-log.ts';
+import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 
 const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -19,6 +22,11 @@ function toLabel(row: Selectable<HelpdeskLabelsTable>): Label {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** The ports of the label use cases (core/helpdesk/labels/labels-catalogue.ts) on a handle. */
+export function labelStores(db: Kysely<Database>, ctx: PluginContext): LabelStores {
+  return { labels: labelStore(db), plans: workspacePlans(db), events: helpdeskEventLog(db, ctx) };
 }
 
 /**

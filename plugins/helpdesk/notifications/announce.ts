@@ -2,12 +2,9 @@ import type { PluginContext } from '../../kernel/context.ts';
 import type { JobDefinition } from '../../kernel/jobs.ts';
 import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification } from '../../../core/helpdesk/notifications/notifications.ts';
 import { withAttachments } from '../../../core/helpdesk/conversations/message-attachments.ts';
-import { attachmentStore } from '../attachments/store.ts';
-import { helpdeskMessageStore } from '../conversations/store.ts';
 import { broadcastHelpdeskEvent } from '../realtime/broadcast.ts';
-import { helpdeskDb } from '../tables.ts';
 import { presentMessage } from '../conversations/views.ts';
-import { toNotification } from './notification-stores.ts';
+import { announcementStores, type AnnouncementStores } from './notification-stores.ts';
 
 /**
  * Spec 6.7: "Extra personal event `helpdesk.notification.created`: emitted only to the recipient
@@ -17,7 +14,7 @@ import { toNotification } from './notification-stores.ts';
  * Ours besides: `type` (as every helpdesk event object), `conversationId`. The secondary actor's
  * fields are left out when there is none; `message` is there when the notification is about one.
  */
-export async function notificationCreatedPayload(ctx: PluginContext, n: Notification): Promise<Record<string, unknown>> {
+export async function notificationCreatedPayload(stores: AnnouncementStores, n: Notification): Promise<Record<string, unknown>> {
   const payload: Record<string, unknown> = {
     type: 'helpdesk.notification.created',
     accountId: n.workspaceId,
@@ -31,8 +28,8 @@ export async function notificationCreatedPayload(ctx: PluginContext, n: Notifica
     createdAt: n.createdAt.toISOString(),
   };
   if (n.messageId !== null) {
-    const message = await helpdeskMessageStore(ctx.db).get(n.conversationId, n.messageId);
-    if (message) payload.message = presentMessage((await withAttachments({ attachments: attachmentStore(ctx.db, ctx) }, [message]))[0]!);
+    const message = await stores.messages.get(n.conversationId, n.messageId);
+    if (message) payload.message = presentMessage((await withAttachments(stores, [message]))[0]!);
   }
   return payload;
 }
@@ -55,9 +52,10 @@ export function notificationJobs(ctx: PluginContext): JobDefinition[] {
       batchSize: 10,
       handle: async (data: { notificationId: string }) => {
         if (!ctx.realtime) return;
-        const row = await helpdeskDb(ctx.db).selectFrom('helpdesk_notifications').selectAll().where('id', '=', data.notificationId).executeTakeFirst();
-        if (!row) return;
-        const payload = await notificationCreatedPayload(ctx, toNotification(row));
+        const stores = ctx.storage.read(announcementStores);
+        const notification = await stores.notification(data.notificationId);
+        if (!notification) return;
+        const payload = await notificationCreatedPayload(stores, notification);
         await broadcastHelpdeskEvent(ctx.realtime, payload as { type: string; accountId: string; userId: string });
       },
     },

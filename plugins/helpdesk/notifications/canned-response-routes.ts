@@ -6,7 +6,6 @@ import {
   listCannedResponses,
   SHORT_CODE_MAX_LENGTH,
   updateCannedResponse,
-  type CannedResponseStores,
 } from '../../../core/helpdesk/library/canned-responses.ts';
 import { MAX_CONTENT_LENGTH } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
@@ -32,8 +31,6 @@ const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 
 /** The workspace's canned responses (core/helpdesk/library/canned-responses.ts): every member reads, Managers and above write (PRO plan). */
 export function cannedResponseRoutes(ctx: PluginContext) {
-  const inTransaction = <T>(work: (s: CannedResponseStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(cannedResponseStores(trx)));
-
   return new Elysia({ name: 'plugins.helpdesk.canned-responses', prefix: '/v3/helpdesk/canned-responses', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
@@ -41,7 +38,7 @@ export function cannedResponseRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listCannedResponses(cannedResponseStores(ctx.db), actor, pageRequest(query));
+            const found = await listCannedResponses(ctx.storage.read(cannedResponseStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(presentCannedResponse) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(CannedResponseView) }, detail: { summary: 'Canned responses, by short code; `s` searches short code and content' } },
@@ -49,7 +46,7 @@ export function cannedResponseRoutes(ctx: PluginContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const created = await inTransaction((s) => createCannedResponse(s, ctx, actor, body));
+            const created = await ctx.storage.transaction(cannedResponseStores, (s) => createCannedResponse(s, ctx, actor, body));
             set.status = 201;
             return presentCannedResponse(created);
           },
@@ -60,12 +57,12 @@ export function cannedResponseRoutes(ctx: PluginContext) {
             detail: { summary: 'Create a canned response (Manager and above, PRO plan); a short code already used (in any case) is 409' },
           },
         )
-        .get('/:id', async ({ actor, params }) => presentCannedResponse(await getCannedResponse(cannedResponseStores(ctx.db), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => presentCannedResponse(await getCannedResponse(ctx.storage.read(cannedResponseStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, 200: CannedResponseView },
           detail: { summary: 'One canned response' },
         })
-        .patch('/:id', async ({ actor, params, body }) => presentCannedResponse(await inTransaction((s) => updateCannedResponse(s, ctx, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => presentCannedResponse(await ctx.storage.transaction(cannedResponseStores, (s) => updateCannedResponse(s, ctx, actor, params.id, body))), {
           role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({ shortCode: t.Optional(ShortCode), content: t.Optional(Content) }),
@@ -75,7 +72,7 @@ export function cannedResponseRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteCannedResponse(s, actor, params.id));
+            await ctx.storage.transaction(cannedResponseStores, (s) => deleteCannedResponse(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           { role: ['helpdesk.configure', 'write'], params: Id, response: { ...authErrors, 200: Deleted }, detail: { summary: 'Delete a canned response (Manager and above, PRO plan)' } },

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import { isUniqueViolation } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/library/canned-responses.ts';
@@ -8,6 +9,7 @@ import type { MacroAction } from '../../../core/helpdesk/library/macro-actions.t
 import type { Macro, MacroStore, MacroStores } from '../../../core/helpdesk/library/macros.ts';
 import { helpdeskDb, type HelpdeskCannedResponsesTable, type HelpdeskMacrosTable } from '../tables.ts';
 import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { helpdeskMessageStores } from '../conversations/store.ts';
 
 /** The stores of what agents reuse: canned responses and macros. */
 
@@ -150,4 +152,9 @@ export function macroStores(base: Kysely<Database>): MacroStores {
       return rows.map((r) => r.id);
     },
   };
+}
+
+/** Running a macro on a conversation: the conversation's ports and the macros, in one transaction. */
+export function macroRunStores(base: Kysely<Database>, ctx: PluginContext) {
+  return { ...helpdeskMessageStores(base, ctx), macros: macroStore(base) };
 }

@@ -1,15 +1,14 @@
 import { Elysia, t } from 'elysia';
 import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS } from '../../../core/helpdesk/library/macro-actions.ts';
-import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro, type MacroStores } from '../../../core/helpdesk/library/macros.ts';
+import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro } from '../../../core/helpdesk/library/macros.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { RouteScope } from '../../kernel/http.ts';
 import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
-import { helpdeskMessageStores } from '../conversations/store.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../conversations/views.ts';
-import { macroStore, macroStores } from './library-stores.ts';
+import { macroRunStores, macroStores } from './library-stores.ts';
 import { MacroView, presentMacro } from './views.ts';
 
 export const MACRO_ROUTE_SCOPES: RouteScope[] = [
@@ -45,7 +44,6 @@ const Visibility = OneOf(MACRO_VISIBILITIES, { description: 'personal (default):
  * a conversation applies its actions in one transaction, as the caller would by hand.
  */
 export function macroRoutes(ctx: PluginContext) {
-  const inTransaction = <T>(work: (s: MacroStores) => Promise<T>) => ctx.db.transaction().execute((trx) => work(macroStores(trx)));
   const deps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);
 
@@ -58,7 +56,7 @@ export function macroRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listMacros(macroStores(ctx.db), actor, pageRequest(query));
+            const found = await listMacros(ctx.storage.read(macroStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(presentMacro) };
           },
           { role: ['helpdesk.work', 'read'], query: PageQuery, response: { ...authErrors, 200: PageOf(MacroView) }, detail: { summary: 'The workspace\'s macros and your personal ones, by name; `s` searches the name' } },
@@ -66,7 +64,7 @@ export function macroRoutes(ctx: PluginContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const macro = await inTransaction((s) => createMacro(s, deps, actor, body));
+            const macro = await ctx.storage.transaction(macroStores, (s) => createMacro(s, deps, actor, body));
             set.status = 201;
             return presentMacro(macro);
           },
@@ -78,13 +76,13 @@ export function macroRoutes(ctx: PluginContext) {
             detail: { summary: 'Create a macro (PRO plan): a personal one (any member) or a workspace one (Manager and above)' },
           },
         )
-        .get('/:id', async ({ actor, params }) => presentMacro(await getMacro(macroStores(ctx.db), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => presentMacro(await getMacro(ctx.storage.read(macroStores), actor, params.id)), {
           role: ['helpdesk.work', 'read'],
           params: Id,
           response: { ...authErrors, 200: MacroView },
           detail: { summary: 'One macro (another member\'s personal macro is 404)' },
         })
-        .patch('/:id', async ({ actor, params, body }) => presentMacro(await inTransaction((s) => updateMacro(s, deps, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => presentMacro(await ctx.storage.transaction(macroStores, (s) => updateMacro(s, deps, actor, params.id, body))), {
           params: Id,
           body: t.Object({ name: t.Optional(Name), visibility: t.Optional(Visibility), actions: t.Optional(Actions) }),
           response: { ...authErrors, 200: MacroView },
@@ -93,7 +91,7 @@ export function macroRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteMacro(s, actor, params.id));
+            await ctx.storage.transaction(macroStores, (s) => deleteMacro(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           { params: Id, response: { ...authErrors, 200: Deleted }, detail: { summary: 'Delete a macro (PRO plan; yours if personal, Manager and above for workspace macros)' } },
@@ -108,8 +106,8 @@ export function macroRoutes(ctx: PluginContext) {
         '/:id/macros/:macroId/run',
         async ({ actor, params, set }) => {
           set.status = 201;
-          const result = await ctx.db.transaction().execute((trx) =>
-            runMacro({ ...helpdeskMessageStores(trx, ctx), macros: macroStore(trx) }, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, params.macroId),
+          const result = await ctx.storage.transaction(macroRunStores, (stores, trx) =>
+            runMacro(stores, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, params.macroId),
           );
           return { conversation: present(result.conversation), messages: result.messages.map(presentMessage) };
         },

@@ -8,6 +8,7 @@ import type { MentionStores } from '../../../core/helpdesk/notifications/mention
 import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification, type NotificationStore, type NotifyStores } from '../../../core/helpdesk/notifications/notifications.ts';
 import { conversationStore, helpdeskMessageStore } from '../conversations/store.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
+import { attachmentStore } from '../attachments/store.ts';
 import { helpdeskDb, type HelpdeskNotificationsTable } from '../tables.ts';
 
 export function toNotification(row: Selectable<HelpdeskNotificationsTable>): Notification {
@@ -97,6 +98,28 @@ async function standing(base: Kysely<Database>, workspaceId: string, inboxId: st
   const member = await helpdeskDb(base).selectFrom('helpdesk_inbox_members').select('user_id').where('inbox_id', '=', inboxId).where('user_id', '=', userId).executeTakeFirst();
   return { roles: membership.roles as Role[], inboxMember: member !== undefined };
 }
+
+/** The notification routes' ports: the caller's own notifications. */
+export function notificationStores(base: Kysely<Database>) {
+  return { notifications: notificationStore(base) };
+}
+
+/**
+ * What announcing a notification reads on the pool: the notification by id alone (the job names
+ * it; one deleted since is not found), and the message it is about with its attachments.
+ */
+export function announcementStores(base: Kysely<Database>, ctx: PluginContext) {
+  return {
+    async notification(id: string): Promise<Notification | undefined> {
+      const row = await helpdeskDb(base).selectFrom('helpdesk_notifications').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toNotification(row);
+    },
+    messages: helpdeskMessageStore(base),
+    attachments: attachmentStore(base, ctx),
+  };
+}
+
+export type AnnouncementStores = ReturnType<typeof announcementStores>;
 
 /** The ports of notifying, bound to one transaction: the announcement is queued in it (the outbox). */
 export function notifyStores(base: Kysely<Database>, ctx: PluginContext): NotifyStores {

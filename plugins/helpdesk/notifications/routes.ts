@@ -6,7 +6,7 @@ import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { RouteScope } from '../../kernel/http.ts';
 import { authErrors, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
-import { notificationStore } from './notification-stores.ts';
+import { notificationStores } from './notification-stores.ts';
 import { NotificationView, presentNotification } from './views.ts';
 
 export const NOTIFICATION_ROUTE_SCOPES: RouteScope[] = [
@@ -23,8 +23,6 @@ const NoBody = t.Optional(t.Object({}, { description: 'No fields; the body may b
  * own, in the workspace of the request. Every member, every plan (it is their own list).
  */
 export function notificationRoutes(ctx: PluginContext) {
-  const stores = () => ({ notifications: notificationStore(ctx.db) });
-
   return new Elysia({ name: 'plugins.helpdesk.notifications', prefix: '/v3/helpdesk/notifications', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
     // Marking one's own notifications read is `helpdesk.work` read in core, as listing them is.
@@ -35,7 +33,7 @@ export function notificationRoutes(ctx: PluginContext) {
           async ({ actor, query }) => {
             const unread = query.unread === 'true';
             if (query.unread !== undefined && !['true', 'false'].includes(query.unread)) throw badRequest(['query.unread must be true or false']);
-            const found = await listNotifications(stores(), actor, pageRequest(query), { unread });
+            const found = await listNotifications(ctx.storage.read(notificationStores), actor, pageRequest(query), { unread });
             return { ...found, data: found.data.map(presentNotification) };
           },
           {
@@ -44,13 +42,13 @@ export function notificationRoutes(ctx: PluginContext) {
             detail: { summary: 'Your notifications, newest first (mentions, assignments, messages on conversations assigned to you); unread=true for the unread ones' },
           },
         )
-        .get('/unread-count', async ({ actor }) => ({ count: await unreadNotificationCount(stores(), actor) }), {
+        .get('/unread-count', async ({ actor }) => ({ count: await unreadNotificationCount(ctx.storage.read(notificationStores), actor) }), {
           response: { ...authErrors, 200: t.Object({ count: t.Integer({ description: 'Your notifications not read yet' }) }) },
           detail: { summary: 'How many of your notifications are unread' },
         })
         .post('/read-all', async ({ actor, set }) => {
           set.status = 201;
-          return ({ updated: await markAllNotificationsRead(stores(), ctx, actor) });
+          return ({ updated: await markAllNotificationsRead(ctx.storage.read(notificationStores), ctx, actor) });
         }, {
           body: NoBody,
           response: { ...authErrors, 201: t.Object({ updated: t.Integer({ description: 'How many were marked read' }) }) },
@@ -58,7 +56,7 @@ export function notificationRoutes(ctx: PluginContext) {
         })
         .post('/:id/read', async ({ actor, params, set }) => {
           set.status = 201;
-          return presentNotification(await markNotificationRead(stores(), ctx, actor, params.id));
+          return presentNotification(await markNotificationRead(ctx.storage.read(notificationStores), ctx, actor, params.id));
         }, {
           params: t.Object({ id: t.String() }),
           body: NoBody,

@@ -15,7 +15,7 @@ export async function onNoteWritten(payload: unknown, ctx: PluginContext): Promi
   const message = data.message;
   if (message?.private !== true || typeof message.id !== 'string' || typeof data.conversationId !== 'string') return;
   const ref = { workspaceId: data.accountId, conversationId: data.conversationId, messageId: message.id };
-  await ctx.db.transaction().execute((trx) => recordMentions(mentionStores(trx, ctx), ctx, ref));
+  await ctx.storage.transaction(mentionStores, (stores) => recordMentions(stores, ctx, ref));
 }
 
 /** An event that may tell a member something personally (core/helpdesk/notifications/notifications.ts) becomes their notification. */
@@ -23,7 +23,7 @@ export async function onNotifyingEvent(payload: unknown, ctx: PluginContext): Pr
   const event = payload as PluginEventPayload;
   const data = event.data as EventData;
   if (data.type === 'helpdesk.message.created' && data.message?.direction !== 'incoming') return;
-  await ctx.db.transaction().execute((trx) => notifyOf(notifyStores(trx, ctx), ctx, event.eventId, data));
+  await ctx.storage.transaction(notifyStores, (stores) => notifyOf(stores, ctx, event.eventId, data));
 }
 
 export const NOTIFICATION_SUBSCRIBERS: EventSubscriber[] = [

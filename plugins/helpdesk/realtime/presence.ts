@@ -29,7 +29,7 @@ export interface PresenceDeps {
 
 export function presenceDeps(ctx: PluginContext): PresenceDeps {
   return {
-    store: presenceStore(ctx.db),
+    store: ctx.storage.read(presenceStore),
     hub: ctx.realtime,
     clock: ctx.clock,
     ttlMs: (ctx.config.helpdeskPresenceTtlSeconds ?? DEFAULT_PRESENCE_TTL_SECONDS) * 1000,

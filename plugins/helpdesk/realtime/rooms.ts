@@ -1,8 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { seesEveryInbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
-import { helpdeskDb } from '../tables.ts';
 
 /** Spec 6.7: "namespace `/helpdesk`". */
 export const HELPDESK_NAMESPACE = '/helpdesk';
@@ -28,16 +25,4 @@ export function automaticRooms(actor: Actor, inboxIds: readonly string[]): strin
   if (seesEveryInbox(actor)) rooms.push(managersRoom(actor.workspaceId));
   else rooms.push(...inboxIds.map(inboxRoom));
   return rooms;
-}
-
-/** The inboxes of the workspace the member belongs to. */
-export async function memberInboxIds(base: Kysely<Database>, workspaceId: string, userId: string): Promise<string[]> {
-  const rows = await helpdeskDb(base)
-    .selectFrom('helpdesk_inbox_members as m')
-    .innerJoin('helpdesk_inboxes as i', 'i.id', 'm.inbox_id')
-    .select('m.inbox_id')
-    .where('i.workspace_id', '=', workspaceId)
-    .where('m.user_id', '=', userId)
-    .execute();
-  return rows.map((r) => r.inbox_id);
 }

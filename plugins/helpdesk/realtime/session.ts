@@ -1,13 +1,13 @@
 import type { Socket } from 'socket.io';
 import type { PluginContext } from '../../kernel/context.ts';
-import { baseStores } from '../../kernel/storage.ts';
 import { getConversation } from '../../../core/helpdesk/conversations/conversations.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { authorize } from '../../../core/identity/roles.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import { authenticateApiKey } from '../../../core/tokens/api-tokens.ts';
 import { conversationStores } from '../conversations/store.ts';
-import { automaticRooms, conversationRoom, memberInboxIds } from './rooms.ts';
+import { automaticRooms, conversationRoom } from './rooms.ts';
+import { sessionStores } from './session-store.ts';
 
 /** Spec 5.5: a bad or revoked token "fails the namespace with `connect_error` whose message is `unauthorized`". */
 export const UNAUTHORIZED = 'unauthorized';
@@ -41,9 +41,10 @@ export class HelpdeskSession {
   }
 
   private static async authenticate(ctx: PluginContext, apikey: string | undefined): Promise<{ actor: Actor; inboxIds: string[] }> {
-    const actor = await authenticateApiKey(baseStores(ctx.db), ctx, apikey, undefined);
+    const stores = ctx.storage.read(sessionStores);
+    const actor = await authenticateApiKey(stores, ctx, apikey, undefined);
     authorize(actor.roles, 'helpdesk.work', 'read');
-    return { actor, inboxIds: await memberInboxIds(ctx.db, actor.workspaceId, actor.userId) };
+    return { actor, inboxIds: await stores.memberInboxIds(actor.workspaceId, actor.userId) };
   }
 
   rooms(): string[] {
@@ -54,7 +55,7 @@ export class HelpdeskSession {
   async sees(conversationId: string): Promise<boolean> {
     if (this.visible.has(conversationId)) return true;
     try {
-      await getConversation(conversationStores(this.ctx.db, this.ctx), this.actor, conversationId);
+      await getConversation(this.ctx.storage.read(conversationStores), this.actor, conversationId);
     } catch (error) {
       if (error instanceof DomainError && (error.kind === 'not_found' || error.kind === 'forbidden')) return false;
       throw error;

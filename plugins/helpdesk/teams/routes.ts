@@ -39,8 +39,6 @@ const NotFound = { 404: StandardError };
 
 /** Helpdesk teams of agents (spec 2.11 `teamId`; bodies not shown in the spec, Chatwoot-like). */
 export function teamRoutes(ctx: PluginContext) {
-  const stores = () => teamStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof teamStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(teamStores(trx, ctx)));
   const deps: TeamDeps = { clock: ctx.clock, ids: ctx.ids };
 
   return new Elysia({ name: 'plugins.helpdesk.teams', prefix: '/v3/helpdesk/teams', detail: { tags: ['Helpdesk'] } })
@@ -50,7 +48,7 @@ export function teamRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listTeams(stores(), actor, pageRequest(query));
+            const found = await listTeams(ctx.storage.read(teamStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(TeamView) }, detail: { summary: 'Teams of the workspace, by name (any member); `s` searches the name' } },
@@ -58,7 +56,7 @@ export function teamRoutes(ctx: PluginContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const team = await inTransaction((s) => createTeam(s, deps, actor, body));
+            const team = await ctx.storage.transaction(teamStores, (s) => createTeam(s, deps, actor, body));
             set.status = 201;
             return present(team);
           },
@@ -69,12 +67,12 @@ export function teamRoutes(ctx: PluginContext) {
             detail: { summary: 'Create a team (Owner, Admin, Manager; PRO plan); 409 when the name is taken' },
           },
         )
-        .get('/:id', async ({ actor, params }) => present(await getTeam(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => present(await getTeam(ctx.storage.read(teamStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: TeamView },
           detail: { summary: 'One team with its members' },
         })
-        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateTeam(s, deps, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(teamStores, (s) => updateTeam(s, deps, actor, params.id, body))), {
           role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({ name: t.Optional(Name), description: t.Optional(Description) }),
@@ -84,7 +82,7 @@ export function teamRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteTeam(s, deps, actor, params.id));
+            await ctx.storage.transaction(teamStores, (s) => deleteTeam(s, deps, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           {
@@ -97,14 +95,14 @@ export function teamRoutes(ctx: PluginContext) {
             },
           },
         )
-        .get('/:id/members', async ({ actor, params }) => ({ data: (await listTeamMembers(stores(), actor, params.id)).map(presentMember) }), {
+        .get('/:id/members', async ({ actor, params }) => ({ data: (await listTeamMembers(ctx.storage.read(teamStores), actor, params.id)).map(presentMember) }), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: MembersView },
           detail: { summary: 'Members of the team' },
         })
         .put(
           '/:id/members',
-          async ({ actor, params, body }) => ({ data: (await inTransaction((s) => setTeamMembers(s, deps, actor, params.id, body.userIds))).map(presentMember) }),
+          async ({ actor, params, body }) => ({ data: (await ctx.storage.transaction(teamStores, (s) => setTeamMembers(s, deps, actor, params.id, body.userIds))).map(presentMember) }),
           {
             role: ['helpdesk.configure', 'write'],
             params: Id,

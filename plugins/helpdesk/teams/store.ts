@@ -150,6 +150,6 @@ export function teamStores(base: Kysely<Database>, ctx: PluginContext): TeamStor
     teams: teamStore(base),
     plans: workspacePlans(base),
     events: helpdeskEventLog(base, ctx),
-    workspaceMembers: inboxStores(base, ctx.box).workspaceMembers,
+    workspaceMembers: inboxStores(base, ctx).workspaceMembers,
   };
 }
