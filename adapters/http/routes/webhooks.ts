@@ -8,7 +8,7 @@ import {
   updateWebhook,
   webhookSecret,
 } from '../../../core/webhooks/webhooks.ts';
-import { listDeliveries, redeliverDelivery, type Delivery, type DeliveryAttempt } from '../../../core/webhooks/dispatch.ts';
+import { listDeliveries, redeliverDelivery } from '../../../core/webhooks/dispatch.ts';
 import { CONNECTION_EVENTS, type Webhook } from '../../../core/webhooks/webhook.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { messagingStores } from '../../connections/stores.ts';
@@ -16,6 +16,7 @@ import { dispatchDeps } from '../../webhooks/jobs.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { deliveryRoutes } from './webhook-deliveries.ts';
 
 const WebhookView = t.Object({
   id: Uuid,
@@ -41,45 +42,18 @@ const Settings = {
   enableSimulateTyping: t.Optional(t.Boolean({ description: 'Show "typing…" to the contact during the batching window' })),
 };
 
-const AttemptView = t.Object({ attempt: t.Integer(), at: Timestamp, statusCode: t.Nullable(t.Integer()), error: t.Nullable(t.String()), durationMs: t.Integer() });
-export const DeliveryView = t.Object({
-  id: Uuid,
-  event: t.String(),
-  eventIds: t.Array(t.String()),
-  state: t.UnionEnum(['PENDING', 'RETRYING', 'SUCCEEDED', 'FAILED']),
-  attempts: t.Integer(),
-  attemptLog: t.Array(AttemptView),
-  body: t.String({ description: 'The exact JSON body sent' }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
-
-/** The delivery history routes' schemas, shared by every kind of webhook (one delivery engine). */
-export const DELIVERY_HISTORY_ROUTE = {
-  params: Id,
-  query: PageQuery,
-  response: { ...authErrors, ...NotFound, 200: PageOf(DeliveryView) },
-  detail: { summary: 'Delivery history, newest first, with every attempt (time, status code or error, duration)' },
-};
-
-export const REDELIVERY_ROUTE = {
-  params: t.Object({ id: t.String(), deliveryId: t.String() }),
-  body: t.Optional(t.Object({}, { description: 'No fields' })),
-  response: { ...authErrors, ...NotFound, 201: DeliveryView, 409: StandardError },
-  detail: { summary: 'Send a failed delivery again (a fresh round of three attempts)' },
-};
 
 /** Connection webhooks (spec 2.8, 4.4, 6.4): settings, signing secret, delivery history. */
 export function webhookRoutes(ctx: AppContext) {
   const inTransaction = <T>(work: (stores: ReturnType<typeof messagingStores>) => Promise<T>) =>
     ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
   const stores = () => messagingStores(ctx.db, ctx);
+  const auth = authentication(ctx);
 
   return new Elysia({ name: 'routes.webhooks', prefix: '/v3/webhooks', detail: { tags: ['Webhooks'] } })
-    .use(authentication(ctx))
+    .use(auth)
     .guard({ auth: true, role: 'connections' }, (app) =>
       app
         .post(
@@ -156,23 +130,17 @@ export function webhookRoutes(ctx: AppContext) {
             detail: { summary: 'A new signing secret; the old one stops verifying at once' },
           },
         )
-        .get(
-          '/:id/deliveries',
-          async ({ actor, params, query }) => {
-            const found = await listDeliveries(stores(), actor, params.id, pageRequest(query));
-            return { ...found, data: found.data.map(presentDelivery) };
-          },
-          DELIVERY_HISTORY_ROUTE,
-        )
-        .post(
-          '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params, set }) => {
-            const delivery = await inTransaction((s) => redeliverDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
-            set.status = 201;
-            return presentDelivery({ ...delivery, attemptLog: [] });
-          },
-          REDELIVERY_ROUTE,
-        ),
+    )
+    .use(
+      deliveryRoutes({
+        authentication: auth,
+        role: 'connections',
+        storage: ctx.storage,
+        stores: messagingStores,
+        dispatch: dispatchDeps(ctx),
+        history: listDeliveries,
+        redeliver: redeliverDelivery,
+      }),
     );
 }
 
@@ -187,19 +155,5 @@ function present(w: Webhook) {
     enableSimulateTyping: w.enableSimulateTyping,
     createdAt: iso(w.createdAt),
     updatedAt: iso(w.updatedAt),
-  };
-}
-
-export function presentDelivery(d: Delivery & { attemptLog: DeliveryAttempt[] }) {
-  return {
-    id: d.id,
-    event: d.event,
-    eventIds: d.eventIds,
-    state: d.state,
-    attempts: d.attempts,
-    attemptLog: d.attemptLog.map((a) => ({ attempt: a.attempt, at: iso(a.at), statusCode: a.statusCode, error: a.error, durationMs: a.durationMs })),
-    body: d.body,
-    createdAt: iso(d.createdAt),
-    updatedAt: iso(d.updatedAt),
   };
 }
