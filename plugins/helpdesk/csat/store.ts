@@ -3,7 +3,10 @@ import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
-import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore } from '../../../core/helpdesk/csat/csat.ts';
+import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore, SurveySendPorts } from '../../../core/helpdesk/csat/csat.ts';
+import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
+import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
+import { conversationStore, helpdeskMessageStores } from '../conversations/store.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../tables.ts';
@@ -149,5 +152,23 @@ export function csatStores(base: Kysely<Database>, ctx: PluginContext): CsatStor
     inboxes: inboxStore(base, ctx.box),
     plans: workspacePlans(base),
     events: helpdeskEventLog(base, ctx),
+  };
+}
+
+/** The ports of sending the survey of a resolved conversation: the claim and the reply, on one handle. */
+export function surveySendPorts(db: Kysely<Database>, ctx: PluginContext): SurveySendPorts {
+  return {
+    settings: csatSettingsStore(db),
+    surveys: csatSurveyStore(db),
+    conversation: (workspaceId, id) => conversationStore(db).get(workspaceId, id),
+    reply: (conversation, text) =>
+      sendHelpdeskMessage(
+        helpdeskMessageStores(db, ctx),
+        { stores: messagingStores(db, ctx), deps: messagingDeps(ctx) },
+        { clock: ctx.clock, ids: ctx.ids },
+        systemActor(conversation.workspaceId),
+        conversation.id,
+        { content: text },
+      ),
   };
 }
