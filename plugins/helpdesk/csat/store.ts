@@ -4,9 +4,8 @@ import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore, SurveySendPorts } from '../../../core/helpdesk/csat/csat.ts';
-import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
-import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
-import { conversationStore, helpdeskMessageStores } from '../conversations/store.ts';
+import { conversationStore } from '../conversations/store.ts';
+import { systemReply } from '../conversations/system-reply.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../tables.ts';
@@ -161,14 +160,6 @@ export function surveySendPorts(db: Kysely<Database>, ctx: PluginContext): Surve
     settings: csatSettingsStore(db),
     surveys: csatSurveyStore(db),
     conversation: (workspaceId, id) => conversationStore(db).get(workspaceId, id),
-    reply: (conversation, text) =>
-      sendHelpdeskMessage(
-        helpdeskMessageStores(db, ctx),
-        { stores: messagingStores(db, ctx), deps: messagingDeps(ctx) },
-        { clock: ctx.clock, ids: ctx.ids },
-        systemActor(conversation.workspaceId),
-        conversation.id,
-        { content: text },
-      ),
+    reply: systemReply(db, ctx),
   };
 }

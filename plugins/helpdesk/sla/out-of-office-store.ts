@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
-import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import type { OutOfOfficeStores } from '../../../core/helpdesk/inboxes/out-of-office.ts';
-import { conversationStore, helpdeskMessageStores } from '../conversations/store.ts';
+import { conversationStore } from '../conversations/store.ts';
+import { systemReply } from '../conversations/system-reply.ts';
 import { helpdeskDb } from '../tables.ts';
 import { inboxHoursStore } from './store.ts';
 
@@ -33,14 +32,6 @@ export function outOfOfficeStores(base: Kysely<Database>, ctx: PluginContext): O
     async setMessage(conversationId, reopensAt, messageId) {
       await db.updateTable('helpdesk_out_of_office_replies').set({ message_id: messageId }).where('conversation_id', '=', conversationId).where('reopens_at', '=', reopensAt).execute();
     },
-    reply: (conversation, text) =>
-      sendHelpdeskMessage(
-        helpdeskMessageStores(base, ctx),
-        { stores: messagingStores(base, ctx), deps: messagingDeps(ctx) },
-        { clock: ctx.clock, ids: ctx.ids },
-        systemActor(conversation.workspaceId),
-        conversation.id,
-        { content: text },
-      ),
+    reply: systemReply(base, ctx),
   };
 }
