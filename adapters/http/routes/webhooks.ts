@@ -47,9 +47,6 @@ const NotFound = { 404: StandardError };
 
 /** Connection webhooks (spec 2.8, 4.4, 6.4): settings, signing secret, delivery history. */
 export function webhookRoutes(ctx: AppContext) {
-  const inTransaction = <T>(work: (stores: ReturnType<typeof messagingStores>) => Promise<T>) =>
-    ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
-  const stores = () => messagingStores(ctx.db, ctx);
   const auth = authentication(ctx);
 
   return new Elysia({ name: 'routes.webhooks', prefix: '/v3/webhooks', detail: { tags: ['Webhooks'] } })
@@ -59,7 +56,7 @@ export function webhookRoutes(ctx: AppContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const webhook = await createWebhook(stores(), ctx, actor, body);
+            const webhook = await createWebhook(ctx.storage.read(messagingStores), ctx, actor, body);
             set.status = 201;
             return present(webhook);
           },
@@ -68,19 +65,19 @@ export function webhookRoutes(ctx: AppContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listWebhooks(stores(), actor, pageRequest(query));
+            const found = await listWebhooks(ctx.storage.read(messagingStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(WebhookView) }, detail: { summary: 'Webhooks of the workspace; `s` searches the URL' } },
         )
-        .get('/:id', async ({ actor, params }) => present(await getWebhook(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => present(await getWebhook(ctx.storage.read(messagingStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: WebhookView },
           detail: { summary: 'One webhook' },
         })
         .patch(
           '/:id',
-          async ({ actor, params, body }) => present(await inTransaction((s) => updateWebhook(s, ctx, actor, params.id, body))),
+          async ({ actor, params, body }) => present(await ctx.storage.transaction(messagingStores, (s) => updateWebhook(s, ctx, actor, params.id, body))),
           {
             params: Id,
             body: t.Object({
@@ -106,12 +103,12 @@ export function webhookRoutes(ctx: AppContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await deleteWebhook(stores(), actor, params.id);
+            await deleteWebhook(ctx.storage.read(messagingStores), actor, params.id);
             return { id: params.id, deleted: true as const };
           },
           { params: Id, response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) }, detail: { summary: 'Delete a webhook' } },
         )
-        .get('/:id/secret', async ({ actor, params }) => ({ secret: await webhookSecret(stores(), actor, params.id) }), {
+        .get('/:id/secret', async ({ actor, params }) => ({ secret: await webhookSecret(ctx.storage.read(messagingStores), actor, params.id) }), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: t.Object({ secret: t.String() }) },
           detail: { summary: 'The signing secret (read once and store it)' },
@@ -119,7 +116,7 @@ export function webhookRoutes(ctx: AppContext) {
         .post(
           '/:id/secret/rotate',
           async ({ actor, params, set }) => {
-            const secret = await inTransaction((s) => rotateWebhookSecret(s, ctx, actor, params.id));
+            const secret = await ctx.storage.transaction(messagingStores, (s) => rotateWebhookSecret(s, ctx, actor, params.id));
             set.status = 201;
             return { secret };
           },
