@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
-import type { PluginContext } from '../../kernel/context.ts';
+import type { DatabaseHandle, PluginContext } from '../../kernel/context.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import type { Conversation } from '../../../core/helpdesk/conversations/conversations.ts';
@@ -11,7 +9,7 @@ import { helpdeskMessageStores } from './store.ts';
  * out-of-office reply) through the normal reply path, on the given handle; a refusal of that
  * path is a DomainError, as for a person's reply.
  */
-export function systemReply(db: Kysely<Database>, ctx: PluginContext) {
+export function systemReply(db: DatabaseHandle, ctx: PluginContext) {
   return (conversation: Conversation, text: string) =>
     sendHelpdeskMessage(
       helpdeskMessageStores(db, ctx),

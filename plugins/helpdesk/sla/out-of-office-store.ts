@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
-import type { PluginContext } from '../../kernel/context.ts';
+import type { DatabaseHandle, PluginContext } from '../../kernel/context.ts';
 import type { OutOfOfficeStores } from '../../../core/helpdesk/inboxes/out-of-office.ts';
 import { conversationStore } from '../conversations/store.ts';
 import { systemReply } from '../conversations/system-reply.ts';
@@ -11,7 +9,7 @@ import { inboxHoursStore } from './store.ts';
  * The ports of the out-of-office reply on one handle: the inbox's hours and zone, the claim of
  * the closed period (once per conversation and period) and the reply through the normal path.
  */
-export function outOfOfficeStores(base: Kysely<Database>, ctx: PluginContext): OutOfOfficeStores {
+export function outOfOfficeStores(base: DatabaseHandle, ctx: PluginContext): OutOfOfficeStores {
   const db = helpdeskDb(base);
   return {
     hours: (inboxId) => inboxHoursStore(base).get(inboxId),
