@@ -8,7 +8,8 @@ import { onPluginContext } from './host.ts';
 
 export type { DeliveryTargetFinder } from '../../adapters/webhooks/endpoints.ts';
 export { deliveryStore, webhookStore } from '../../adapters/postgres/repositories/webhook-store.ts';
-export { DELIVERY_HISTORY_ROUTE, REDELIVERY_ROUTE, presentDelivery } from '../../adapters/http/routes/webhooks.ts';
+/** A kind of webhook's delivery history and redelivery routes (`Plugin` routers `.use` them last). */
+export { deliveryRoutes, DELIVERY_HISTORY_ROUTE, presentDelivery } from '../../adapters/http/routes/webhook-deliveries.ts';
 export { outboundPost, webhookSender } from '../../adapters/webhooks/http-sender.ts';
 export { OutboundRefusal, type Outbound } from '../../adapters/outbound/outbound.ts';
 /** What fanning an event out to webhooks needs (clock, ids, the delivery queue). */

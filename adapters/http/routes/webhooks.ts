@@ -8,7 +8,7 @@ import {
   updateWebhook,
   webhookSecret,
 } from '../../../core/webhooks/webhooks.ts';
-import { listDeliveries, redeliverDelivery, type Delivery, type DeliveryAttempt } from '../../../core/webhooks/dispatch.ts';
+import { listDeliveries, redeliverDelivery } from '../../../core/webhooks/dispatch.ts';
 import { CONNECTION_EVENTS, type Webhook } from '../../../core/webhooks/webhook.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
 import { messagingStores } from '../../connections/stores.ts';
@@ -16,6 +16,7 @@ import { dispatchDeps } from '../../webhooks/jobs.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { deliveryRoutes } from './webhook-deliveries.ts';
 
 const WebhookView = t.Object({
   id: Uuid,
@@ -41,51 +42,21 @@ const Settings = {
   enableSimulateTyping: t.Optional(t.Boolean({ description: 'Show "typing…" to the contact during the batching window' })),
 };
 
-const AttemptView = t.Object({ attempt: t.Integer(), at: Timestamp, statusCode: t.Nullable(t.Integer()), error: t.Nullable(t.String()), durationMs: t.Integer() });
-export const DeliveryView = t.Object({
-  id: Uuid,
-  event: t.String(),
-  eventIds: t.Array(t.String()),
-  state: t.UnionEnum(['PENDING', 'RETRYING', 'SUCCEEDED', 'FAILED']),
-  attempts: t.Integer(),
-  attemptLog: t.Array(AttemptView),
-  body: t.String({ description: 'The exact JSON body sent' }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 
-/** The delivery history routes' schemas, shared by every kind of webhook (one delivery engine). */
-export const DELIVERY_HISTORY_ROUTE = {
-  params: Id,
-  query: PageQuery,
-  response: { ...authErrors, ...NotFound, 200: PageOf(DeliveryView) },
-  detail: { summary: 'Delivery history, newest first, with every attempt (time, status code or error, duration)' },
-};
-
-export const REDELIVERY_ROUTE = {
-  params: t.Object({ id: t.String(), deliveryId: t.String() }),
-  body: t.Optional(t.Object({}, { description: 'No fields' })),
-  response: { ...authErrors, ...NotFound, 201: DeliveryView, 409: StandardError },
-  detail: { summary: 'Send a failed delivery again (a fresh round of three attempts)' },
-};
-
 /** Connection webhooks (spec 2.8, 4.4, 6.4): settings, signing secret, delivery history. */
 export function webhookRoutes(ctx: AppContext) {
-  const inTransaction = <T>(work: (stores: ReturnType<typeof messagingStores>) => Promise<T>) =>
-    ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx)));
-  const stores = () => messagingStores(ctx.db, ctx);
+  const auth = authentication(ctx);
 
   return new Elysia({ name: 'routes.webhooks', prefix: '/v3/webhooks', detail: { tags: ['Webhooks'] } })
-    .use(authentication(ctx))
+    .use(auth)
     .guard({ auth: true, role: 'connections' }, (app) =>
       app
         .post(
           '',
           async ({ actor, body, set }) => {
-            const webhook = await createWebhook(stores(), ctx, actor, body);
+            const webhook = await createWebhook(ctx.storage.read(messagingStores), ctx, actor, body);
             set.status = 201;
             return present(webhook);
           },
@@ -94,19 +65,19 @@ export function webhookRoutes(ctx: AppContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listWebhooks(stores(), actor, pageRequest(query));
+            const found = await listWebhooks(ctx.storage.read(messagingStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(WebhookView) }, detail: { summary: 'Webhooks of the workspace; `s` searches the URL' } },
         )
-        .get('/:id', async ({ actor, params }) => present(await getWebhook(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => present(await getWebhook(ctx.storage.read(messagingStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: WebhookView },
           detail: { summary: 'One webhook' },
         })
         .patch(
           '/:id',
-          async ({ actor, params, body }) => present(await inTransaction((s) => updateWebhook(s, ctx, actor, params.id, body))),
+          async ({ actor, params, body }) => present(await ctx.storage.transaction(messagingStores, (s) => updateWebhook(s, ctx, actor, params.id, body))),
           {
             params: Id,
             body: t.Object({
@@ -132,12 +103,12 @@ export function webhookRoutes(ctx: AppContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await deleteWebhook(stores(), actor, params.id);
+            await deleteWebhook(ctx.storage.read(messagingStores), actor, params.id);
             return { id: params.id, deleted: true as const };
           },
           { params: Id, response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) }, detail: { summary: 'Delete a webhook' } },
         )
-        .get('/:id/secret', async ({ actor, params }) => ({ secret: await webhookSecret(stores(), actor, params.id) }), {
+        .get('/:id/secret', async ({ actor, params }) => ({ secret: await webhookSecret(ctx.storage.read(messagingStores), actor, params.id) }), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: t.Object({ secret: t.String() }) },
           detail: { summary: 'The signing secret (read once and store it)' },
@@ -145,7 +116,7 @@ export function webhookRoutes(ctx: AppContext) {
         .post(
           '/:id/secret/rotate',
           async ({ actor, params, set }) => {
-            const secret = await inTransaction((s) => rotateWebhookSecret(s, ctx, actor, params.id));
+            const secret = await ctx.storage.transaction(messagingStores, (s) => rotateWebhookSecret(s, ctx, actor, params.id));
             set.status = 201;
             return { secret };
           },
@@ -156,23 +127,17 @@ export function webhookRoutes(ctx: AppContext) {
             detail: { summary: 'A new signing secret; the old one stops verifying at once' },
           },
         )
-        .get(
-          '/:id/deliveries',
-          async ({ actor, params, query }) => {
-            const found = await listDeliveries(stores(), actor, params.id, pageRequest(query));
-            return { ...found, data: found.data.map(presentDelivery) };
-          },
-          DELIVERY_HISTORY_ROUTE,
-        )
-        .post(
-          '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params, set }) => {
-            const delivery = await inTransaction((s) => redeliverDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
-            set.status = 201;
-            return presentDelivery({ ...delivery, attemptLog: [] });
-          },
-          REDELIVERY_ROUTE,
-        ),
+    )
+    .use(
+      deliveryRoutes({
+        authentication: auth,
+        role: 'connections',
+        storage: ctx.storage,
+        stores: messagingStores,
+        dispatch: dispatchDeps(ctx),
+        history: listDeliveries,
+        redeliver: redeliverDelivery,
+      }),
     );
 }
 
@@ -187,19 +152,5 @@ function present(w: Webhook) {
     enableSimulateTyping: w.enableSimulateTyping,
     createdAt: iso(w.createdAt),
     updatedAt: iso(w.updatedAt),
-  };
-}
-
-export function presentDelivery(d: Delivery & { attemptLog: DeliveryAttempt[] }) {
-  return {
-    id: d.id,
-    event: d.event,
-    eventIds: d.eventIds,
-    state: d.state,
-    attempts: d.attempts,
-    attemptLog: d.attemptLog.map((a) => ({ attempt: a.attempt, at: iso(a.at), statusCode: a.statusCode, error: a.error, durationMs: a.durationMs })),
-    body: d.body,
-    createdAt: iso(d.createdAt),
-    updatedAt: iso(d.updatedAt),
   };
 }

@@ -1,13 +1,11 @@
 import { Elysia, t } from 'elysia';
 import { AI_PROVIDERS, getAiSettings, MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, putAiSettings, type AiSettingsView } from '../../../core/helpdesk/ai/ai-settings.ts';
-import { AI_TIMEOUT_MS, summarizeConversation, suggestReply, type AiAssistStores } from '../../../core/helpdesk/ai/ai-assist.ts';
+import { AI_TIMEOUT_MS, summarizeConversation, suggestReply } from '../../../core/helpdesk/ai/ai-assist.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { authErrors, iso, OneOf, StandardError, Timestamp } from '../../kernel/http.ts';
-import { conversationStores } from '../conversations/store.ts';
-import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { chatCompletions } from './chat-completions.ts';
-import { aiSettingsStore } from './store.ts';
+import { aiAssistStores, aiSettingsStores } from './store.ts';
 
 const AiSettingsBody = t.Object({
   enabled: t.Boolean({ description: 'AI actions answer 422 "AI not configured" while false' }),
@@ -34,8 +32,6 @@ const NoBody = t.Optional(t.Object({}, { description: 'No fields', additionalPro
 
 /** The workspace's AI settings (spec 2.14 row "Helpdesk: AI configuration") and the AI actions on conversations. */
 export function aiRoutes(ctx: PluginContext) {
-  const settingsStores = (db: PluginContext['db']) => ({ aiSettings: aiSettingsStore(db, ctx.box), plans: workspacePlans(db) });
-  const assistStores = (): AiAssistStores => ({ ...conversationStores(ctx.db, ctx), aiSettings: aiSettingsStore(ctx.db, ctx.box) });
   const ai = chatCompletions(ctx.outbound);
 
   return new Elysia({ name: 'plugins.helpdesk.ai', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk AI'] } })
@@ -44,11 +40,11 @@ export function aiRoutes(ctx: PluginContext) {
     // 404 first (and `helpdesk.work` is every role's anyway).
     .guard({ auth: true }, (app) =>
       app
-        .get('/ai-settings', async ({ actor }) => present(await getAiSettings(settingsStores(ctx.db), actor)), {
+        .get('/ai-settings', async ({ actor }) => present(await getAiSettings(ctx.storage.read(aiSettingsStores), actor)), {
           response: { ...authErrors, 200: AiSettingsResponse },
           detail: { summary: 'The workspace\'s AI provider (every member reads; the key is never returned, apiKeySet says whether one is stored)' },
         })
-        .put('/ai-settings', async ({ actor, body }) => present(await ctx.db.transaction().execute((trx) => putAiSettings(settingsStores(trx), ctx, actor, body))), {
+        .put('/ai-settings', async ({ actor, body }) => present(await ctx.storage.transaction(aiSettingsStores, (s) => putAiSettings(s, ctx, actor, body))), {
           role: ['helpdesk.ai', 'write'],
           body: AiSettingsBody,
           response: { ...authErrors, 200: AiSettingsResponse },
@@ -56,7 +52,7 @@ export function aiRoutes(ctx: PluginContext) {
         })
         .post('/conversations/:id/ai/suggest-reply', async ({ actor, params, set }) => {
           set.status = 201;
-          return suggestReply(assistStores(), ai, actor, params.id);
+          return suggestReply(ctx.storage.read(aiAssistStores), ai, actor, params.id);
         }, {
           params: Id,
           body: NoBody,
@@ -67,7 +63,7 @@ export function aiRoutes(ctx: PluginContext) {
         })
         .post('/conversations/:id/ai/summarize', async ({ actor, params, set }) => {
           set.status = 201;
-          return summarizeConversation(assistStores(), ai, actor, params.id);
+          return summarizeConversation(ctx.storage.read(aiAssistStores), ai, actor, params.id);
         }, {
           params: Id,
           body: NoBody,

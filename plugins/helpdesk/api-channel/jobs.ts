@@ -12,7 +12,7 @@ import { helpdeskMessageStores } from '../conversations/store.ts';
  * so pg-boss retries only a crash (a worker that died mid-request).
  */
 export function apiChannelJobs(ctx: PluginContext): JobDefinition[] {
-  const uow: UnitOfWork<ApiChannelStores> = { transaction: (work) => ctx.db.transaction().execute((trx) => work(helpdeskMessageStores(trx, ctx))) };
+  const uow: UnitOfWork<ApiChannelStores> = { transaction: (work) => ctx.storage.transaction(helpdeskMessageStores, work) };
   const deps = { clock: ctx.clock, ids: ctx.ids };
   return [
     {

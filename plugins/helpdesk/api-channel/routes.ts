@@ -18,7 +18,7 @@ import { parseJsonText } from '../../kernel/http.ts';
 import { countRefusal } from '../../kernel/http.ts';
 import { StandardError, Uuid } from '../../kernel/http.ts';
 import { helpdeskMessageStores } from '../conversations/store.ts';
-import { inboxById } from './store.ts';
+import { apiChannelInboxes } from './store.ts';
 
 export const API_CHANNEL_PREFIX = '/webhooks/helpdesk';
 
@@ -99,7 +99,7 @@ export function apiChannelRoutes(ctx: PluginContext) {
     async ({ params, request, set, server }) => {
       // The raw bytes, as signed: read before anything parses them.
       const raw = await readBytes(request, bodyLimit);
-      const inbox = await inboxById(ctx.db, ctx, params.inboxId);
+      const inbox = await ctx.storage.read(apiChannelInboxes).byId(params.inboxId);
       try {
         authenticateInbound(inbox, { token: request.headers.get(TOKEN_HEADER), signature: request.headers.get(SIGNATURE_HEADER) }, raw);
       } catch (error) {
@@ -110,11 +110,11 @@ export function apiChannelRoutes(ctx: PluginContext) {
       const body = parseJsonText(new TextDecoder().decode(raw));
       const input = parseInbound(body);
       if (input.kind === 'message') {
-        const received = await ctx.db.transaction().execute((trx) => receiveApiMessage(helpdeskMessageStores(trx, ctx), deps, inbox!, input));
+        const received = await ctx.storage.transaction(helpdeskMessageStores, (s) => receiveApiMessage(s, deps, inbox!, input));
         set.status = 201;
         return received;
       }
-      const updated = await ctx.db.transaction().execute((trx) => receiveApiStatusUpdate(helpdeskMessageStores(trx, ctx), inbox!, input));
+      const updated = await ctx.storage.transaction(helpdeskMessageStores, (s) => receiveApiStatusUpdate(s, inbox!, input));
       set.status = 201;
       return { messageId: updated.messageId, conversationId: updated.conversationId, status: updated.status, externalError: updated.externalError };
     },

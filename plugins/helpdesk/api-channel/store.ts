@@ -112,9 +112,14 @@ export function apiChannelPorts(base: Kysely<Database>, ctx: Pick<PluginContext,
   return { apiChannel: apiChannelStore(base), outbox: ctx.queue.outbox(base) };
 }
 
-/** An inbox by id alone (the inbound endpoint names no workspace); undefined when unknown. */
-export async function inboxById(base: Kysely<Database>, ctx: Pick<PluginContext, 'box'>, id: string): Promise<Inbox | undefined> {
-  if (!isUuid(id)) return undefined;
-  const row = await helpdeskDb(base).selectFrom('helpdesk_inboxes').select('workspace_id').where('id', '=', id).executeTakeFirst();
-  return row && inboxStore(base, ctx.box).get(row.workspace_id, id);
+/** The API inboxes as the inbound endpoint finds them: by id alone (it names no workspace). */
+export function apiChannelInboxes(base: Kysely<Database>, ctx: Pick<PluginContext, 'box'>) {
+  return {
+    /** Undefined when unknown. */
+    async byId(id: string): Promise<Inbox | undefined> {
+      if (!isUuid(id)) return undefined;
+      const row = await helpdeskDb(base).selectFrom('helpdesk_inboxes').select('workspace_id').where('id', '=', id).executeTakeFirst();
+      return row && inboxStore(base, ctx.box).get(row.workspace_id, id);
+    },
+  };
 }

@@ -28,8 +28,7 @@ const Id = t.Object({ id: t.String() });
 /** Availability of the member (spec 3.7, 4.6) and the per-inbox switch of automatic assignment. */
 export function assignmentRoutes(ctx: PluginContext) {
   const deps = assignmentDeps(ctx);
-  const settings = () => assignmentSettingsStores(ctx.db, ctx);
-  const own = (actor: Parameters<typeof ownAvailability>[2]) => ownAvailability(ownPresenceStore(ctx.db), deps, actor);
+  const own = (actor: Parameters<typeof ownAvailability>[2]) => ownAvailability(ctx.storage.read(ownPresenceStore), deps, actor);
 
   return new Elysia({ name: 'plugins.helpdesk.assignment', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
@@ -44,7 +43,7 @@ export function assignmentRoutes(ctx: PluginContext) {
         .patch(
           '/profile/availability',
           async ({ actor, body }) => {
-            await assertMayChooseAvailability(workspacePlans(ctx.db), actor);
+            await assertMayChooseAvailability(ctx.storage.read(workspacePlans), actor);
             // Announces `presence.update` to the workspace when what others see changes.
             await setHelpdeskAvailability(ctx, actor, body.availability);
             return own(actor);
@@ -60,14 +59,14 @@ export function assignmentRoutes(ctx: PluginContext) {
             },
           },
         )
-        .get('/inboxes/:id/assignment', async ({ actor, params }) => present(await getAssignmentSettings(settings(), actor, params.id)), {
+        .get('/inboxes/:id/assignment', async ({ actor, params }) => present(await getAssignmentSettings(ctx.storage.read(assignmentSettingsStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, 404: StandardError, 200: AssignmentView },
           detail: { summary: 'Whether new conversations of the inbox are assigned automatically' },
         })
         .put(
           '/inboxes/:id/assignment',
-          async ({ actor, params, body }) => present(await ctx.db.transaction().execute((trx) => setAssignmentSettings(assignmentSettingsStores(trx, ctx), ctx, actor, params.id, body))),
+          async ({ actor, params, body }) => present(await ctx.storage.transaction(assignmentSettingsStores, (s) => setAssignmentSettings(s, ctx, actor, params.id, body))),
           {
             params: Id,
             body: t.Object({ enabled: t.Boolean({ description: 'true: round-robin assigns new conversations; false: they stay unassigned' }) }),

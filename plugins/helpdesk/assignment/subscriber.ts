@@ -12,5 +12,5 @@ export async function onConversationCreated(payload: unknown, ctx: PluginContext
   const event = payload as PluginEventPayload;
   const conversationId = (event.data as { conversationId?: unknown } | undefined)?.conversationId;
   if (typeof conversationId !== 'string') return;
-  await ctx.db.transaction().execute((trx) => assignOnArrival(assignmentStores(trx, ctx), assignmentDeps(ctx), conversationId));
+  await ctx.storage.transaction(assignmentStores, (stores) => assignOnArrival(stores, assignmentDeps(ctx), conversationId));
 }

@@ -13,7 +13,7 @@ import { helpdeskDb, type HelpdeskAgentBotsTable } from '../tables.ts';
 const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Agent bots with the inboxes they serve; the signing secret is sealed at rest, the access token only hashed. */
-export function agentBotStore(base: Kysely<Database>, box: SecretBox): AgentBotStore {
+export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox }): AgentBotStore {
   const db = helpdeskDb(base);
   const toBot = (row: Selectable<HelpdeskAgentBotsTable>, inboxIds: string[]): AgentBot => ({
     id: row.id,

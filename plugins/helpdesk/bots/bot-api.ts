@@ -41,8 +41,6 @@ export function agentBotApiRoutes(ctx: PluginContext) {
   const sendDeps = messagingDeps(ctx);
   const limiter = rateLimiter({ limit: BOT_AUTH_FAILURES_PER_MINUTE, windowMs: 60_000, clock: ctx.clock });
   const bots = new WeakMap<Request, AgentBot>();
-  const inTransaction = <T>(work: (s: ReturnType<typeof agentBotConversationStores>, trx: PluginContext['db']) => Promise<T>) =>
-    ctx.db.transaction().execute((trx) => work(agentBotConversationStores(trx, ctx), trx));
 
   const botAuth = new Elysia({ name: 'plugins.helpdesk.agent-bot.auth' }).macro({
     agentBot: {
@@ -50,7 +48,7 @@ export function agentBotApiRoutes(ctx: PluginContext) {
       async transform({ request, server }) {
         const ip = server?.requestIP(request)?.address ?? 'unknown';
         if (!limiter.hit(ip)) throw new TooManyRequests(60);
-        bots.set(request, await authenticateAgentBot(agentBotStore(ctx.db, ctx.box), request.headers.get(AGENT_BOT_TOKEN_HEADER)));
+        bots.set(request, await authenticateAgentBot(ctx.storage.read(agentBotStore), request.headers.get(AGENT_BOT_TOKEN_HEADER)));
         limiter.release(ip);
       },
       resolve({ request }): { bot: AgentBot } {
@@ -65,12 +63,12 @@ export function agentBotApiRoutes(ctx: PluginContext) {
     .use(botAuth)
     .guard({ agentBot: true }, (app) =>
       app
-        .get('/:id', async ({ bot, params }) => present(await botConversation(agentBotConversationStores(ctx.db, ctx), bot, params.id)), {
+        .get('/:id', async ({ bot, params }) => present(await botConversation(ctx.storage.read(agentBotConversationStores), bot, params.id)), {
           params: Id,
           response: { ...errors, 200: ConversationView },
           detail: { summary: 'A conversation the bot holds', parameters: [TOKEN_PARAMETER] },
         })
-        .get('/:id/messages', async ({ bot, params, query }) => (await botMessages(agentBotConversationStores(ctx.db, ctx), bot, params.id, query)).map(presentMessage), {
+        .get('/:id/messages', async ({ bot, params, query }) => (await botMessages(ctx.storage.read(agentBotConversationStores), bot, params.id, query)).map(presentMessage), {
           params: Id,
           query: t.Object(
             {
@@ -85,7 +83,7 @@ export function agentBotApiRoutes(ctx: PluginContext) {
         .post(
           '/:id/messages',
           async ({ bot, params, body, set }) => {
-            const message = await inTransaction((s, trx) => botReply(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, bot, params.id, body));
+            const message = await ctx.storage.transaction(agentBotConversationStores, (s, trx) => botReply(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, bot, params.id, body));
             set.status = 201;
             return presentMessage(message);
           },
@@ -104,7 +102,7 @@ export function agentBotApiRoutes(ctx: PluginContext) {
         )
         .post('/:id/handoff', async ({ bot, params, set }) => {
           set.status = 201;
-          return present(await inTransaction((s) => botHandoff(s, deps, bot, params.id)));
+          return present(await ctx.storage.transaction(agentBotConversationStores, (s) => botHandoff(s, deps, bot, params.id)));
         }, {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields', additionalProperties: true })),

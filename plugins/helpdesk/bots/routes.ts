@@ -19,8 +19,7 @@ import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
-import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../kernel/webhooks.ts';
-import { dispatchDeps } from '../../kernel/webhooks.ts';
+import { deliveryRoutes, dispatchDeps } from '../../kernel/webhooks.ts';
 import { agentBotStores } from './use-case-stores.ts';
 
 export const AgentBotView = t.Object({
@@ -54,17 +53,16 @@ const NotFound = { 404: StandardError };
 
 /** Agent bots (issue 7 item 4): settings, secrets, delivery history. Helpdesk configuration (Owner, Admin, Manager), PRO plan for writes. */
 export function agentBotRoutes(ctx: PluginContext) {
-  const stores = () => agentBotStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof agentBotStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(agentBotStores(trx, ctx)));
+  const auth = authentication(ctx);
 
   return new Elysia({ name: 'plugins.helpdesk.agent-bots', prefix: '/v3/helpdesk/agent-bots', detail: { tags: ['Helpdesk agent bots'] } })
-    .use(authentication(ctx))
+    .use(auth)
     .guard({ auth: true, role: 'helpdesk.configure' }, (app) =>
       app
         .post(
           '',
           async ({ actor, body, set }) => {
-            const created = await inTransaction((s) => createAgentBot(s, ctx, actor, body));
+            const created = await ctx.storage.transaction(agentBotStores, (s) => createAgentBot(s, ctx, actor, body));
             set.status = 201;
             return { ...present(created.bot), accessToken: created.accessToken, signingSecret: created.signingSecret };
           },
@@ -77,17 +75,17 @@ export function agentBotRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listAgentBots(stores(), actor, pageRequest(query));
+            const found = await listAgentBots(ctx.storage.read(agentBotStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(AgentBotView) }, detail: { summary: 'Agent bots of the workspace (`s` searches the name)' } },
         )
-        .get('/:id', async ({ actor, params }) => present(await getAgentBot(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => present(await getAgentBot(ctx.storage.read(agentBotStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: AgentBotView },
           detail: { summary: 'One agent bot' },
         })
-        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateAgentBot(s, ctx, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(agentBotStores, (s) => updateAgentBot(s, ctx, actor, params.id, body))), {
           params: Id,
           body: t.Object({ ...Settings, name: t.Optional(Settings.name), webhookUrl: t.Optional(Settings.webhookUrl) }),
           response: { ...authErrors, ...NotFound, 200: AgentBotView, 409: StandardError },
@@ -96,7 +94,7 @@ export function agentBotRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteAgentBot(s, actor, params.id));
+            await ctx.storage.transaction(agentBotStores, (s) => deleteAgentBot(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           {
@@ -109,7 +107,7 @@ export function agentBotRoutes(ctx: PluginContext) {
           '/:id/token/rotate',
           async ({ actor, params, set }) => {
             set.status = 201;
-            const rotated = await inTransaction((s) => rotateAgentBotToken(s, ctx, actor, params.id));
+            const rotated = await ctx.storage.transaction(agentBotStores, (s) => rotateAgentBotToken(s, ctx, actor, params.id));
             return { ...present(rotated.bot), accessToken: rotated.accessToken };
           },
           {
@@ -123,7 +121,7 @@ export function agentBotRoutes(ctx: PluginContext) {
           '/:id/signing-secret/rotate',
           async ({ actor, params, set }) => {
             set.status = 201;
-            const rotated = await inTransaction((s) => rotateAgentBotSigningSecret(s, ctx, actor, params.id));
+            const rotated = await ctx.storage.transaction(agentBotStores, (s) => rotateAgentBotSigningSecret(s, ctx, actor, params.id));
             return { ...present(rotated.bot), signingSecret: rotated.signingSecret };
           },
           {
@@ -133,23 +131,18 @@ export function agentBotRoutes(ctx: PluginContext) {
             detail: { summary: 'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it' },
           },
         )
-        .get(
-          '/:id/deliveries',
-          async ({ actor, params, query }) => {
-            const found = await agentBotDeliveries(stores(), actor, params.id, pageRequest(query));
-            return { ...found, data: found.data.map(presentDelivery) };
-          },
-          { ...DELIVERY_HISTORY_ROUTE, detail: { summary: 'What was POSTed to the bot\'s webhook, newest first, with every attempt' } },
-        )
-        .post(
-          '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params, set }) => {
-            set.status = 201;
-            const delivery = await inTransaction((s) => redeliverAgentBotDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
-            return presentDelivery({ ...delivery, attemptLog: [] });
-          },
-          REDELIVERY_ROUTE,
-        ),
+    )
+    .use(
+      deliveryRoutes({
+        authentication: auth,
+        role: 'helpdesk.configure',
+        storage: ctx.storage,
+        stores: agentBotStores,
+        dispatch: dispatchDeps(ctx),
+        history: agentBotDeliveries,
+        redeliver: redeliverAgentBotDelivery,
+        historySummary: 'What was POSTed to the bot\'s webhook, newest first, with every attempt',
+      }),
     );
 }
 

@@ -3,6 +3,7 @@ import { takeTurn } from '../../../core/helpdesk/bots/agent-bot-conversations.ts
 import { fanOutToBots } from '../../../core/helpdesk/bots/agent-bot-delivery.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../../../core/helpdesk/events.ts';
 import { dispatchDeps } from '../../kernel/webhooks.ts';
+import type { DatabaseHandle } from '../../kernel/context.ts';
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import { agentBotConversationStores, botDeliveryStores } from './use-case-stores.ts';
 
@@ -19,12 +20,17 @@ type EventData = Record<string, unknown> & { type: HelpdeskEventType; accountId:
 export async function onHelpdeskEventForBots(payload: unknown, ctx: PluginContext): Promise<void> {
   const event = payload as PluginEventPayload;
   const data = event.data as EventData;
-  await ctx.db.transaction().execute(async (trx) => {
+  await ctx.storage.transaction(botEventStores, async (stores) => {
     if (typeof data.conversationId === 'string' && typeof data.inboxId === 'string' && data.type !== 'helpdesk.conversation.deleted') {
-      await takeTurn(agentBotConversationStores(trx, ctx), { clock: ctx.clock, ids: ctx.ids }, { conversationId: data.conversationId, inboxId: data.inboxId });
+      await takeTurn(stores.turns, { clock: ctx.clock, ids: ctx.ids }, { conversationId: data.conversationId, inboxId: data.inboxId });
     }
-    await fanOutToBots(botDeliveryStores(trx, ctx), dispatchDeps(ctx), { eventId: event.eventId, data });
+    await fanOutToBots(stores.deliveries, dispatchDeps(ctx), { eventId: event.eventId, data });
   });
 }
 
 export const AGENT_BOT_SUBSCRIBERS: EventSubscriber[] = HELPDESK_EVENT_TYPES.map((event) => ({ event, handle: onHelpdeskEventForBots }));
+
+/** Both parts of an event's work for the bots share one transaction: the turn and the deliveries. */
+function botEventStores(db: DatabaseHandle, ctx: PluginContext) {
+  return { turns: agentBotConversationStores(db, ctx), deliveries: botDeliveryStores(db, ctx) };
+}

@@ -18,7 +18,7 @@ import { agentBotStore, agentBotTurnStore, botConversationStore, conversationHol
 export function agentBotConversationStores(trx: Kysely<Database>, ctx: PluginContext): AgentBotConversationStores {
   return {
     ...helpdeskMessageStores(trx, ctx),
-    agentBots: agentBotStore(trx, ctx.box),
+    agentBots: agentBotStore(trx, ctx),
     botTurns: agentBotTurnStore(trx),
     botConversations: botConversationStore(trx),
     async assignToPeople(conversationId) {
@@ -32,7 +32,7 @@ export function agentBotConversationStores(trx: Kysely<Database>, ctx: PluginCon
 export function agentBotStores(trx: Kysely<Database>, ctx: PluginContext): AgentBotStores & Pick<DispatchStores, 'deliveries' | 'outbox'> {
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   return {
-    agentBots: agentBotStore(trx, ctx.box),
+    agentBots: agentBotStore(trx, ctx),
     inboxes: inboxStore(trx, ctx.box),
     plans: workspacePlans(trx),
     deliveries: deliveryStore(trx),
@@ -44,7 +44,7 @@ export function agentBotStores(trx: Kysely<Database>, ctx: PluginContext): Agent
 /** Who hears an event among the bots, and the delivery engine's stores. */
 export function botDeliveryStores(trx: Kysely<Database>, ctx: PluginContext): BotDeliveryStores {
   return {
-    agentBots: agentBotStore(trx, ctx.box),
+    agentBots: agentBotStore(trx, ctx),
     holderOf: (conversationId) => conversationHolder(trx, conversationId),
     deliveries: deliveryStore(trx),
     outbox: ctx.queue.outbox(trx),
@@ -54,7 +54,7 @@ export function botDeliveryStores(trx: Kysely<Database>, ctx: PluginContext): Bo
 /** How the base's delivery engine finds a bot's endpoint (`Plugin.deliveryTargets`). */
 export const agentBotDeliveryTarget: DeliveryTargetFinder = (db, ctx) => ({
   async find(delivery) {
-    const bot = await agentBotStore(db, ctx.box).find(delivery.webhookId);
+    const bot = await agentBotStore(db, ctx).find(delivery.webhookId);
     return bot && agentBotEndpoint(bot, delivery);
   },
 });

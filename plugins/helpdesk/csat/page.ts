@@ -47,7 +47,7 @@ export function csatPages(ctx: PluginContext) {
   const ipOf = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null) => server?.requestIP(request)?.address ?? 'unknown';
   const open = async (id: string): Promise<(SurveyView & { state: CsatState }) | undefined> => {
     try {
-      return await openSurvey(csatStores(ctx.db, ctx), id);
+      return await openSurvey(ctx.storage.read(csatStores), id);
     } catch (error) {
       if (error instanceof DomainError && error.kind === 'not_found') return undefined;
       throw error;
@@ -75,7 +75,7 @@ export function csatPages(ctx: PluginContext) {
         if (!isFormPost(request)) return answer(messagePage('Cannot send the survey', 'Send the survey form from the survey page.'), 415);
         const form = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
         try {
-          const outcome = await ctx.db.transaction().execute((trx) => answerSurvey(csatStores(trx, ctx), ctx, params.conversationId, { rating: form.rating, comment: form.comment }));
+          const outcome = await ctx.storage.transaction(csatStores, (s) => answerSurvey(s, ctx, params.conversationId, { rating: form.rating, comment: form.comment }));
           if (!outcome.answered) return answer(alreadyAnsweredPage(outcome.view), 409);
           return answer(thanksPage(outcome.view, outcome.response));
         } catch (error) {

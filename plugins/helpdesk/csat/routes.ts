@@ -58,20 +58,18 @@ const ListQuery = t.Composite(
 
 /** CSAT configuration per inbox and the answers, for managers. */
 export function csatRoutes(ctx: PluginContext) {
-  const stores = () => csatStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof csatStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(csatStores(trx, ctx)));
 
   return new Elysia({ name: 'plugins.helpdesk.csat', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
       app
-        .get('/inboxes/:id/csat', async ({ actor, params }) => getCsatSettings(stores(), actor, params.id), {
+        .get('/inboxes/:id/csat', async ({ actor, params }) => getCsatSettings(ctx.storage.read(csatStores), actor, params.id), {
           role: ['helpdesk.configure', 'read'],
           params: Id,
           response: { ...authErrors, 404: StandardError, 200: CsatSettingsView },
           detail: { summary: 'The inbox\'s CSAT survey setting (off by default); Owners, Admins and Managers' },
         })
-        .put('/inboxes/:id/csat', async ({ actor, params, body }) => inTransaction((s) => setCsatSettings(s, ctx, actor, params.id, body)), {
+        .put('/inboxes/:id/csat', async ({ actor, params, body }) => ctx.storage.transaction(csatStores, (s) => setCsatSettings(s, ctx, actor, params.id, body)), {
           role: ['helpdesk.configure', 'write'],
           params: Id,
           body: t.Object({
@@ -88,7 +86,7 @@ export function csatRoutes(ctx: PluginContext) {
         .get(
           '/csat-responses',
           async ({ actor, query }) => {
-            const found = await listCsatResponses(stores(), actor, pageRequest(query), query);
+            const found = await listCsatResponses(ctx.storage.read(csatStores), actor, pageRequest(query), query);
             return { ...found, data: found.data.map(present) };
           },
           {

@@ -3,7 +3,9 @@ import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
-import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore } from '../../../core/helpdesk/csat/csat.ts';
+import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore, SurveySendPorts } from '../../../core/helpdesk/csat/csat.ts';
+import { conversationStore } from '../conversations/store.ts';
+import { systemReply } from '../conversations/system-reply.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../tables.ts';
@@ -149,5 +151,15 @@ export function csatStores(base: Kysely<Database>, ctx: PluginContext): CsatStor
     inboxes: inboxStore(base, ctx.box),
     plans: workspacePlans(base),
     events: helpdeskEventLog(base, ctx),
+  };
+}
+
+/** The ports of sending the survey of a resolved conversation: the claim and the reply, on one handle. */
+export function surveySendPorts(db: Kysely<Database>, ctx: PluginContext): SurveySendPorts {
+  return {
+    settings: csatSettingsStore(db),
+    surveys: csatSurveyStore(db),
+    conversation: (workspaceId, id) => conversationStore(db).get(workspaceId, id),
+    reply: systemReply(db, ctx),
   };
 }

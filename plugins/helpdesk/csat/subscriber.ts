@@ -1,11 +1,8 @@
 import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import type { PluginEventPayload } from '../../kernel/events.ts';
 import { sendSurveyOnResolve } from '../../../core/helpdesk/csat/csat.ts';
-import { sendHelpdeskMessage, systemActor } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
-import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
-import { conversationStore, helpdeskMessageStores } from '../conversations/store.ts';
-import { csatSettingsStore, csatSurveyStore } from './store.ts';
+import { surveySendPorts } from './store.ts';
 
 interface StatusChanged {
   accountId: string;
@@ -29,26 +26,7 @@ export async function onConversationResolved(payload: unknown, ctx: PluginContex
   const data = (payload as PluginEventPayload).data as StatusChanged;
   if (data?.toStatus !== 'RESOLVED' || !data.conversationId || !data.inboxId) return;
   try {
-    await ctx.db.transaction().execute((trx) =>
-      sendSurveyOnResolve(
-        {
-          settings: csatSettingsStore(trx),
-          surveys: csatSurveyStore(trx),
-          conversation: (workspaceId, id) => conversationStore(trx).get(workspaceId, id),
-          reply: (conversation, text) =>
-            sendHelpdeskMessage(
-              helpdeskMessageStores(trx, ctx),
-              { stores: messagingStores(trx, ctx), deps: messagingDeps(ctx) },
-              { clock: ctx.clock, ids: ctx.ids },
-              systemActor(conversation.workspaceId),
-              conversation.id,
-              { content: text },
-            ),
-        },
-        { clock: ctx.clock, publicUrl: ctx.config.publicUrl },
-        data,
-      ),
-    );
+    await ctx.storage.transaction(surveySendPorts, (ports) => sendSurveyOnResolve(ports, { clock: ctx.clock, publicUrl: ctx.config.publicUrl }, data));
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     console.warn(`[helpdesk] CSAT survey of conversation ${data.conversationId} not sent: ${error.message}`);

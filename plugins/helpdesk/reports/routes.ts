@@ -1,13 +1,12 @@
 import { Elysia, type DocumentDecoration } from 'elysia';
 import { MAX_REPORT_DAYS } from '../../../core/helpdesk/reports/range.ts';
-import { parseReportQuery, REPORT_GROUPINGS, summaryReport, timeseriesReport, type ReportStores } from '../../../core/helpdesk/reports/reports.ts';
+import { parseReportQuery, REPORT_GROUPINGS, summaryReport, timeseriesReport } from '../../../core/helpdesk/reports/reports.ts';
 import { METRIC_COLUMNS, reportFileName, summaryCsv, timeseriesCsv } from '../../../core/helpdesk/reports/csv.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { RouteScope } from '../../kernel/http.ts';
 import { authErrors, StandardError } from '../../kernel/http.ts';
-import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
-import { reportStore } from './store.ts';
+import { reportStores } from './store.ts';
 import { reportQueryParameters, ReportQueryView, SummaryView, TimeseriesView } from './views.ts';
 
 /**
@@ -75,7 +74,6 @@ const responses = (view: object, firstColumns: string) =>
 
 /** `GET /v3/helpdesk/reports/summary` and `/timeseries` (roles matrix: "Helpdesk: reports"). */
 export function reportRoutes(ctx: PluginContext) {
-  const stores = (): ReportStores => ({ reports: reportStore(ctx.db), inboxes: inboxStore(ctx.db, ctx.box) });
   const common = `Owners, Admins and Managers (Agents 403); any plan. Range: \`from\` and \`to\` are UTC days (YYYY-MM-DD), both included, at most ${MAX_REPORT_DAYS} days; \`groupBy\` one of ${REPORT_GROUPINGS.join(', ')}; \`inboxId\` limits everything to one inbox. `;
 
   return new Elysia({ name: 'plugins.helpdesk.reports', prefix: '/v3/helpdesk/reports', detail: { tags: ['Helpdesk'] } })
@@ -86,7 +84,7 @@ export function reportRoutes(ctx: PluginContext) {
           '/summary',
           async ({ actor, query, headers, set }) => {
             const parsed = parseReportQuery(actor, query);
-            const report = await summaryReport(stores(), actor, parsed);
+            const report = await summaryReport(ctx.storage.read(reportStores), actor, parsed);
             if (wantsCsv(parsed.format, Boolean(query.format), headers.accept)) return csvResponse<typeof report>(summaryCsv(report), reportFileName('summary', report));
             set.headers.vary = 'Accept';
             return report;
@@ -106,7 +104,7 @@ export function reportRoutes(ctx: PluginContext) {
           '/timeseries',
           async ({ actor, query, headers, set }) => {
             const parsed = parseReportQuery(actor, query);
-            const report = await timeseriesReport(stores(), actor, parsed);
+            const report = await timeseriesReport(ctx.storage.read(reportStores), actor, parsed);
             if (wantsCsv(parsed.format, Boolean(query.format), headers.accept)) return csvResponse<typeof report>(timeseriesCsv(report), reportFileName('timeseries', report));
             set.headers.vary = 'Accept';
             return report;

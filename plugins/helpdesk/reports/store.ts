@@ -1,6 +1,8 @@
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
-import type { HolderChange, ReportConversation, ReportFacts, ReportGrouping, ReportStore } from '../../../core/helpdesk/reports/reports.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import type { HolderChange, ReportConversation, ReportFacts, ReportGrouping, ReportStore, ReportStores } from '../../../core/helpdesk/reports/reports.ts';
+import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb, type HelpdeskDatabase } from '../tables.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 
@@ -32,6 +34,11 @@ const toConversation = (r: ConversationRow): ReportConversation => ({
   teamId: r.team_id,
   labels: r.labels ?? [],
 });
+
+/** The ports of the reports: the facts, and the inboxes (an Agent's and a named one's). */
+export function reportStores(base: Kysely<Database>, ctx: PluginContext): ReportStores {
+  return { reports: reportStore(base), inboxes: inboxStore(base, ctx.box) };
+}
 
 /** Big enough for few round trips, small enough for any statement's parameter limit. */
 const CHUNK = 500;

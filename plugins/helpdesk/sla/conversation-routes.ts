@@ -15,7 +15,7 @@ export function conversationSlaRoutes(ctx: PluginContext) {
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
       app
-        .get('/:id/sla', async ({ actor, params }) => presentConversationSla(await getConversationSla(conversationSlaStores(ctx.db, ctx), actor, params.id)), {
+        .get('/:id/sla', async ({ actor, params }) => presentConversationSla(await getConversationSla(ctx.storage.read(conversationSlaStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, 404: StandardError, 200: ConversationSlaView },
           detail: {
@@ -26,7 +26,7 @@ export function conversationSlaRoutes(ctx: PluginContext) {
         .patch(
           '/:id/sla',
           async ({ actor, params, body }) =>
-            presentConversationSla(await ctx.db.transaction().execute((trx) => applyConversationSla(conversationSlaStores(trx, ctx), slaDeps(ctx), actor, params.id, body.policyId))),
+            presentConversationSla(await ctx.storage.transaction(conversationSlaStores, (s) => applyConversationSla(s, slaDeps(ctx), actor, params.id, body.policyId))),
           {
             params: Id,
             body: t.Object({ policyId: t.Nullable(t.String({ description: 'An SLA policy of the workspace; null takes the SLA off this conversation' })) }),

@@ -11,15 +11,13 @@ const Id = t.Object({ id: t.String() });
 
 /** Business hours and the out-of-office reply of an inbox (core/helpdesk/sla/business-hours-settings.ts). */
 export function inboxHoursRoutes(ctx: PluginContext) {
-  const stores = () => inboxHoursStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof inboxHoursStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(inboxHoursStores(trx, ctx)));
   const hoursView = ({ inbox, hours }: Awaited<ReturnType<typeof getInboxHours>>) => presentBusinessHours(inbox, hours, intlZoneRules, ctx.clock.now());
 
   return new Elysia({ name: 'plugins.helpdesk.sla.hours', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
     .guard({ auth: true }, (app) =>
       app
-        .get('/:id/business-hours', async ({ actor, params }) => hoursView(await getInboxHours(stores(), actor, params.id)), {
+        .get('/:id/business-hours', async ({ actor, params }) => hoursView(await getInboxHours(ctx.storage.read(inboxHoursStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, 404: StandardError, 200: BusinessHoursView },
           detail: {
@@ -27,7 +25,7 @@ export function inboxHoursRoutes(ctx: PluginContext) {
             description: 'Never configured or disabled: open around the clock (24/7). They drive business-hours SLA clocks and the out-of-office reply.',
           },
         })
-        .put('/:id/business-hours', async ({ actor, params, body }) => hoursView(await inTransaction((s) => setBusinessHours(s, ctx, actor, params.id, body))), {
+        .put('/:id/business-hours', async ({ actor, params, body }) => hoursView(await ctx.storage.transaction(inboxHoursStores, (s) => setBusinessHours(s, ctx, actor, params.id, body))), {
           params: Id,
           body: t.Object({
             enabled: t.Boolean({ description: 'false: open around the clock (the hours are kept for later)' }),
@@ -45,12 +43,12 @@ export function inboxHoursRoutes(ctx: PluginContext) {
             description: 'Intervals are HH:MM in the inbox\'s timezone, start before end, 24:00 for midnight; overlapping intervals are refused, touching ones merge. Enabled hours need at least one interval. SLA rounds already running keep their due times.',
           },
         })
-        .get('/:id/out-of-office', async ({ actor, params }) => presentOutOfOffice((await getInboxHours(stores(), actor, params.id)).hours), {
+        .get('/:id/out-of-office', async ({ actor, params }) => presentOutOfOffice((await getInboxHours(ctx.storage.read(inboxHoursStores), actor, params.id)).hours), {
           params: Id,
           response: { ...authErrors, 404: StandardError, 200: OutOfOfficeView },
           detail: { summary: 'The inbox\'s out-of-office reply (off by default; any member who sees the inbox)' },
         })
-        .put('/:id/out-of-office', async ({ actor, params, body }) => presentOutOfOffice((await inTransaction((s) => setOutOfOffice(s, ctx, actor, params.id, body))).hours), {
+        .put('/:id/out-of-office', async ({ actor, params, body }) => presentOutOfOffice((await ctx.storage.transaction(inboxHoursStores, (s) => setOutOfOffice(s, ctx, actor, params.id, body))).hours), {
           params: Id,
           body: t.Object({
             enabled: t.Boolean(),

@@ -20,9 +20,9 @@ export function slaJobs(ctx: PluginContext): JobDefinition[] {
       // Jobs start at their round's due time: poll for due ones every second.
       dueJobPollSeconds: 1,
       handle: async (data: SlaDeadlineJob) => {
-        await ctx.db.transaction().execute((trx) => runSlaDeadline(slaTrackingStores(trx, ctx), slaDeps(ctx), data));
+        await ctx.storage.transaction(slaTrackingStores, (s) => runSlaDeadline(s, slaDeps(ctx), data));
         // Its own round is settled (committed); then any overdue round whose job was lost.
-        await ctx.db.transaction().execute((trx) => sweepOverdueRounds(slaTrackingStores(trx, ctx), slaDeps(ctx), SLA_SWEEP_LIMIT));
+        await ctx.storage.transaction(slaTrackingStores, (s) => sweepOverdueRounds(s, slaDeps(ctx), SLA_SWEEP_LIMIT));
       },
     },
   ];

@@ -23,8 +23,6 @@ const Fields = {
 
 /** SLA policies (core/helpdesk/sla/policies.ts): Owners, Admins and Managers; changes on the PRO plan. */
 export function slaPolicyRoutes(ctx: PluginContext) {
-  const stores = () => slaPolicyStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof slaPolicyStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(slaPolicyStores(trx, ctx)));
 
   return new Elysia({ name: 'plugins.helpdesk.sla.policies', prefix: '/v3/helpdesk/sla-policies', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))
@@ -33,7 +31,7 @@ export function slaPolicyRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listSlaPolicies(stores(), actor, pageRequest(query));
+            const found = await listSlaPolicies(ctx.storage.read(slaPolicyStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(presentPolicy) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(SlaPolicyView) }, detail: { summary: 'SLA policies of the workspace, by name; `s` searches the name (Owner, Admin, Manager)' } },
@@ -41,7 +39,7 @@ export function slaPolicyRoutes(ctx: PluginContext) {
         .post(
           '',
           async ({ actor, body, set }) => {
-            const policy = await inTransaction((s) => createSlaPolicy(s, ctx, actor, body));
+            const policy = await ctx.storage.transaction(slaPolicyStores, (s) => createSlaPolicy(s, ctx, actor, body));
             set.status = 201;
             return presentPolicy(policy);
           },
@@ -55,12 +53,12 @@ export function slaPolicyRoutes(ctx: PluginContext) {
             },
           },
         )
-        .get('/:id', async ({ actor, params }) => presentPolicy(await getSlaPolicy(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => presentPolicy(await getSlaPolicy(ctx.storage.read(slaPolicyStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, 404: StandardError, 200: SlaPolicyView },
           detail: { summary: 'One SLA policy' },
         })
-        .patch('/:id', async ({ actor, params, body }) => presentPolicy(await inTransaction((s) => updateSlaPolicy(s, ctx, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => presentPolicy(await ctx.storage.transaction(slaPolicyStores, (s) => updateSlaPolicy(s, ctx, actor, params.id, body))), {
           params: Id,
           body: t.Object({ name: t.Optional(t.String({ description: '1 to 120 characters, unique in the workspace' })), ...Fields }),
           response: { ...authErrors, 404: StandardError, 200: SlaPolicyView, 409: StandardError },
@@ -72,7 +70,7 @@ export function slaPolicyRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteSlaPolicy(s, actor, params.id));
+            await ctx.storage.transaction(slaPolicyStores, (s) => deleteSlaPolicy(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           {

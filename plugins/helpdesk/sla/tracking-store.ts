@@ -192,6 +192,18 @@ export function slaTrackingStores(base: Kysely<Database>, ctx: PluginContext): S
   };
 }
 
+/** Tracking a conversation on a helpdesk event, with when the event was recorded. */
+export function timingEventStores(base: Kysely<Database>, ctx: PluginContext) {
+  return {
+    tracking: slaTrackingStores(base, ctx),
+    /** When the event was recorded (in the transaction of the change, on the service's clock). */
+    async recordedAt(eventId: string): Promise<Date | undefined> {
+      const row = await base.selectFrom('events').select('created_at').where('id', '=', eventId).executeTakeFirst();
+      return row ? new Date(row.created_at) : undefined;
+    },
+  };
+}
+
 /** The ports of the conversation SLA routes (and the tracker, for putting a policy on a conversation). */
 export function conversationSlaStores(base: Kysely<Database>, ctx: PluginContext): ConversationSlaStores & { tracking: SlaTrackingStores } {
   return {

@@ -28,13 +28,13 @@ export function inboxSyncJobs(ctx: PluginContext): JobDefinition[] {
       concurrency: 2,
       handle: async (data: InboxSyncJob, job) => {
         try {
-          await ctx.db.transaction().execute((trx) => runInboxSyncPage(inboxSyncStores(trx, ctx), deps, data));
+          await ctx.storage.transaction(inboxSyncStores, (s) => runInboxSyncPage(s, deps, data));
         } catch (error) {
           // The last attempt failed: the sync FAILS (so a new one may start) instead of staying RUNNING.
           if (job.retryCount >= RETRY_LIMIT) {
             console.error(`[helpdesk] history sync ${data.syncId} failed:`, error instanceof Error ? error.message : error);
             const reason = 'A page of chats kept failing; start the sync again to import the rest (what was imported stays)';
-            await ctx.db.transaction().execute((trx) => failInboxSync(inboxSyncStores(trx, ctx), deps, data, reason));
+            await ctx.storage.transaction(inboxSyncStores, (s) => failInboxSync(s, deps, data, reason));
           }
           throw error;
         }

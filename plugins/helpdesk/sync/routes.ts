@@ -53,9 +53,7 @@ export function inboxSyncRoutes(ctx: PluginContext) {
           '/:id/sync',
           async ({ actor, params, set }) => {
             // The sync, its first page's job and its events commit together (the outbox).
-            const sync = await ctx.db
-              .transaction()
-              .execute((trx) => startInboxSync(inboxSyncStores(trx, ctx), deps, actor, params.id, { chatsPerPage: inboxSyncTuning.chatsPerPage }));
+            const sync = await ctx.storage.transaction(inboxSyncStores, (s) => startInboxSync(s, deps, actor, params.id, { chatsPerPage: inboxSyncTuning.chatsPerPage }));
             set.status = 202;
             return present(sync);
           },
@@ -69,7 +67,7 @@ export function inboxSyncRoutes(ctx: PluginContext) {
             },
           },
         )
-        .get('/:id/sync', async ({ actor, params }) => present(await latestInboxSync(inboxSyncStores(ctx.db, ctx), actor, params.id)), {
+        .get('/:id/sync', async ({ actor, params }) => present(await latestInboxSync(ctx.storage.read(inboxSyncStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: SyncView },
           detail: { summary: 'The latest history sync of the inbox (404 before the first)', description: DESCRIPTION },

@@ -16,10 +16,7 @@ import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
-import { DELIVERY_HISTORY_ROUTE, presentDelivery, REDELIVERY_ROUTE } from '../../kernel/webhooks.ts';
-import { messagingStores } from '../../kernel/storage.ts';
-import { dispatchDeps } from '../../kernel/webhooks.ts';
-import { webhookSender } from '../../kernel/webhooks.ts';
+import { deliveryRoutes, dispatchDeps, webhookSender } from '../../kernel/webhooks.ts';
 import { helpdeskWebhookStores } from './use-case-stores.ts';
 
 const HelpdeskWebhookView = t.Object({
@@ -46,17 +43,16 @@ const NotFound = { 404: StandardError };
 
 /** Helpdesk webhooks (spec 2.9, 4.4, 6.5): settings, a test request, delivery history. */
 export function helpdeskWebhookRoutes(ctx: PluginContext) {
-  const stores = () => helpdeskWebhookStores(ctx.db, ctx);
-  const inTransaction = <T>(work: (s: ReturnType<typeof helpdeskWebhookStores>) => Promise<T>) => ctx.db.transaction().execute((trx) => work(helpdeskWebhookStores(trx, ctx)));
+  const auth = authentication(ctx);
 
   return new Elysia({ name: 'plugins.helpdesk.webhooks', prefix: '/v3/helpdesk/webhooks', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
+    .use(auth)
     .guard({ auth: true, role: 'helpdesk.configure' }, (app) =>
       app
         .post(
           '',
           async ({ actor, body, set }) => {
-            const webhook = await inTransaction((s) => createHelpdeskWebhook(s, ctx, actor, body));
+            const webhook = await ctx.storage.transaction(helpdeskWebhookStores, (s) => createHelpdeskWebhook(s, ctx, actor, body));
             set.status = 201;
             return present(webhook);
           },
@@ -69,17 +65,17 @@ export function helpdeskWebhookRoutes(ctx: PluginContext) {
         .get(
           '',
           async ({ actor, query }) => {
-            const found = await listHelpdeskWebhooks(stores(), actor, pageRequest(query));
+            const found = await listHelpdeskWebhooks(ctx.storage.read(helpdeskWebhookStores), actor, pageRequest(query));
             return { ...found, data: found.data.map(present) };
           },
           { query: PageQuery, response: { ...authErrors, 200: PageOf(HelpdeskWebhookView) }, detail: { summary: 'Helpdesk webhooks of the workspace (`s` searches the URL)' } },
         )
-        .get('/:id', async ({ actor, params }) => present(await getHelpdeskWebhook(stores(), actor, params.id)), {
+        .get('/:id', async ({ actor, params }) => present(await getHelpdeskWebhook(ctx.storage.read(helpdeskWebhookStores), actor, params.id)), {
           params: Id,
           response: { ...authErrors, ...NotFound, 200: HelpdeskWebhookView },
           detail: { summary: 'One helpdesk webhook' },
         })
-        .patch('/:id', async ({ actor, params, body }) => present(await inTransaction((s) => updateHelpdeskWebhook(s, ctx, actor, params.id, body))), {
+        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(helpdeskWebhookStores, (s) => updateHelpdeskWebhook(s, ctx, actor, params.id, body))), {
           params: Id,
           body: t.Object({ ...Settings, url: t.Optional(Settings.url), subscriptions: t.Optional(Settings.subscriptions) }),
           response: { ...authErrors, ...NotFound, 200: HelpdeskWebhookView },
@@ -88,7 +84,7 @@ export function helpdeskWebhookRoutes(ctx: PluginContext) {
         .delete(
           '/:id',
           async ({ actor, params }) => {
-            await inTransaction((s) => deleteHelpdeskWebhook(s, actor, params.id));
+            await ctx.storage.transaction(helpdeskWebhookStores, (s) => deleteHelpdeskWebhook(s, actor, params.id));
             return { id: params.id, deleted: true as const };
           },
           {
@@ -99,7 +95,7 @@ export function helpdeskWebhookRoutes(ctx: PluginContext) {
         )
         .post('/:id/test', async ({ actor, params, set }) => {
           set.status = 201;
-          return testHelpdeskWebhook(stores(), ctx, webhookSender(ctx.outbound), actor, params.id);
+          return testHelpdeskWebhook(ctx.storage.read(helpdeskWebhookStores), ctx, webhookSender(ctx.outbound), actor, params.id);
         }, {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields' })),
@@ -116,23 +112,17 @@ export function helpdeskWebhookRoutes(ctx: PluginContext) {
             summary: 'Send a signed test request now (event helpdesk.webhook.test); not retried, not in the delivery history',
           },
         })
-        .get(
-          '/:id/deliveries',
-          async ({ actor, params, query }) => {
-            const found = await helpdeskWebhookDeliveries(stores(), actor, params.id, pageRequest(query));
-            return { ...found, data: found.data.map(presentDelivery) };
-          },
-          DELIVERY_HISTORY_ROUTE,
-        )
-        .post(
-          '/:id/deliveries/:deliveryId/redeliver',
-          async ({ actor, params, set }) => {
-            set.status = 201;
-            const delivery = await inTransaction((s) => redeliverHelpdeskDelivery(s, dispatchDeps(ctx), actor, params.id, params.deliveryId));
-            return presentDelivery({ ...delivery, attemptLog: [] });
-          },
-          REDELIVERY_ROUTE,
-        ),
+    )
+    .use(
+      deliveryRoutes({
+        authentication: auth,
+        role: 'helpdesk.configure',
+        storage: ctx.storage,
+        stores: helpdeskWebhookStores,
+        dispatch: dispatchDeps(ctx),
+        history: helpdeskWebhookDeliveries,
+        redeliver: redeliverHelpdeskDelivery,
+      }),
     );
 }
 
