@@ -11,7 +11,7 @@ const args = process.argv.slice(2);
 const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 await step('type-check', ['node_modules/.bin/tsc', '--noEmit', '-p', '.']);
-await step('layering', ['node_modules/.bin/depcruise', 'core', 'adapters', 'plugins', 'apps', '--config', '.dependency-cruiser.cjs']);
+await step('layering', ['node_modules/.bin/depcruise', 'core', 'adapters', 'plugins', 'apps', 'tests/fixtures/example-plugin', '--config', '.dependency-cruiser.cjs']);
 await step('core purity', [process.execPath, 'scripts/check-core-purity.ts', '.']);
 await step('tests on PGlite', [process.execPath, 'test', '--timeout', '60000', ...args], { TEST_DATABASE_URL: '' });
 if (await reachable(postgresUrl)) {
