@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { connectedConnection, connectionInbox, conversationFromContact, eventually, injectContactMessage } from '../support/helpdesk.ts';
 import { startReceiver } from '../support/webhook-receiver.ts';
 import { verifyDelivery } from '../../core/webhooks/signature.ts';
@@ -13,18 +13,16 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
  * when the plan cannot cover them, invalid / repeated / opted-out numbers, personalisation, pause,
  * resume, cancel with refund, the recipient list and progress, opt-out by stop word.
  */
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 
+const service = useTestService({ env: { CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1', PLAN_PRO_MESSAGES: '60' } });
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService({ env: { CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1', PLAN_PRO_MESSAGES: '60' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
   connectionId = await connectedConnection(service, owner.token, 'Campaign line');
 }, HOOK_TIMEOUT);
 afterAll(async () => {
   receiver?.stop();
-  await service?.stop();
 });
 const receiver = startReceiver();
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
@@ -15,9 +15,7 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  */
 
 let sim: GraphSimulator;
-let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;
-let owner: { userId: string; workspaceId: string; token: string };
 let sandbox: { id: string; path: string };
 let official: { id: string; path: string; callbackUrl: string };
 
@@ -31,8 +29,12 @@ async function subscribe(connectionId: string, path: string) {
 beforeAll(async () => {
   receiver = startReceiver();
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-2020' });
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
 
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'sandbox' } });
   expect(created.status).toBe(201);
@@ -47,7 +49,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   receiver?.stop();
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

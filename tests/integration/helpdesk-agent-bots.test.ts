@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { startTestService, type TestService } from '../support/service.ts';
+import { type TestService, useTestService } from '../support/service.ts';
 import {
   connectedConnection,
   connectionInbox,
@@ -74,22 +74,21 @@ function startBot(service: () => TestService, token: () => string) {
 
 const signed = (hit: BotHit, secret: string) => hit.headers.get('x-helpdesk-signature') === createHmac('sha256', secret).update(hit.raw).digest('hex');
 
-let service: TestService;
 let ws: HelpdeskWorkspace;
 let bot: ReturnType<typeof startBot>;
 let botId: string;
 let accessToken: string;
 let signingSecret: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   ws = await helpdeskWorkspace(service, { connection: 'bot line', inbox: 'Front desk' });
   bot = startBot(() => service, () => accessToken);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   bot?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const owner = () => ws.owner.token;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { connectionInbox, eventually, helpdeskEvents, messageWhen, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -50,8 +50,6 @@ const app = Bun.serve({
 const appUrl = (path: string) => `http://127.0.0.1:${app.port}${path}`;
 const hitsOf = (path: string) => received.filter((r) => r.path === path);
 
-let service: TestService;
-let owner: Owner;
 let agent: Member;
 let outsider: Member;
 /** API inbox, signatures optional, replies to /ok. */
@@ -66,9 +64,10 @@ async function apiInbox(apikey: string, body: Record<string, unknown>): Promise<
   return { id: res.body.id, secret: res.body.inboundWebhookSecret };
 }
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   agent = await memberWithToken(service, owner, 'AGENT');
   outsider = await memberWithToken(service, owner, 'AGENT');
   open = await apiInbox(owner.token, { name: 'Shop app', webhookUrl: appUrl('/ok') });
@@ -80,7 +79,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   app.stop(true);
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const sign = (secret: string, raw: string) => createHmac('sha256', secret).update(raw).digest('hex');

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService } from '../support/service.ts';
 import {
   conversationFromContact,
   helpdeskEvents,
@@ -18,24 +18,20 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * named lists of conversation actions run at once, as the caller would by hand, all or nothing.
  */
 
-let service: TestService;
 let hd: HelpdeskWorkspace;
 let manager: Member;
 /** An Agent of the workspace outside the inbox. */
 let outsider: Member;
 let free: Owner;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   hd = await helpdeskWorkspace(service, { connection: 'macros line', inbox: 'Billing' });
   manager = await memberWithToken(service, hd.owner, 'MANAGER');
   outsider = await memberWithToken(service, hd.owner, 'AGENT');
   free = await service.bootstrap({ plan: 'FREE' });
   await withoutAutoAssignment(service, hd.owner.token, hd.inboxId);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const call = (method: string, path: string, apikey: string, body?: unknown) => service.call(method, path, { apikey, body });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { deliveriesWithLaggingReplies } from '../../plugins/helpdesk/subscribers.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskLine, messageWhen, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -17,17 +17,13 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 
 const TEST_TIMEOUT = 30_000;
 
-let service: TestService;
 let owner: Owner;
 let connectionId: string;
 
-beforeAll(async () => {
-  service = await startTestService();
-  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'receipts line', inbox: 'Receipts' }));
-}, HOOK_TIMEOUT);
+const service = useTestService();
 
-afterAll(async () => {
-  await service?.stop();
+beforeAll(async () => {
+  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'receipts line', inbox: 'Receipts' }));
 }, HOOK_TIMEOUT);
 
 const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello?' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { connectedConnection, connectionInbox, injectContactMessage, setInboxMembers, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
@@ -15,7 +15,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  */
 
 const SECRET = 'a-secret-the-customer-chose-1234';
-let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;
 let owner: Owner;
 let free: Owner;
@@ -25,8 +24,9 @@ let otherConnectionId: string;
 let inboxId: string;
 let otherInboxId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   receiver = startReceiver();
   owner = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
@@ -43,7 +43,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/webhooks', { apikey, body });

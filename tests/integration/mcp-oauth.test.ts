@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { BrowserOAuthProvider, recordingFetch, type WireEntry } from '../support/mcp-oauth-provider.ts';
 import { withPassword } from '../support/oauth.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -16,7 +16,6 @@ import { HOOK_TIMEOUT, UUID } from './helpers.ts';
  * with an `OAuthClientProvider`); the person approves in real Chromium (spec 1.7, 4.1, 5.3, 7.5).
  */
 
-let service: TestService;
 let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let connectionId: string;
@@ -27,9 +26,10 @@ const clients: Client[] = [];
 const ALL_MCP_SCOPES = 'connections:read messages:read messages:send';
 const BASE_TOOLS = ['get_connection', 'list_chats', 'list_connections', 'list_messages', 'prepare_media_upload', 'send_message'];
 
+// The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
+const service = useTestService({ plugins: [] });
+
 beforeAll(async () => {
-  // The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
-  service = await startTestService({ plugins: [] });
   browser = await startBrowser();
   const email = `mcp-oauth-${crypto.randomUUID().slice(0, 8)}@example.com`;
   owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
@@ -46,7 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   await browser?.close();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 // ------------------------------------------------------------------------------------------

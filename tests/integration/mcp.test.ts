@@ -11,7 +11,7 @@ import { sendMessageTool } from '../../adapters/mcp/tools/send-message.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -19,15 +19,14 @@ import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
  * Streamable HTTP against a running service on the sandbox network.
  */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 const clients: Client[] = [];
 
+// The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
+const service = useTestService({ plugins: [] });
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  // The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
-  service = await startTestService({ plugins: [] });
-  owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'mcp' } });
   expect(created.status).toBe(201);
   connectionId = created.body.id;
@@ -37,7 +36,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 // ------------------------------------------------------------------------------------------

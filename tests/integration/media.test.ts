@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { downloadLink, issueUploadTicket } from '../../core/media/media.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -9,21 +9,16 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * tickets valid 10 minutes.
  */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'media' } });
   connectionId = created.body.id;
   const connected = await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
   expect(connected.body.status).toBe('CONNECTED');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const PNG: Uint8Array<ArrayBuffer> = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 1, 2, 3, 250, 251, 252]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
  * The official (`cloud-api`) connection end to end: the service over HTTP, its driver calling
@@ -11,15 +11,17 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  */
 
 let sim: GraphSimulator;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let callbackUrl: string;
 
 beforeAll(async () => {
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-4477' });
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   const created = await service.call('POST', '/v3/connections', {
     apikey: owner.token,
     body: {
@@ -42,7 +44,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

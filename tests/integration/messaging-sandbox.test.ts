@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -9,26 +9,27 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * messages, receipts and presence … the tests run end to end on it".
  */
 
-let service: TestService;
 /** The platform an official connection's credentials are confirmed with (one test makes one). */
 let sim: GraphSimulator;
 type Owner = { userId: string; workspaceId: string; token: string };
-let owner: Owner;
 let connectionId: string;
 let phoneNumber: string;
 
 beforeAll(async () => {
   // FREE workspaces get 2 message credits a month here (the quota test); PRO ones keep the default.
   sim = await startGraphSimulator();
-  service = await startTestService({ env: { PLAN_FREE_MESSAGES: '2', CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { PLAN_FREE_MESSAGES: '2', CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   const connected = await newConnectedConnection(owner.token, 'main');
   connectionId = connected.id;
   phoneNumber = connected.phoneNumber;
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   sim?.stop();
 }, HOOK_TIMEOUT);
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
@@ -14,22 +14,23 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 let sim: GraphSimulator;
 let platform: TemplateSimulator;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let sandboxId: string;
 
 beforeAll(async () => {
   sim = await startGraphSimulator();
   platform = teachTemplates(sim);
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   ({ connectionId } = await officialConnection(service, sim, owner.token));
   sandboxId = (await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'sandbox' } })).body.id;
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

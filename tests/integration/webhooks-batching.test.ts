@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import type { SandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 import { startReceiver } from '../support/webhook-receiver.ts';
 
@@ -14,19 +14,17 @@ import { startReceiver } from '../support/webhook-receiver.ts';
  * text." Every scenario has its own connection and receiver path.
  */
 
-let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;
-let owner: { userId: string; workspaceId: string; token: string };
+
+const service = useTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
+const owner = useOwner(service, { plan: 'PRO' });
 
 beforeAll(async () => {
   receiver = startReceiver();
-  service = await startTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 let counter = 0;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
 
@@ -10,19 +10,17 @@ import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
  * so nothing one test does can satisfy another test's assertions.
  */
 
-let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;
-let owner: { userId: string; workspaceId: string; token: string };
+
+const service = useTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
+const owner = useOwner(service, { plan: 'PRO' });
 
 beforeAll(async () => {
   receiver = startReceiver();
-  service = await startTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 let counter = 0;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { FANOUT_QUEUE } from '../../core/webhooks/dispatch.ts';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { startReceiver } from '../support/webhook-receiver.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
@@ -15,13 +15,13 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * failing constraint would; the others are delivered, and the refused one is delivered once the
  * database takes it again.
  */
-let service: TestService;
 let receiver: ReturnType<typeof startReceiver>;
 let token: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
   receiver = startReceiver();
-  service = await startTestService();
   ({ token } = await service.bootstrap({ plan: 'PRO' }));
   const db = service.runtime.ctx.db;
   await sql
@@ -38,7 +38,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 test('an event the batch cannot fan out goes to a job of its own; the others are delivered, and it is delivered once it can be', async () => {

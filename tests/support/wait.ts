@@ -1,0 +1,79 @@
+import type { TestService } from './service.ts';
+
+/**
+ * Waiting for something to happen instead of sleeping for a fixed time: a test goes on as soon
+ * as the condition holds and fails with a message naming what it waited for when it never does.
+ * A test that must let time pass (proving that something does NOT happen within a window, a
+ * lease or a TTL running out) still sleeps, with a comment saying why.
+ */
+
+export interface WaitOptions {
+  /** What is awaited, for the failure message. */
+  what?: string;
+  /** Give up after this many milliseconds (default 20 s). */
+  timeout?: number;
+  /** Look again after this many milliseconds (default 50). */
+  interval?: number;
+}
+
+/** Polls `read` until it answers something other than `undefined`; answers that value. */
+export async function waitFor<T>(read: () => T | undefined | Promise<T | undefined>, { what = 'a condition', timeout = 20_000, interval = 50 }: WaitOptions = {}): Promise<T> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    await Bun.sleep(interval);
+  }
+}
+
+/** Polls `read` until it answers something other than `undefined`; fails after `timeoutMs` naming `what`. */
+export function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  return waitFor(read, { what, timeout: timeoutMs, interval: 100 });
+}
+
+/** Polls `read` until its value passes `done`; answers that value. */
+export function waitUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, options: WaitOptions = {}): Promise<T> {
+  return waitFor(async () => {
+    const value = await read();
+    return done(value) ? value : undefined;
+  }, options);
+}
+
+/** The message `id` of the connection's chats, as REST answers it, once it passes `done`. */
+export function chatMessageWhen(service: TestService, apikey: string, connectionId: string, id: string, done: (message: any) => boolean, options: WaitOptions = {}): Promise<any> {
+  return waitUntil(async () => (await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey })).body, done, { what: `message ${id}`, ...options });
+}
+
+/** The message `id` once it has left PENDING and is in a state of its own (SENT, FAILED, ...). */
+export function messageSettled(service: TestService, apikey: string, connectionId: string, id: string, options: WaitOptions = {}): Promise<any> {
+  return chatMessageWhen(service, apikey, connectionId, id, (m) => m?.status !== undefined && m.status !== 'PENDING', { what: `message ${id} to leave PENDING`, ...options });
+}
+
+/** The message `id` once its status is `status`. */
+export function messageReached(service: TestService, apikey: string, connectionId: string, id: string, status: string, options: WaitOptions = {}): Promise<any> {
+  return chatMessageWhen(service, apikey, connectionId, id, (m) => m?.status === status, { what: `message ${id} to reach ${status}`, ...options });
+}
+
+/**
+ * Waits until the worker has nothing left to do now: no job queued, retrying or running, in any
+ * queue but those named (jobs scheduled for later, e.g. SLA deadlines), and no event waiting for
+ * the plugins' subscribers or the webhooks' fan-out. For scripts on a model clock, so that every
+ * reaction to a step happens before the clock moves on, and for asserting what did not happen.
+ */
+export async function workerSettled(service: TestService, ignoredQueues: string[] = [], timeoutMs = 20_000): Promise<void> {
+  const busy = async () => {
+    let query = service.runtime.ctx.db
+      .selectFrom('pgboss.job' as any)
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .where('state' as any, 'in', ['created', 'retry', 'active']);
+    if (ignoredQueues.length) query = query.where('name' as any, 'not in', ignoredQueues);
+    const jobs = Number(((await query.executeTakeFirst()) as any)?.n ?? 0);
+    const db = service.runtime.ctx.db;
+    const { n: events } = await db.selectFrom('plugin_event_queue').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const { n: fanouts } = await db.selectFrom('webhook_fanout').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    return jobs + Number(events) + Number(fanouts);
+  };
+  // Twice idle in a row: a job may complete and queue the next in between.
+  await eventually(async () => ((await busy()) === 0 && (await Bun.sleep(50), await busy()) === 0 ? true : undefined), 'the worker to settle', timeoutMs);
+}
