@@ -156,6 +156,7 @@ describe('a paced campaign of 1,000 recipients on a model clock', () => {
     expect(created.status).toBe(201);
     for (let minute = 0; minute < 8; minute += 2) {
       clock.advance(2 * 60_000);
+      // A sleep: the pacer wakes on real time (at most 1 s) to see the moved clock; nothing is queued to wait for.
       await Bun.sleep(1_500);
       expect((await campaign(created.body.id)).progress.queued).toBe(3);
     }

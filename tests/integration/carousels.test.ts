@@ -4,7 +4,7 @@ import { teachTemplates, type TemplateSimulator } from '../support/graph-simulat
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -25,7 +25,7 @@ let sim: GraphSimulator;
 let templates: TemplateSimulator;
 let connectionId: string;
 let callbackUrl: string;
-const receiver = startReceiver();
+const receiver = useReceiver();
 const HOOK_PATH = '/carousel-hook';
 
 beforeAll(async () => {
@@ -43,7 +43,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  receiver.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService, useOwner } from '../support/service.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { chatMessageWhen } from '../support/wait.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -15,7 +16,7 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  */
 
 let sim: GraphSimulator;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let sandbox: { id: string; path: string };
 let official: { id: string; path: string; callbackUrl: string };
 
@@ -27,7 +28,6 @@ async function subscribe(connectionId: string, path: string) {
 }
 
 beforeAll(async () => {
-  receiver = startReceiver();
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-2020' });
 }, HOOK_TIMEOUT);
 
@@ -48,7 +48,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  receiver?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 
@@ -57,15 +56,7 @@ const newContact = (prefix: string) => `${prefix}${String(Date.now() % 1_000_000
 
 const send = (connectionId: string, body: Record<string, unknown>) => service.call('POST', `/v3/connections/${connectionId}/chats/messages`, { apikey: owner.token, body });
 
-async function until(connectionId: string, id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
-    expect(res.status).toBe(200);
-    if (done(res.body) || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const until = (connectionId: string, id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> => chatMessageWhen(service, owner.token, connectionId, id, done, { timeout: timeoutMs });
 
 /** The webhook deliveries (single or batched `data`) of one event on a path, as envelopes with one `data` each. */
 function delivered(path: string, event: string): any[] {

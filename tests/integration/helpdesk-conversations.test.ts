@@ -3,6 +3,7 @@ import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { useTestService } from '../support/service.ts';
 import { connectedConnection, conversationOfContact, eventually, helpdeskWorkspace, injectContactMessage, messagesUntil, messageWhen, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
+import { workerSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -156,7 +157,7 @@ describe('incoming messages open conversations', () => {
     const bare = await connectedConnection(service, owner.token, 'no inbox');
     const before = (await conversations()).body.total;
     await inject('5511966660009', 'nobody listens', bare);
-    await Bun.sleep(500);
+    await workerSettled(service);
     expect((await conversations()).body.total).toBe(before);
   });
 });

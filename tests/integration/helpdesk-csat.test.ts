@@ -4,9 +4,9 @@ import { DEFAULT_SURVEY_MESSAGE } from '../../core/helpdesk/csat.ts';
 import { CSAT_ATTEMPTS_PER_MINUTE } from '../../plugins/helpdesk/csat/page.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { type TestService, useTestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { connectHelpdesk } from '../support/socket.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import {
   connectedConnection,
   connectionInbox,
@@ -34,7 +34,7 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
 const SECRET = 'csat-webhook-secret-0123456789';
 const MESSAGE = 'Thanks for talking to Acme Support! Tell us how we did:';
 let browser: TestBrowser;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let owner: Owner;
 let agent: Member;
 let connectionId: string;
@@ -47,7 +47,6 @@ const service = useTestService();
 
 beforeAll(async () => {
   browser = await startBrowser();
-  receiver = startReceiver();
   const line = await helpdeskWorkspace(service, { connection: 'csat line', inbox: 'Support' });
   ({ owner, agent, connectionId, inboxId } = line);
   quietConnectionId = await connectedConnection(service, owner.token, 'quiet line');
@@ -62,7 +61,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  receiver?.stop();
 }, HOOK_TIMEOUT);
 
 const db = () => helpdeskDb(service.runtime.ctx.db);

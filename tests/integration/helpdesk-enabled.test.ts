@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { type TestService, useTestService } from '../support/service.ts';
 import { conversationFromContact, conversationOfContact, helpdeskLine, injectContactMessage, messagesUntil } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
+import { expectStandardError } from './helpers.ts';
 
 /**
  * Issue 20, item 17. Spec 2.3: the workspace item has "`helpdeskEnabled` | boolean"; it must read

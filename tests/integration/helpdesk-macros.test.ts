@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { useTestService } from '../support/service.ts';
+import { workerSettled } from '../support/wait.ts';
 import {
   conversationFromContact,
   helpdeskEvents,
@@ -207,7 +208,7 @@ describe('macros', () => {
     expect((await call('GET', '/v3/helpdesk/labels?s=escalated-never', hd.owner.token)).body.total).toBe(0);
     const messages = (await call('GET', `/v3/helpdesk/conversations/${id}/messages`, hd.owner.token)).body as any[];
     expect(messages.map((m) => m.content)).toEqual(['Hello']);
-    await Bun.sleep(500);
+    await workerSettled(service);
     const history = await call('GET', `/v3/connections/${hd.connectionId}/chats/messages?chat=${phone}`, hd.owner.token);
     expect(JSON.stringify(history.body)).not.toContain('This must never reach the contact.');
   });

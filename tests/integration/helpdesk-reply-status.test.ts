@@ -4,6 +4,7 @@ import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { deliveriesWithLaggingReplies } from '../../plugins/helpdesk/subscribers.ts';
 import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskLine, messageWhen, type Owner } from '../support/helpdesk.ts';
+import { workerSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -57,7 +58,7 @@ const receipt = (messageId: string, status: string, error?: { code: string | num
   service.call('POST', `/v3/connections/${connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId, status, ...(error && { error }) } });
 
 /** Lets queued subscriber jobs run (for asserting that nothing more happens). */
-const settle = () => Bun.sleep(1_500);
+const settle = () => workerSettled(service);
 
 describe('a reply follows its receipts', () => {
   test('PENDING → SENT → DELIVERED → READ, stored, one status_changed event per move', async () => {

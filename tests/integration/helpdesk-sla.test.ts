@@ -5,7 +5,7 @@ import { jobIdFor } from '../../adapters/queue/queue.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { useTestService } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import {
   connectedConnection,
   connectionInbox,
@@ -35,7 +35,7 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
 
 const SECRET = 'sla-webhook-secret-0123456789';
 const MINUTE = 60_000;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let socket: TestSocket;
 let owner: Owner;
 let agent: Member;
@@ -66,7 +66,6 @@ async function contactWrites(connection: string, text: string, phone = String(ne
 const service = useTestService();
 
 beforeAll(async () => {
-  receiver = startReceiver();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'sla line', inbox: 'Support' }));
   quickConnectionId = await connectedConnection(service, owner.token, 'quick line');
   quickInboxId = await connectionInbox(service, owner.token, 'Quick', quickConnectionId);
@@ -83,7 +82,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   socket?.close();
-  receiver?.stop();
 }, HOOK_TIMEOUT);
 
 describe('SLA policies', () => {

@@ -7,6 +7,7 @@ import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { BrowserOAuthProvider, recordingFetch, type WireEntry } from '../support/mcp-oauth-provider.ts';
 import { withPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -85,15 +86,7 @@ function ok(result: CallToolResult): any {
 }
 
 /** Polls the message over REST (API key) until it leaves PENDING (the driver send runs on the queue). */
-async function settled(id: string, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
-    expect(res.status).toBe(200);
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string, timeoutMs = 20_000): Promise<any> => messageSettled(service, owner.token, connectionId, id, { timeout: timeoutMs });
 
 const newContact = () => `55119${Math.floor(10_000_000 + Math.random() * 89_999_999)}`;
 

@@ -12,6 +12,7 @@ import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -82,15 +83,7 @@ function failed(result: CallToolResult): { code: string; status: number; message
 }
 
 /** Polls the message over REST until it leaves PENDING (the driver send runs on the queue). */
-async function settled(id: string, apikey = owner.token, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey });
-    expect(res.status).toBe(200);
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string, apikey = owner.token, timeoutMs = 20_000): Promise<any> => messageSettled(service, apikey, connectionId, id, { timeout: timeoutMs });
 
 const newContact = () => `55119${Math.floor(10_000_000 + Math.random() * 89_999_999)}`;
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { downloadLink, issueUploadTicket } from '../../core/media/media.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -46,14 +47,7 @@ function linkDeps(now: Date) {
   return { clock: { now: () => now }, signingKey: ctx.keys.signing, publicUrl: ctx.config.publicUrl, ids: ctx.ids };
 }
 
-async function settled(id: string): Promise<any> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string): Promise<any> => messageSettled(service, owner.token, connectionId, id);
 
 const postBytes = (url: string, bytes: Uint8Array, contentType: string, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body: bytes as Uint8Array<ArrayBuffer> }).then(async (res) => {

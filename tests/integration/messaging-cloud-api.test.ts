@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { chatMessageWhen } from '../support/wait.ts';
+import { workerSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -52,15 +54,7 @@ afterAll(async () => {
 const send = (body: Record<string, unknown>) => service.call('POST', `/v3/connections/${connectionId}/chats/messages`, { apikey: owner.token, body });
 const getMessage = (id: string) => service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
 
-async function until(id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await getMessage(id);
-    expect(res.status).toBe(200);
-    if (done(res.body) || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const until = (id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> => chatMessageWhen(service, owner.token, connectionId, id, done, { timeout: timeoutMs });
 const settled = (id: string, timeoutMs?: number) => until(id, (m) => m.status !== 'PENDING', timeoutMs);
 
 async function events(event: string): Promise<any[]> {
@@ -338,7 +332,7 @@ describe('the 24-hour send window (spec 3.4)', () => {
     expect(res.body.message).toMatch(/template/i);
     // Media and other free-form kinds are refused the same way.
     expectStandardError(await send({ to: stranger, image: { url: 'https://example.com/a.jpg' } }), 422, 'Unprocessable Entity');
-    await Bun.sleep(300);
+    await workerSettled(service);
     expect(sim.sent.length).toBe(sentBefore);
   });
 

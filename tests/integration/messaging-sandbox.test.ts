@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -59,15 +60,7 @@ const getMessage = (id: string, connection = connectionId, apikey = owner.token)
   service.call('GET', `/v3/connections/${connection}/chats/messages/${id}`, { apikey });
 
 /** Polls the message until it leaves PENDING (the driver send runs on the queue). */
-async function settled(id: string, connection = connectionId, apikey = owner.token, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await getMessage(id, connection, apikey);
-    expect(res.status).toBe(200);
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string, connection = connectionId, apikey = owner.token, timeoutMs = 20_000): Promise<any> => messageSettled(service, apikey, connection, id, { timeout: timeoutMs });
 
 const summary = async (apikey: string) => (await service.call('GET', '/v3/summary', { apikey })).body.messages;
 

@@ -8,7 +8,7 @@ import { cookiesAreSecure, setCookie } from '../../adapters/http/pages/cookies.t
 import { CONTENT_SECURITY_POLICY, safeReturnPath } from '../../adapters/http/pages/html.ts';
 import { SIGN_IN_POLICIES } from '../../adapters/http/auth-failures.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { type TestService, useTestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
 
 /**

@@ -3,7 +3,7 @@ import { startGraphSimulator, type GraphSimulator } from '../support/graph-simul
 import { teachTemplates } from '../support/graph-simulator-templates.ts';
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { type TestService, useTestService, useOwner } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**

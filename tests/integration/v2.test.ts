@@ -5,7 +5,7 @@ import { teachTemplates, type TemplateSimulator } from '../support/graph-simulat
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService, useOwner } from '../support/service.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -19,7 +19,7 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts
 let sim: GraphSimulator;
 let templates: TemplateSimulator;
 let sandboxId: string;
-const receiver = startReceiver();
+const receiver = useReceiver();
 
 beforeAll(async () => {
   sim = await startGraphSimulator();
@@ -34,7 +34,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  receiver.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

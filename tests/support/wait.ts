@@ -1,3 +1,4 @@
+import { expect } from 'bun:test';
 import type { TestService } from './service.ts';
 
 /**
@@ -40,9 +41,17 @@ export function waitUntil<T>(read: () => Promise<T>, done: (value: T) => boolean
   }, options);
 }
 
-/** The message `id` of the connection's chats, as REST answers it, once it passes `done`. */
+/** The message `id` of the connection's chats, as REST answers it (200 every time), once it passes `done`. */
 export function chatMessageWhen(service: TestService, apikey: string, connectionId: string, id: string, done: (message: any) => boolean, options: WaitOptions = {}): Promise<any> {
-  return waitUntil(async () => (await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey })).body, done, { what: `message ${id}`, ...options });
+  return waitUntil(
+    async () => {
+      const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey });
+      expect(res.status).toBe(200);
+      return res.body;
+    },
+    done,
+    { what: `message ${id}`, interval: 100, ...options },
+  );
 }
 
 /** The message `id` once it has left PENDING and is in a state of its own (SENT, FAILED, ...). */
@@ -53,6 +62,24 @@ export function messageSettled(service: TestService, apikey: string, connectionI
 /** The message `id` once its status is `status`. */
 export function messageReached(service: TestService, apikey: string, connectionId: string, id: string, status: string, options: WaitOptions = {}): Promise<any> {
   return chatMessageWhen(service, apikey, connectionId, id, (m) => m?.status === status, { what: `message ${id} to reach ${status}`, ...options });
+}
+
+/**
+ * Waits until every webhook delivery the events so far make has been recorded: the worker has
+ * settled (no fan-out, no job) and no delivery (of these webhooks, or of any) waits for an
+ * attempt. What did not arrive by then never will: for asserting that something was not sent.
+ */
+export async function deliveriesSettled(service: TestService, webhookIds: string[] = [], timeoutMs = 20_000): Promise<void> {
+  await workerSettled(service, [], timeoutMs);
+  await eventually(
+    async () => {
+      let query = service.runtime.ctx.db.selectFrom('webhook_deliveries').select('id').where('state', 'in', ['PENDING', 'RETRYING']);
+      if (webhookIds.length) query = query.where('webhook_id', 'in', webhookIds);
+      return (await query.executeTakeFirst()) ? undefined : true;
+    },
+    'the webhook deliveries to be recorded',
+    timeoutMs,
+  );
 }
 
 /**
