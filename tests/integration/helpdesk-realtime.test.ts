@@ -97,6 +97,7 @@ describe('connecting (spec 5.5)', () => {
       await new Promise<void>((resolve) => root.once('connect', () => resolve()));
       const error = await new Promise<Error>((resolve) => helpdesk.once('connect_error', resolve));
       expect(error.message).toBe('unauthorized');
+      // A sleep: the root namespace must stay connected for a while; nothing signals that it did.
       await Bun.sleep(200);
       expect(root.connected).toBe(true);
       expect(manager_.engine.readyState).toBe('open');

@@ -7,6 +7,7 @@ import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { signToken } from '../../core/shared/signed-token.ts';
 import { useTestService } from '../support/service.ts';
+import { waitUntil } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -81,14 +82,7 @@ async function connection(apikey: string, id: string) {
   return (await service.call('GET', `/v3/connections/${id}`, { apikey })).body;
 }
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await Bun.sleep(50);
-  }
-}
+const eventually = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => waitUntil(read, done, { timeout: 10_000 });
 
 const service = useTestService();
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { waitUntil } from '../support/wait.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
@@ -71,14 +72,7 @@ async function upload(path: string, bytes: Uint8Array, type: string, fileName = 
   return { status: response.status, body: (await response.json()) as any };
 }
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await Bun.sleep(50);
-  }
-  return read();
-}
+const waitFor = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => waitUntil(read, done, { timeout: 10_000 });
 
 const stored = (id: string) => service.runtime.ctx.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
