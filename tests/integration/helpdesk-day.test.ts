@@ -284,7 +284,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   bot?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const report = (kind: 'summary' | 'timeseries', query: string, headers: Record<string, string> = {}) =>

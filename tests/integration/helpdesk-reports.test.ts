@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { registerClient } from '../../core/oauth/clients.ts';
 import type { Scope } from '../../core/oauth/scopes.ts';
@@ -176,10 +176,6 @@ beforeAll(async () => {
     ])
     .execute();
 }, 4 * HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-}, HOOK_TIMEOUT);
 
 /** Metrics with every figure not named zero or null. */
 function metrics(m: {
