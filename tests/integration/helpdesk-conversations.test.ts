@@ -3,7 +3,7 @@ import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-
 import { helpdeskDb } from '../../plugins/helpdesk/schema.ts';
 import { useTestService } from '../support/service.ts';
 import { connectedConnection, conversationOfContact, eventually, helpdeskWorkspace, injectContactMessage, messagesUntil, messageWhen, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
-import { workerSettled } from '../support/wait.ts';
+import { subscribersDone } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -157,7 +157,7 @@ describe('incoming messages open conversations', () => {
     const bare = await connectedConnection(service, owner.token, 'no inbox');
     const before = (await conversations()).body.total;
     await inject('5511966660009', 'nobody listens', bare);
-    await workerSettled(service);
+    await subscribersDone(service, owner.workspaceId, 'messages.upsert', (d) => d?.message?.conversation === 'nobody listens');
     expect((await conversations()).body.total).toBe(before);
   });
 });

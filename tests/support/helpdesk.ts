@@ -3,7 +3,7 @@ import { memberWithToken } from '../integration/helpers.ts';
 import type { TestService } from './service.ts';
 import { eventually } from './wait.ts';
 
-export { eventually, workerSettled } from './wait.ts';
+export { eventually, subscribersDone, workerSettled } from './wait.ts';
 
 /**
  * Set-up and polling shared by the helpdesk integration tests (no test cases here): sandbox
@@ -127,22 +127,6 @@ export async function helpdeskEvents(service: TestService, workspaceId: string, 
     .execute();
   for (const row of rows) expect(row.connection_id).toBeNull();
   return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data);
-}
-
-/**
- * Waits until the worker has run every subscriber of the latest helpdesk event of this type
- * whose data passes `predicate` (it left the plugins' event queue): for asserting that a
- * reaction did not happen.
- */
-export async function subscribersDone(service: TestService, workspaceId: string, type: string, predicate: (data: any) => boolean = () => true): Promise<void> {
-  const eventId = await eventually(async () => {
-    const rows = await service.runtime.ctx.db.selectFrom('events').select(['id', 'payload']).where('workspace_id', '=', workspaceId).where('event', '=', type).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
-    return rows.find((r) => predicate((typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data))?.id;
-  }, `a ${type} event`);
-  await eventually(async () => {
-    const waiting = await service.runtime.ctx.db.selectFrom('plugin_event_queue').select('event_id').where('event_id', '=', eventId).executeTakeFirst();
-    return waiting ? undefined : true;
-  }, `the subscribers of ${type} ${eventId}`);
 }
 
 /** Switches round-robin off for the inbox (200): its new conversations stay unassigned until someone assigns them. */

@@ -9,8 +9,8 @@ import type { TestService } from './service.ts';
  */
 
 export interface WaitOptions {
-  /** What is awaited, for the failure message. */
-  what?: string;
+  /** What is awaited, for the failure message (a function: asked when it fails). */
+  what?: string | (() => string);
   /** Give up after this many milliseconds (default 20 s). */
   timeout?: number;
   /** Look again after this many milliseconds (default 50). */
@@ -23,7 +23,7 @@ export async function waitFor<T>(read: () => T | undefined | Promise<T | undefin
   for (;;) {
     const value = await read();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await Bun.sleep(interval);
   }
 }
@@ -65,6 +65,22 @@ export function messageReached(service: TestService, apikey: string, connectionI
 }
 
 /**
+ * Waits until the worker has run every subscriber of the latest event of this type in the
+ * workspace whose data passes `predicate` (it left the plugins' event queue): for asserting that
+ * a reaction did not happen.
+ */
+export async function subscribersDone(service: TestService, workspaceId: string, type: string, predicate: (data: any) => boolean = () => true): Promise<void> {
+  const eventId = await eventually(async () => {
+    const rows = await service.runtime.ctx.db.selectFrom('events').select(['id', 'payload']).where('workspace_id', '=', workspaceId).where('event', '=', type).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.find((r) => predicate((typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data))?.id;
+  }, `a ${type} event`);
+  await eventually(async () => {
+    const waiting = await service.runtime.ctx.db.selectFrom('plugin_event_queue').select('event_id').where('event_id', '=', eventId).executeTakeFirst();
+    return waiting ? undefined : true;
+  }, `the subscribers of ${type} ${eventId}`);
+}
+
+/**
  * Waits until every webhook delivery the events so far make has been recorded: the worker has
  * settled (no fan-out, no job) and no delivery (of these webhooks, or of any) waits for an
  * attempt. What did not arrive by then never will: for asserting that something was not sent.
@@ -89,18 +105,31 @@ export async function deliveriesSettled(service: TestService, webhookIds: string
  * reaction to a step happens before the clock moves on, and for asserting what did not happen.
  */
 export async function workerSettled(service: TestService, ignoredQueues: string[] = [], timeoutMs = 20_000): Promise<void> {
-  const busy = async () => {
-    let query = service.runtime.ctx.db
-      .selectFrom('pgboss.job' as any)
-      .select((eb: any) => eb.fn.countAll().as('n'))
-      .where('state' as any, 'in', ['created', 'retry', 'active']);
-    if (ignoredQueues.length) query = query.where('name' as any, 'not in', ignoredQueues);
-    const jobs = Number(((await query.executeTakeFirst()) as any)?.n ?? 0);
-    const db = service.runtime.ctx.db;
-    const { n: events } = await db.selectFrom('plugin_event_queue').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    const { n: fanouts } = await db.selectFrom('webhook_fanout').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    return jobs + Number(events) + Number(fanouts);
+  let busy: string[] = [];
+  const stillBusy = async () => {
+    busy = await workInProgress(service, ignoredQueues);
+    return busy.length > 0;
   };
   // Twice idle in a row: a job may complete and queue the next in between.
-  await eventually(async () => ((await busy()) === 0 && (await Bun.sleep(50), await busy()) === 0 ? true : undefined), 'the worker to settle', timeoutMs);
+  await waitFor(async () => (!(await stillBusy()) && (await Bun.sleep(50), !(await stillBusy())) ? true : undefined), {
+    what: () => `the worker to settle (still busy: ${busy.join(', ')})`,
+    timeout: timeoutMs,
+    interval: 100,
+  });
+}
+
+/** What the worker still has to do now, by queue or table: empty when it has settled. */
+async function workInProgress(service: TestService, ignoredQueues: string[]): Promise<string[]> {
+  const db = service.runtime.ctx.db;
+  let query = db
+    .selectFrom('pgboss.job' as any)
+    .select(['name' as any, (eb: any) => eb.fn.countAll().as('n')])
+    .where('state' as any, 'in', ['created', 'retry', 'active'])
+    .groupBy('name' as any);
+  if (ignoredQueues.length) query = query.where('name' as any, 'not in', ignoredQueues);
+  const jobs = ((await query.execute()) as Array<{ name: string; n: string | number }>).map((r) => `${r.n} ${r.name}`);
+  // Events waiting for the plugins' subscribers or the webhooks' fan-out (tables of their own).
+  const { n: events } = await db.selectFrom('plugin_event_queue').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const { n: fanouts } = await db.selectFrom('webhook_fanout').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return [...jobs, ...(Number(events) ? [`${events} plugin events`] : []), ...(Number(fanouts) ? [`${fanouts} fan-outs`] : [])];
 }
