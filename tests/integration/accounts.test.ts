@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { DEFAULT_PLANS } from '../../core/plans/plans.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { expectStandardError, memberWithToken, UUID } from './helpers.ts';
 
 /**
  * Workspaces (spec 2.3, 4.2) and plan headroom (`GET /v3/summary`). The service runs with the
@@ -13,17 +13,8 @@ const FREE_MESSAGES = 5;
 const FREE_CONNECTIONS = 2;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
-
-beforeAll(async () => {
-  service = await startTestService({ env: { PLAN_FREE_MESSAGES: String(FREE_MESSAGES), PLAN_FREE_CONNECTIONS: String(FREE_CONNECTIONS) } });
-  owner = await service.bootstrap({ workspace: 'Acme Support' });
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-}, HOOK_TIMEOUT);
+const service = useTestService({ env: { PLAN_FREE_MESSAGES: String(FREE_MESSAGES), PLAN_FREE_CONNECTIONS: String(FREE_CONNECTIONS) } });
+const owner = useOwner(service, { workspace: 'Acme Support' });
 
 describe('GET /v3/accounts', () => {
   test('lists the personal and the shared workspace as items of spec 2.3', async () => {

@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { describe, expect, test } from 'bun:test';
+import { useTestService, useOwner } from '../support/service.ts';
+import { expectStandardError, memberWithToken, UUID } from './helpers.ts';
 
 /** API tokens over HTTP: spec 2.4, 4.2, 5.1 and the "API tokens" row of the roles matrix (2.14). */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
-
-beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap();
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-}, HOOK_TIMEOUT);
+const service = useTestService();
+const owner = useOwner(service);
 
 async function create(apikey: string, name: string) {
   return service.call('POST', '/v3/api-tokens', { apikey, body: { name } });

@@ -3,7 +3,7 @@ import { loadConfig } from '../../apps/config.ts';
 import { startService, type RunningService } from '../../apps/server/server.ts';
 import { clientAddress } from '../../adapters/http/auth-failures.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
-import { freshDatabase, onPostgres, startTestService, type TestService } from '../support/service.ts';
+import { freshDatabase, onPostgres, useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -15,17 +15,9 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 const LIMIT = 5;
 let now = new Date('2026-03-02T10:00:00Z');
 const clock = { now: () => now };
-let service: TestService;
-let owner: { token: string };
 
-beforeAll(async () => {
-  service = await startTestService({ env: { AUTH_FAILURE_LIMIT: String(LIMIT) }, clock });
-  owner = await service.bootstrap({ plan: 'PRO' });
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-}, HOOK_TIMEOUT);
+const service = useTestService({ env: { AUTH_FAILURE_LIMIT: String(LIMIT) }, clock });
+const owner = useOwner(service, { plan: 'PRO' });
 
 const withKey = (apikey: string, headers: Record<string, string> = {}) => service.call('GET', '/v3/api-tokens', { apikey, headers });
 const wrongKey = () => `sk_live_${crypto.randomUUID().replace(/-/g, '')}`;

@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
 
 /** `apikey` authentication (spec 5.1) and workspace selection with `X-Account-Id` (spec 5.2). */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
-
-beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap();
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-}, HOOK_TIMEOUT);
+const service = useTestService();
+const owner = useOwner(service);
 
 describe('apikey', () => {
   test('no apikey is 401 in the standard shape', async () => {

@@ -86,6 +86,7 @@ describe("session leases on the database's clock", () => {
     const leases = new LeaseStore(t.db);
     expect(await leases.acquire(id, 'worker-a', 150)).toBe(true);
     expect(await leases.acquire(id, 'worker-b', 150)).toBe(false);
+    // Sleeps: the TTL running out on the database's clock is the subject.
     await Bun.sleep(250);
     expect(await leases.renew(id, 'worker-a', 150)).toBe(true); // not taken yet: still renewable
     await Bun.sleep(250);

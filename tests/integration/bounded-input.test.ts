@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { loadConfig } from '../../apps/config.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -14,20 +14,15 @@ const MEDIA_LIMIT = 2 * MiB;
 /** Big bodies on a busy machine (and PGlite storing megabytes) take longer than the default 5 s. */
 const SLOW = 60_000;
 
-let service: TestService;
-let owner: { token: string; workspaceId: string };
 let connectionId: string;
 
+const service = useTestService({ env: { MAX_MEDIA_BYTES: String(MEDIA_LIMIT) } });
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService({ env: { MAX_MEDIA_BYTES: String(MEDIA_LIMIT) } });
-  owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'bounded' } });
   connectionId = created.body.id;
   await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 type Answer = { status: number; body: any; text: string; contentType: string };

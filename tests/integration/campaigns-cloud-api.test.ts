@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
@@ -12,20 +12,21 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * plan").
  */
 let sim: GraphSimulator;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let callbackUrl: string;
 
 beforeAll(async () => {
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-4478' });
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl, CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl, CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1' } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   ({ connectionId, callbackUrl } = await officialConnection(service, sim, owner.token));
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

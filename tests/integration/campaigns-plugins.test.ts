@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { describe, expect, test } from 'bun:test';
+import { useOwner, useTestService } from '../support/service.ts';
 import { connectedConnection } from '../support/helpdesk.ts';
-import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
  * The campaigns plugin loads by configuration (ARCHITECTURE.md: "A disabled plugin's routes
@@ -9,13 +8,8 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * plugin on (issue 8 item 1: "helpdesk contacts by label when the helpdesk plugin is on").
  */
 describe('PLUGINS=campaigns (no helpdesk)', () => {
-  let service: TestService;
-  let owner: { token: string };
-  beforeAll(async () => {
-    service = await startTestService({ env: { PLUGINS: 'campaigns' } });
-    owner = await service.bootstrap();
-  }, HOOK_TIMEOUT);
-  afterAll(() => service?.stop());
+  const service = useTestService({ env: { PLUGINS: 'campaigns' } });
+  const owner = useOwner(service);
 
   test('campaigns are served; a helpdesk audience is refused, naming the plugin it needs', async () => {
     const connectionId = await connectedConnection(service, owner.token, 'line');
@@ -30,13 +24,8 @@ describe('PLUGINS=campaigns (no helpdesk)', () => {
 });
 
 describe('PLUGINS=helpdesk (no campaigns)', () => {
-  let service: TestService;
-  let owner: { token: string };
-  beforeAll(async () => {
-    service = await startTestService({ env: { PLUGINS: 'helpdesk' } });
-    owner = await service.bootstrap();
-  }, HOOK_TIMEOUT);
-  afterAll(() => service?.stop());
+  const service = useTestService({ env: { PLUGINS: 'helpdesk' } });
+  const owner = useOwner(service);
 
   test('the campaign routes answer 404', async () => {
     const answer = await service.call('GET', '/v3/campaigns', { apikey: owner.token });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService, useOwner } from '../support/service.ts';
 import { connectedConnection, connectionInbox, conversationFromContact, eventually, injectContactMessage } from '../support/helpdesk.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import { verifyDelivery } from '../../core/webhooks/signature.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,20 +13,15 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
  * when the plan cannot cover them, invalid / repeated / opted-out numbers, personalisation, pause,
  * resume, cancel with refund, the recipient list and progress, opt-out by stop word.
  */
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 
+const service = useTestService({ env: { CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1', PLAN_PRO_MESSAGES: '60' } });
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService({ env: { CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1', PLAN_PRO_MESSAGES: '60' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
   connectionId = await connectedConnection(service, owner.token, 'Campaign line');
 }, HOOK_TIMEOUT);
-afterAll(async () => {
-  receiver?.stop();
-  await service?.stop();
-});
-const receiver = startReceiver();
+const receiver = useReceiver();
 
 const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: owner.token, body });
 const phone = (i: number) => `+55 11 9${String(70000000 + i)}`;
@@ -198,7 +193,7 @@ describe('pause, resume and the schedule', () => {
     const paused = await call('POST', `/v3/campaigns/${slow.body.id}/pause`);
     expect(paused.body.status).toBe('PAUSED');
     expect((await call('POST', `/v3/campaigns/${slow.body.id}/pause`)).status).toBe(409);
-    // Paused: the pacer sends nothing more, however long it waits.
+    // Paused: the pacer sends nothing more, however long it waits. A sleep: the pacer wakes at least twice (max sleep 1 s).
     await Bun.sleep(2_500);
     expect((await call('GET', `/v3/campaigns/${slow.body.id}`)).body.progress).toMatchObject({ sent: 1, queued: 2 });
     const resumed = await call('POST', `/v3/campaigns/${slow.body.id}/resume`);

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -23,26 +23,26 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 let sim: GraphSimulator;
 let templates: TemplateSimulator;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let callbackUrl: string;
-const receiver = startReceiver();
+const receiver = useReceiver();
 const HOOK_PATH = '/carousel-hook';
 
 beforeAll(async () => {
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-7781' });
   templates = teachTemplates(sim);
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   ({ connectionId, callbackUrl } = await officialConnection(service, sim, owner.token));
   const hook = await call('POST', '/v3/webhooks', { url: receiver.url(HOOK_PATH), events: ['messages.upsert'], connections: [connectionId] });
   expect(hook.status).toBe(201);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  receiver.stop();
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

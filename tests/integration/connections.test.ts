@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -9,18 +9,17 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * completes at once (ARCHITECTURE.md, "Network drivers": "Pairing completes at once").
  */
 
-let service: TestService;
 let sim: GraphSimulator;
 type Owner = { userId: string; workspaceId: string; token: string };
 
 beforeAll(async () => {
   // Issue 3 item 2: "Quota `USER_PLAN_EXCEEDED_CONNECTIONS`". The FREE plan holds one connection here.
   sim = await startGraphSimulator();
-  service = await startTestService({ env: { PLAN_FREE_CONNECTIONS: '1', CLOUD_API_BASE_URL: sim.baseUrl } });
 }, HOOK_TIMEOUT);
 
+const service = useTestService(() => ({ env: { PLAN_FREE_CONNECTIONS: '1', CLOUD_API_BASE_URL: sim.baseUrl } }));
+
 afterAll(async () => {
-  await service?.stop();
   sim?.stop();
 }, HOOK_TIMEOUT);
 

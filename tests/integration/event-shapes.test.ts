@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { chatMessageWhen } from '../support/wait.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -15,9 +16,7 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  */
 
 let sim: GraphSimulator;
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
-let owner: { userId: string; workspaceId: string; token: string };
+const receiver = useReceiver();
 let sandbox: { id: string; path: string };
 let official: { id: string; path: string; callbackUrl: string };
 
@@ -29,10 +28,13 @@ async function subscribe(connectionId: string, path: string) {
 }
 
 beforeAll(async () => {
-  receiver = startReceiver();
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-2020' });
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
 
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'sandbox' } });
   expect(created.status).toBe(201);
@@ -46,8 +48,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  receiver?.stop();
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 
@@ -56,15 +56,7 @@ const newContact = (prefix: string) => `${prefix}${String(Date.now() % 1_000_000
 
 const send = (connectionId: string, body: Record<string, unknown>) => service.call('POST', `/v3/connections/${connectionId}/chats/messages`, { apikey: owner.token, body });
 
-async function until(connectionId: string, id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
-    expect(res.status).toBe(200);
-    if (done(res.body) || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const until = (connectionId: string, id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> => chatMessageWhen(service, owner.token, connectionId, id, done, { timeout: timeoutMs });
 
 /** The webhook deliveries (single or batched `data`) of one event on a path, as envelopes with one `data` each. */
 function delivered(path: string, event: string): any[] {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { flowPlatform, teachFlows } from '../support/graph-simulator-flows.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 import { generateFlowKeyPair } from '../../adapters/crypto/flow-encryption.ts';
 import { verifyDelivery } from '../../core/webhooks/signature.ts';
@@ -16,8 +16,6 @@ import { verifyDelivery } from '../../core/webhooks/signature.ts';
 let sim: GraphSimulator;
 let simFlows: ReturnType<typeof teachFlows>;
 let platform: ReturnType<typeof flowPlatform>;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let callbackUrl: string;
 
@@ -31,8 +29,12 @@ beforeAll(async () => {
   sim = await startGraphSimulator();
   simFlows = teachFlows(sim);
   platform = flowPlatform(sim, simFlows);
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   connectionId = await createOfficial('official');
   callbackUrl = `${service.url}/v3/webhooks/whatsapp/${connectionId}`;
   sim.callbackUrl = callbackUrl;
@@ -74,7 +76,6 @@ async function createOfficial(name: string): Promise<string> {
 
 afterAll(async () => {
   hookServer?.stop(true);
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

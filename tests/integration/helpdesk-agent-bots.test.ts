@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { startTestService, type TestService } from '../support/service.ts';
+import { type TestService, useTestService } from '../support/service.ts';
+import { deliveriesSettled } from '../support/wait.ts';
 import {
   connectedConnection,
   connectionInbox,
@@ -74,22 +75,21 @@ function startBot(service: () => TestService, token: () => string) {
 
 const signed = (hit: BotHit, secret: string) => hit.headers.get('x-helpdesk-signature') === createHmac('sha256', secret).update(hit.raw).digest('hex');
 
-let service: TestService;
 let ws: HelpdeskWorkspace;
 let bot: ReturnType<typeof startBot>;
 let botId: string;
 let accessToken: string;
 let signingSecret: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   ws = await helpdeskWorkspace(service, { connection: 'bot line', inbox: 'Front desk' });
   bot = startBot(() => service, () => accessToken);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   bot?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const owner = () => ws.owner.token;
@@ -243,7 +243,7 @@ describe('a bot takes the conversation, answers it and hands it over', () => {
     const heard = bot.hits.length;
     expect((await injectContactMessage(service, owner(), ws.connectionId, { from: '5511977770001', text: 'hello people' })).status).toBe(201);
     await subscribersDone(service, ws.owner.workspaceId, 'helpdesk.message.created', (d) => d.message?.content === 'hello people');
-    await Bun.sleep(300);
+    await deliveriesSettled(service);
     expect(bot.hits.slice(heard).filter((h) => h.json.data.conversationId === conversationId)).toEqual([]);
     // It stays with people: the bot does not take it back.
     expect((await service.call('GET', `/v3/helpdesk/conversations/${conversationId}`, { apikey: owner() })).body).toMatchObject({ assigneeAgentBotId: null, assigneeUserId: ws.agent.userId });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskWorkspace, messagesUntil, type HelpdeskWorkspace, type Member } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
@@ -40,7 +40,6 @@ function startProvider() {
   };
 }
 
-let service: TestService;
 let provider: ReturnType<typeof startProvider>;
 let ws: HelpdeskWorkspace;
 let admin: Member;
@@ -48,8 +47,9 @@ let manager: Member;
 let outsider: Member;
 let conversationId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   provider = startProvider();
   ws = await helpdeskWorkspace(service, { connection: 'ai line', inbox: 'Support' });
   admin = await memberWithToken(service, ws.owner, 'ADMIN');
@@ -64,7 +64,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   provider?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const settings = (apikey: string) => service.call('GET', '/v3/helpdesk/ai-settings', { apikey });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { startTestService, type TestService } from '../support/service.ts';
-import { connectionInbox, eventually, helpdeskEvents, messageWhen, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { connectionInbox, eventually, helpdeskEvents, messageWhen, setInboxMembers, workerSettled, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -50,8 +50,6 @@ const app = Bun.serve({
 const appUrl = (path: string) => `http://127.0.0.1:${app.port}${path}`;
 const hitsOf = (path: string) => received.filter((r) => r.path === path);
 
-let service: TestService;
-let owner: Owner;
 let agent: Member;
 let outsider: Member;
 /** API inbox, signatures optional, replies to /ok. */
@@ -66,9 +64,10 @@ async function apiInbox(apikey: string, body: Record<string, unknown>): Promise<
   return { id: res.body.id, secret: res.body.inboundWebhookSecret };
 }
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   agent = await memberWithToken(service, owner, 'AGENT');
   outsider = await memberWithToken(service, owner, 'AGENT');
   open = await apiInbox(owner.token, { name: 'Shop app', webhookUrl: appUrl('/ok') });
@@ -80,7 +79,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   app.stop(true);
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const sign = (secret: string, raw: string) => createHmac('sha256', secret).update(raw).digest('hex');
@@ -233,7 +231,7 @@ describe('replies go out to the app (spec 6.6) and come back with statuses', () 
     const events = await eventually(async () => ((await statusEvents(replyId)).length > 0 ? statusEvents(replyId) : undefined), 'status_changed');
     expect(events[0]).toMatchObject({ type: 'helpdesk.message.status_changed', messageId: replyId, toStatus: 'SENT', externalError: null, conversationId, inboxId: open.id });
     // One attempt: nothing is sent twice.
-    await Bun.sleep(300);
+    await workerSettled(service);
     expect(received.filter((r) => r.json?.data?.sourceId === replyId)).toHaveLength(1);
   });
 
@@ -274,7 +272,7 @@ describe('replies go out to the app (spec 6.6) and come back with statuses', () 
     const note = await reply(conversationId, 'internal: VIP customer', agent.token, { private: true });
     expect(note.status).toBe(201);
     expect(note.body.status).toBeNull();
-    await Bun.sleep(1500);
+    await workerSettled(service);
     expect(received.slice(before).filter((r) => r.json?.data?.sourceId === note.body.id)).toEqual([]);
   });
 
@@ -305,7 +303,7 @@ describe('delivery failures', () => {
     expect(gaps[1]).toBeGreaterThanOrEqual(9.5);
     expect(gaps[1]).toBeLessThan(15);
     expect((await statusEvents(res.body.id)).map((e) => e.toStatus)).toEqual(['FAILED']);
-    // No 4th attempt comes on its own.
+    // No 4th attempt comes on its own. A sleep: a FAILED reply waits for nothing, so only time can show one.
     await Bun.sleep(1500);
     expect(hitsOf('/fail').filter((r) => r.json.data.sourceId === res.body.id)).toHaveLength(3);
   }, 45_000);

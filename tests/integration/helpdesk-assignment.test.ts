@@ -3,7 +3,7 @@ import { autoAssign } from '../../core/helpdesk/assignment/auto-assignment.ts';
 import { assignmentDeps, assignmentStores } from '../../plugins/helpdesk/assignment/store.ts';
 import { onConversationCreated } from '../../plugins/helpdesk/assignment/subscriber.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import {
   connectedConnection,
@@ -24,8 +24,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * heartbeats; an agent who never connected shows offline.
  */
 
-let service: TestService;
-let owner: Owner;
 let free: Owner;
 let manager: Member;
 /** Members of the round-robin inbox: two online, one busy. */
@@ -43,9 +41,10 @@ const sockets: TestSocket[] = [];
 let heartbeat: ReturnType<typeof setInterval>;
 let phones = 0;
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   manager = await memberWithToken(service, owner, 'MANAGER');
   const agent = () => memberWithToken(service, owner, 'AGENT');
@@ -68,7 +67,6 @@ beforeAll(async () => {
 afterAll(async () => {
   clearInterval(heartbeat);
   for (const s of sockets) s.close();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const nextPhone = () => `55119000${String(++phones).padStart(5, '0')}`;

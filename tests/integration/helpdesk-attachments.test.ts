@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { attachmentDownloadLink } from '../../core/helpdesk/conversations/message-attachments.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, messagesUntil, messageWhen, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -12,7 +12,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * key; a reply with a file goes out on the connection as a media message.
  */
 
-let service: TestService;
 let owner: Owner;
 let agent: Member;
 let outsider: Member;
@@ -23,15 +22,12 @@ const PNG: Uint8Array<ArrayBuffer> = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0
 const PDF: Uint8Array<ArrayBuffer> = new TextEncoder().encode('%PDF-1.4\n% invoice 42\n%%EOF\n') as Uint8Array<ArrayBuffer>;
 const DAY = 86_400_000;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'files line', inbox: 'Files' }));
   outsider = await memberWithToken(service, owner, 'AGENT');
   conversation = await conversationFrom('5511966610001', { text: 'hello' });
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const conversationFrom = (phone: string, body: Record<string, unknown>) => conversationFromContact(service, owner.token, connectionId, phone, body);

@@ -1,26 +1,21 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService, useOwner } from '../support/service.ts';
 import type { Member, Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /** Helpdesk contacts (issue 6 items 2 and 4; spec 2.2, 4.6, 5.4, 7.2). */
 
-let service: TestService;
-let owner: Owner;
 let other: Owner;
 let free: Owner;
 let agent: Member;
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   other = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   agent = await memberWithToken(service, owner, 'AGENT');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/contacts', { apikey, body });

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { connectedConnection, conversationOfContact, eventually, helpdeskWorkspace, injectContactMessage, messagesUntil, messageWhen, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
+import { subscribersDone } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -11,7 +12,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * opens, agents work it and reply through the connection.
  */
 
-let service: TestService;
 let owner: Owner;
 let free: Owner;
 let agent: Member;
@@ -20,18 +20,15 @@ let connectionId: string;
 let inboxId: string;
 let freeConnectionId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'support line', inbox: 'Support' }));
   // These tests watch conversations from their first, unassigned state (round-robin: helpdesk-assignment).
   await withoutAutoAssignment(service, owner.token, inboxId);
   free = await service.bootstrap({ plan: 'FREE' });
   outsider = await memberWithToken(service, owner, 'AGENT');
   freeConnectionId = await connectedConnection(service, free.token, 'free line');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const inject = (from: string, text: string, connection = connectionId, apikey = owner.token) =>
@@ -160,7 +157,7 @@ describe('incoming messages open conversations', () => {
     const bare = await connectedConnection(service, owner.token, 'no inbox');
     const before = (await conversations()).body.total;
     await inject('5511966660009', 'nobody listens', bare);
-    await Bun.sleep(500);
+    await subscribersDone(service, owner.workspaceId, 'messages.upsert', (d) => d?.message?.conversation === 'nobody listens');
     expect((await conversations()).body.total).toBe(before);
   });
 });

@@ -4,9 +4,9 @@ import { DEFAULT_SURVEY_MESSAGE } from '../../core/helpdesk/csat/csat.ts';
 import { CSAT_ATTEMPTS_PER_MINUTE } from '../../plugins/helpdesk/csat/page.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { connectHelpdesk } from '../support/socket.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import {
   connectedConnection,
   connectionInbox,
@@ -33,9 +33,8 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
 
 const SECRET = 'csat-webhook-secret-0123456789';
 const MESSAGE = 'Thanks for talking to Acme Support! Tell us how we did:';
-let service: TestService;
 let browser: TestBrowser;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let owner: Owner;
 let agent: Member;
 let connectionId: string;
@@ -44,10 +43,10 @@ let quietConnectionId: string;
 let quietInboxId: string;
 let nextPhone = 5511970000001;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   browser = await startBrowser();
-  receiver = startReceiver();
   const line = await helpdeskWorkspace(service, { connection: 'csat line', inbox: 'Support' });
   ({ owner, agent, connectionId, inboxId } = line);
   quietConnectionId = await connectedConnection(service, owner.token, 'quiet line');
@@ -62,8 +61,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const db = () => helpdeskDb(service.runtime.ctx.db);
@@ -332,13 +329,7 @@ describe('the survey', () => {
 
 // A service of its own: the other tests use up part of this IP's allowance.
 describe('rate limit', () => {
-  let limited: TestService;
-  beforeAll(async () => {
-    limited = await startTestService();
-  }, HOOK_TIMEOUT);
-  afterAll(async () => {
-    await limited?.stop();
-  }, HOOK_TIMEOUT);
+  const limited = useTestService();
 
   test(`guesses and submissions from one IP are limited to ${CSAT_ATTEMPTS_PER_MINUTE} a minute; viewing a real survey does not count; then even a real link is 429`, async () => {
     const line = await helpdeskLine(limited, { connection: 'limited line', inbox: 'Limited' });

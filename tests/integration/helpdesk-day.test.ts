@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { SLA_DEADLINE_QUEUE } from '../../core/helpdesk/sla/tracking.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { type TestService, useTestService } from '../support/service.ts';
 import { conversationOfContact, eventually, helpdeskLine, injectContactMessage, setInboxMembers, withoutAutoAssignment, workerSettled, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
@@ -177,7 +177,6 @@ function startBot(service: () => TestService, token: () => string) {
 let now = at('06:00');
 const clock = { now: () => new Date(now) };
 
-let service: TestService;
 let owner: Owner;
 let manager: Member;
 let agents: Record<Agent, Member>;
@@ -204,8 +203,9 @@ async function step(t: number, action: () => Promise<unknown>): Promise<void> {
   await settled();
 }
 
+const service = useTestService({ clock });
+
 beforeAll(async () => {
-  service = await startTestService({ clock });
   ({ owner, inboxId, connectionId } = await helpdeskLine(service, { connection: 'day line', inbox: 'Customer care' }));
   manager = await memberWithToken(service, owner, 'MANAGER');
   agents = { ana: await memberWithToken(service, owner, 'AGENT'), bruno: await memberWithToken(service, owner, 'AGENT'), carla: await memberWithToken(service, owner, 'AGENT') };
@@ -284,7 +284,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   bot?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const report = (kind: 'summary' | 'timeseries', query: string, headers: Record<string, string> = {}) =>

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { describe, expect, test } from 'bun:test';
+import { type TestService, useTestService } from '../support/service.ts';
 import { conversationFromContact, conversationOfContact, helpdeskLine, injectContactMessage, messagesUntil } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
+import { expectStandardError } from './helpers.ts';
 
 /**
  * Issue 20, item 17. Spec 2.3: the workspace item has "`helpdeskEnabled` | boolean"; it must read
@@ -10,18 +10,8 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  * Transitions: not shown"; our choice: a message after RESOLVED opens a new conversation.
  */
 
-let service: TestService;
-let bare: TestService;
-
-beforeAll(async () => {
-  service = await startTestService();
-  bare = await startTestService({ env: { PLUGINS: 'campaigns' } });
-}, 2 * HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-  await bare?.stop();
-}, 2 * HOOK_TIMEOUT);
+const service = useTestService();
+const bare = useTestService({ env: { PLUGINS: 'campaigns' } });
 
 const accounts = async (target: TestService, apikey: string) => {
   const res = await target.call('GET', '/v3/accounts', { apikey });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { helpdeskPlugin } from '../../plugins/helpdesk/index.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { startTestService, useOwner, useTestService } from '../support/service.ts';
 import type { Member, Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -9,8 +9,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * The helpdesk plugin's inboxes (issue 6 items 1 and 4; spec 2.10, 2.14, 4.6, 5.4, 7.1, 7.2).
  */
 
-let service: TestService;
-let owner: Owner;
 let other: Owner;
 let free: Owner;
 let manager: Member;
@@ -20,19 +18,16 @@ let otherConnectionId: string;
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   other = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   manager = await memberWithToken(service, owner, 'MANAGER');
   agent = await memberWithToken(service, owner, 'AGENT');
   connectionId = await newConnection(owner.token, 'main line');
   otherConnectionId = await newConnection(other.token, 'their line');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 async function newConnection(apikey: string, name: string): Promise<string> {

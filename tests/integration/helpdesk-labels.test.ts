@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import * as migration0007 from '../../plugins/helpdesk/migrations/0007_labels_attachments.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, workerSettled, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
@@ -13,20 +13,16 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  * a delete takes the label off every one.
  */
 
-let service: TestService;
 let owner: Owner;
 let free: Owner;
 let agent: Member;
 let connectionId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'labels line', inbox: 'Labels' }));
   free = await service.bootstrap({ plan: 'FREE' });
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const labels = {

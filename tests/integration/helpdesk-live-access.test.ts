@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
+import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { broadcastHelpdeskEvent } from '../../plugins/helpdesk/realtime/broadcast.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import { connectedConnection, connectionInbox, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
@@ -17,15 +17,14 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 const DEADLINE_MS = 5_000;
 
-let service: TestService;
-let owner: Owner;
 let inboxA: string;
 let inboxB: string;
 const open: TestSocket[] = [];
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   inboxA = await connectionInbox(service, owner.token, 'A', await connectedConnection(service, owner.token, 'line A'));
   const b = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'B', channelType: 'API' } });
   expect(b.status).toBe(201);
@@ -35,10 +34,6 @@ beforeAll(async () => {
 afterEach(() => {
   for (const socket of open.splice(0)) socket.close();
 });
-
-afterAll(async () => {
-  await service?.stop();
-}, HOOK_TIMEOUT);
 
 async function connect(apikey: string): Promise<TestSocket> {
   const socket = await connectHelpdesk(service.url, apikey, { transports: ['websocket'] });

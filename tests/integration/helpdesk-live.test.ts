@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { useTestService } from '../support/service.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import { helpdeskWorkspace, injectContactMessage, sentToContact, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
@@ -17,8 +17,7 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 const SECRET = 'live-session-secret-0123456789';
 const CONTACT = '5511933330001';
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let owner: Owner;
 let manager: Member;
 let agent: Member;
@@ -26,9 +25,9 @@ let connectionId: string;
 let inboxId: string;
 const sockets: TestSocket[] = [];
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
-  receiver = startReceiver();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'live line', inbox: 'Live' }));
   // The manager assigns by hand in this session (round-robin has its own test).
   await withoutAutoAssignment(service, owner.token, inboxId);
@@ -39,8 +38,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const socket of sockets) socket.close();
-  receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 async function connect(apikey: string): Promise<TestSocket> {

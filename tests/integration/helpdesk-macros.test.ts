@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService } from '../support/service.ts';
+import { workerSettled } from '../support/wait.ts';
 import {
   conversationFromContact,
   helpdeskEvents,
@@ -18,24 +19,20 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * named lists of conversation actions run at once, as the caller would by hand, all or nothing.
  */
 
-let service: TestService;
 let hd: HelpdeskWorkspace;
 let manager: Member;
 /** An Agent of the workspace outside the inbox. */
 let outsider: Member;
 let free: Owner;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   hd = await helpdeskWorkspace(service, { connection: 'macros line', inbox: 'Billing' });
   manager = await memberWithToken(service, hd.owner, 'MANAGER');
   outsider = await memberWithToken(service, hd.owner, 'AGENT');
   free = await service.bootstrap({ plan: 'FREE' });
   await withoutAutoAssignment(service, hd.owner.token, hd.inboxId);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const call = (method: string, path: string, apikey: string, body?: unknown) => service.call(method, path, { apikey, body });
@@ -211,7 +208,7 @@ describe('macros', () => {
     expect((await call('GET', '/v3/helpdesk/labels?s=escalated-never', hd.owner.token)).body.total).toBe(0);
     const messages = (await call('GET', `/v3/helpdesk/conversations/${id}/messages`, hd.owner.token)).body as any[];
     expect(messages.map((m) => m.content)).toEqual(['Hello']);
-    await Bun.sleep(500);
+    await workerSettled(service);
     const history = await call('GET', `/v3/connections/${hd.connectionId}/chats/messages?chat=${phone}`, hd.owner.token);
     expect(JSON.stringify(history.body)).not.toContain('This must never reach the contact.');
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { eventually, helpdeskWorkspace, injectContactMessage, sentToContact, type Member, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
@@ -11,22 +11,21 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
  * `/v3/mcp` with the same rules as REST — Agents see only their inboxes, writes need the PRO plan.
  */
 
-let service: TestService;
 let owner: Owner;
 let agent: Member;
 let outsider: Member;
 let connectionId: string;
 const clients: Client[] = [];
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'mcp line', inbox: 'Support' }));
   outsider = await memberWithToken(service, owner, 'AGENT');
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   for (const client of clients) await client.close().catch(() => {});
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 async function clientFor(apikey: string): Promise<Client> {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, eventually, helpdeskEvents, helpdeskWorkspace, injectContactMessage, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
@@ -11,7 +11,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts
  * records its event (`message.updated`, `message.deleted`, `conversation.deleted`).
  */
 
-let service: TestService;
 let owner: Owner;
 let agent: Member;
 let colleague: Member;
@@ -19,18 +18,15 @@ let outsider: Member;
 let manager: Member;
 let connectionId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   let inboxId: string;
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'edits line', inbox: 'Edits' }));
   colleague = await memberWithToken(service, owner, 'AGENT');
   outsider = await memberWithToken(service, owner, 'AGENT');
   manager = await memberWithToken(service, owner, 'MANAGER');
   await setInboxMembers(service, owner.token, inboxId, [agent.userId, colleague.userId]);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const events = (type: string) => helpdeskEvents(service, owner.workspaceId, type);

@@ -1,11 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
+import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
 import { broadcastHelpdeskEvent } from '../../plugins/helpdesk/realtime/broadcast.ts';
 import { onNoteWritten, onNotifyingEvent } from '../../plugins/helpdesk/notifications/subscribers.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import {
   conversationFromContact,
   eventually,
@@ -29,8 +29,7 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
 
 const SECRET = 'mentions-signing-secret-0123456789';
 const PHONE = '5511966660001';
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let hd: HelpdeskWorkspace;
 /** A second Agent of the inbox, never mentioned in the first note. */
 let colleague: Member;
@@ -40,9 +39,9 @@ let conversationId: string;
 let noteId: string;
 const open: TestSocket[] = [];
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
-  receiver = startReceiver();
   hd = await helpdeskWorkspace(service, { connection: 'mentions line', inbox: 'Support' });
   colleague = await memberWithToken(service, hd.owner, 'AGENT');
   outsider = await memberWithToken(service, hd.owner, 'AGENT');
@@ -56,11 +55,6 @@ beforeAll(async () => {
 afterEach(() => {
   for (const socket of open.splice(0)) socket.close();
 });
-
-afterAll(async () => {
-  receiver?.stop();
-  await service?.stop();
-}, HOOK_TIMEOUT);
 
 async function connect(apikey: string): Promise<TestSocket> {
   const socket = await connectHelpdesk(service.url, apikey);

@@ -139,6 +139,7 @@ describe.skipIf(!onPostgres)('stopping a server process on Postgres', () => {
         await service.stop();
       }
       // The adapter's LISTEN client used to arrive after the stop and stay checked out for ever.
+      // A sleep: a late client is exactly what this looks for, so give it the time to arrive.
       await Bun.sleep(500);
       const { rows } = await admin.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
       expect(rows[0].n).toBe(0);

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { deliveriesWithLaggingReplies } from '../../plugins/helpdesk/conversations/subscribers.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskLine, messageWhen, type Owner } from '../support/helpdesk.ts';
+import { workerSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -17,17 +18,13 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 
 const TEST_TIMEOUT = 30_000;
 
-let service: TestService;
 let owner: Owner;
 let connectionId: string;
 
-beforeAll(async () => {
-  service = await startTestService();
-  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'receipts line', inbox: 'Receipts' }));
-}, HOOK_TIMEOUT);
+const service = useTestService();
 
-afterAll(async () => {
-  await service?.stop();
+beforeAll(async () => {
+  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'receipts line', inbox: 'Receipts' }));
 }, HOOK_TIMEOUT);
 
 const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello?' });
@@ -61,7 +58,7 @@ const receipt = (messageId: string, status: string, error?: { code: string | num
   service.call('POST', `/v3/connections/${connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId, status, ...(error && { error }) } });
 
 /** Lets queued subscriber jobs run (for asserting that nothing more happens). */
-const settle = () => Bun.sleep(1_500);
+const settle = () => workerSettled(service);
 
 describe('a reply follows its receipts', () => {
   test('PENDING → SENT → DELIVERED → READ, stored, one status_changed event per move', async () => {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { registerClient } from '../../core/oauth/clients.ts';
 import type { Scope } from '../../core/oauth/scopes.ts';
 import { hashSecret } from '../../core/tokens/secret.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import {
   connectedConnection,
   connectionInbox,
@@ -53,7 +53,6 @@ let now = Date.parse('2025-03-09T08:00:00.000Z');
 const clock = { now: () => new Date(now) };
 const at = (iso: string) => void (now = Date.parse(iso));
 
-let service: TestService;
 let owner: Owner;
 let agent: Member;
 let manager: Member;
@@ -106,8 +105,9 @@ async function rate(id: string, iso: string, rating: number): Promise<void> {
 const report = (kind: 'summary' | 'timeseries', query: string, apikey = owner.token, headers: Record<string, string> = {}) =>
   service.call('GET', `/v3/helpdesk/reports/${kind}?${query}`, { apikey, headers });
 
+const service = useTestService({ clock });
+
 beforeAll(async () => {
-  service = await startTestService({ clock });
   const line = await helpdeskLine(service, { connection: 'support line', inbox: 'Support' });
   ({ owner, inboxId: support, connectionId: supportConnection } = line);
   salesConnection = await connectedConnection(service, owner.token, 'sales line');
@@ -176,10 +176,6 @@ beforeAll(async () => {
     ])
     .execute();
 }, 4 * HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-}, HOOK_TIMEOUT);
 
 /** Metrics with every figure not named zero or null. */
 function metrics(m: {

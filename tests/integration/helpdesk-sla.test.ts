@@ -3,9 +3,9 @@ import { createHmac } from 'node:crypto';
 import { SLA_DEADLINE_QUEUE } from '../../core/helpdesk/sla/tracking.ts';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import {
   connectedConnection,
   connectionInbox,
@@ -35,8 +35,7 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
 
 const SECRET = 'sla-webhook-secret-0123456789';
 const MINUTE = 60_000;
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let socket: TestSocket;
 let owner: Owner;
 let agent: Member;
@@ -64,9 +63,9 @@ async function contactWrites(connection: string, text: string, phone = String(ne
   return { id: conversation.id, phone };
 }
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
-  receiver = startReceiver();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'sla line', inbox: 'Support' }));
   quickConnectionId = await connectedConnection(service, owner.token, 'quick line');
   quickInboxId = await connectionInbox(service, owner.token, 'Quick', quickConnectionId);
@@ -83,8 +82,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   socket?.close();
-  receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 describe('SLA policies', () => {

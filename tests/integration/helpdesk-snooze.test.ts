@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
 import { SNOOZE_EXPIRY_QUEUE } from '../../core/helpdesk/conversations/snooze.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, eventually, helpdeskEvents, helpdeskLine, type Owner } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -16,17 +16,13 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 /** Each test waits for real snoozes of a few seconds to expire. */
 const TEST_TIMEOUT = 30_000;
 
-let service: TestService;
 let owner: Owner;
 let connectionId: string;
 
-beforeAll(async () => {
-  service = await startTestService();
-  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'snooze line', inbox: 'Snoozy' }));
-}, HOOK_TIMEOUT);
+const service = useTestService();
 
-afterAll(async () => {
-  await service?.stop();
+beforeAll(async () => {
+  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'snooze line', inbox: 'Snoozy' }));
 }, HOOK_TIMEOUT);
 
 const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hi' });

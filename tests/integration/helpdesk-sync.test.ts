@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { INBOX_SYNC_QUEUE } from '../../core/helpdesk/inboxes/inbox-sync.ts';
 import { inboxSyncTuning } from '../../plugins/helpdesk/sync/job.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { connectedConnection, connectionInbox, eventually, helpdeskEvents, injectContactMessage, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -26,7 +26,6 @@ const DAVI = '5511960000004';
 const EVA = '5511960000005';
 const GROUP = '120363012345678901@g.us';
 
-let service: TestService;
 let owner: Owner;
 let agent: Member;
 let outsider: Member;
@@ -87,8 +86,9 @@ async function syncEvents(syncId: string) {
   return { contacts: await of('helpdesk.contact_sync.updated'), conversations: await of('helpdesk.conversation_sync.updated') };
 }
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   inboxSyncTuning.chatsPerPage = 2;
   owner = await service.bootstrap({ plan: 'PRO' });
   agent = await memberWithToken(service, owner, 'AGENT');
@@ -119,10 +119,6 @@ beforeAll(async () => {
   expect((await service.call('POST', '/v3/helpdesk/contacts', { apikey: owner.token, body: { name: 'Davi (CRM)', phone: `+${DAVI}` } })).status).toBe(201);
   inboxId = await connectionInbox(service, owner.token, 'Old number', connectionId);
   await setInboxMembers(service, owner.token, inboxId, [agent.userId]);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 describe('syncing the history of an inbox', () => {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -9,7 +9,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * team endpoints are "not shown" in the spec (4.7): ours are Chatwoot-like.
  */
 
-let service: TestService;
 let owner: Owner;
 let other: Owner;
 let free: Owner;
@@ -19,18 +18,15 @@ let outsiderAgent: Member;
 let inboxId: string;
 let connectionId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'teams line', inbox: 'Support' }));
   await withoutAutoAssignment(service, owner.token, inboxId);
   other = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   manager = await memberWithToken(service, owner, 'MANAGER');
   outsiderAgent = await memberWithToken(service, owner, 'AGENT');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const createTeam = (body: unknown, apikey = manager.token) => service.call('POST', '/v3/helpdesk/teams', { apikey, body });

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { useTestService } from '../support/service.ts';
+import { deliveriesSettled } from '../support/wait.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { connectedConnection, connectionInbox, injectContactMessage, setInboxMembers, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -15,8 +16,7 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  */
 
 const SECRET = 'a-secret-the-customer-chose-1234';
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let owner: Owner;
 let free: Owner;
 let agent: Member;
@@ -25,9 +25,9 @@ let otherConnectionId: string;
 let inboxId: string;
 let otherInboxId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
-  receiver = startReceiver();
   owner = await service.bootstrap({ plan: 'PRO' });
   free = await service.bootstrap({ plan: 'FREE' });
   agent = await memberWithToken(service, owner, 'AGENT');
@@ -39,11 +39,6 @@ beforeAll(async () => {
   await withoutAutoAssignment(service, owner.token, inboxId);
   await withoutAutoAssignment(service, owner.token, otherInboxId);
   await setInboxMembers(service, owner.token, inboxId, [agent.userId]);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/webhooks', { apikey, body });
@@ -178,7 +173,7 @@ describe('delivery of helpdesk events', () => {
     expect((await data('helpdesk.conversation.read'))[0]).toMatchObject({ conversationId, inboxId, userId: agent.userId, assigneeLastSeenAt: expect.any(String) });
 
     // Each event was delivered once, and the history shows it.
-    await Bun.sleep(300);
+    await deliveriesSettled(service);
     const deliveryIds = receiver.hits('/all').map((h) => h.headers.get('x-switchboard-delivery'));
     expect(new Set(deliveryIds).size).toBe(deliveryIds.length);
     const history = await service.call('GET', `/v3/helpdesk/webhooks/${webhook.body.id}/deliveries?per_page=100`, { apikey: owner.token });
@@ -197,7 +192,7 @@ describe('delivery of helpdesk events', () => {
     const both = await receiver.waitFor('/everywhere', 2);
     expect(new Set(both.map((h) => h.json.data.inboxId))).toEqual(new Set([inboxId, otherInboxId]));
     const one = await receiver.waitFor('/inbox-one', 1);
-    await Bun.sleep(500);
+    await deliveriesSettled(service);
     expect(receiver.hits('/inbox-one')).toHaveLength(1);
     expect(one[0]!.json.data.inboxId).toBe(inboxId);
     expect(receiver.hits('/everywhere').every((h) => h.json.event === 'helpdesk.conversation.created')).toBe(true);

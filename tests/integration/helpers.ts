@@ -7,11 +7,7 @@ import { inviteAndAccept } from '../support/invitations.ts';
 
 /** Shared helpers of the HTTP integration tests (no test cases here). */
 
-/**
- * Hooks do not take bunfig's test timeout (they default to 5 s); starting a service (database,
- * migrations, pg-boss) can take several seconds on a busy machine or on Postgres.
- */
-export const HOOK_TIMEOUT = 60_000;
+export { HOOK_TIMEOUT } from '../support/service.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,27 +1,22 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { createHttpApp } from '../../adapters/http/app.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { addMember, expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /** What every route shares: health, pagination (spec 2.2), error shapes (spec 7.2), the OpenAPI document. */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 /** Everyone in the owner's workspace, in the order they joined. */
 let everyone: string[];
 const EXTRA_MEMBERS = 12; // 13 members with the Owner: not a multiple of any page size used below
 
+const service = useTestService();
+const owner = useOwner(service);
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap();
   everyone = [owner.userId];
   for (let i = 0; i < EXTRA_MEMBERS; i++) {
     everyone.push((await addMember(service, owner.token, 'AGENT', `member${String(i).padStart(2, '0')}-${crypto.randomUUID().slice(0, 6)}@example.com`)).userId);
   }
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const members = (query: string) => service.call('GET', `/v3/members${query}`, { apikey: owner.token });

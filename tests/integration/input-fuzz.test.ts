@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -16,7 +16,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * is bounded (about 15 per operation) to stay within a minute or two on PGlite.
  */
 
-let service: TestService;
 let apikey: string;
 let workspaceId: string;
 let connectionId: string;
@@ -63,8 +62,9 @@ function seeded(seed: number): () => number {
 const random = seeded(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   const owner = await service.bootstrap({ plan: 'PRO' });
   apikey = owner.token;
   workspaceId = owner.workspaceId;
@@ -86,10 +86,6 @@ beforeAll(async () => {
       });
     }
   }
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 /**

@@ -5,7 +5,7 @@ import { baseStores } from '../../adapters/postgres/stores.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
 import { answerInvitation } from '../support/invitations.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { withBrowserPage } from '../support/browser.ts';
 import { HOOK_TIMEOUT, mintTokenFor, uniqueEmail } from './helpers.ts';
 
@@ -22,18 +22,17 @@ const REDIRECT = 'http://127.0.0.1:9/callback';
 const PRE_CLAIM_PASSWORD = 'chosen by the pre-claimer';
 const OWNER_PASSWORD = 'chosen by the real owner';
 
-let service: TestService;
 let smtp: SmtpReceiver;
 const sockets: TestSocket[] = [];
 
 beforeAll(async () => {
   smtp = await startSmtpReceiver();
-  service = await startTestService({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'Switchboard <invites@example.com>' } });
 }, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'Switchboard <invites@example.com>' } }));
 
 afterAll(async () => {
   for (const socket of sockets) socket.close();
-  await service?.stop();
   await smtp?.close();
 }, HOOK_TIMEOUT);
 

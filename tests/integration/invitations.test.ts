@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
 import { answerInvitation } from '../support/invitations.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { type TestService, useTestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, uniqueEmail } from './helpers.ts';
 
 /**
@@ -16,22 +16,19 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, uniqueEmail } from 
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
-let service: TestService;
-let mailing: TestService;
 let smtp: SmtpReceiver;
 
 beforeAll(async () => {
   smtp = await startSmtpReceiver({ user: 'mailer', password: 'smtp secret' });
-  // One after the other: two at once on a busy machine can outlast the hook's timeout.
-  service = await startTestService();
-  mailing = await startTestService({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'Switchboard <invites@example.com>' } });
-}, 2 * HOOK_TIMEOUT);
+}, HOOK_TIMEOUT);
+
+// One after the other (a hook each): two at once on a busy machine can outlast the hook's timeout.
+const service = useTestService();
+const mailing = useTestService(() => ({ env: { SMTP_URL: smtp.url, MAIL_FROM: 'Switchboard <invites@example.com>' } }));
 
 afterAll(async () => {
-  await service?.stop();
-  await mailing?.stop();
   await smtp?.close();
-}, 2 * HOOK_TIMEOUT);
+}, HOOK_TIMEOUT);
 
 const invite = (target: TestService, apikey: string, email: string, roles = ['AGENT']) => target.call('POST', '/v3/members', { apikey, body: { email, roles } });
 const cookieHeader = (setCookies: string[]) => setCookies.map((c) => c.split(';')[0]!).join('; ');

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { loadConfig } from '../../apps/config.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -19,7 +19,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * client auth", "POST /v3/oauth/revoke | the client", and the three discovery documents.
  */
 
-let service: TestService;
 let browser: TestBrowser;
 let owner: { token: string };
 let page: ReturnType<typeof Bun.serve>;
@@ -30,8 +29,9 @@ const INSPECTOR = 'http://localhost:6274';
 const STRANGER = 'https://evil.example';
 const MCP_HEADERS = ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
 
+const service = useTestService({ plugins: [] });
+
 beforeAll(async () => {
-  service = await startTestService({ plugins: [] });
   browser = await startBrowser();
   owner = await service.bootstrap();
   publicUrl = service.runtime.ctx.config.publicUrl;
@@ -43,7 +43,6 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   page?.stop(true);
   await browser?.close();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const preflight = (path: string, origin: string, method = 'POST') =>

@@ -6,7 +6,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { BrowserOAuthProvider, recordingFetch, type WireEntry } from '../support/mcp-oauth-provider.ts';
 import { withPassword } from '../support/oauth.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -16,7 +17,6 @@ import { HOOK_TIMEOUT, UUID } from './helpers.ts';
  * with an `OAuthClientProvider`); the person approves in real Chromium (spec 1.7, 4.1, 5.3, 7.5).
  */
 
-let service: TestService;
 let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let connectionId: string;
@@ -27,9 +27,10 @@ const clients: Client[] = [];
 const ALL_MCP_SCOPES = 'connections:read messages:read messages:send';
 const BASE_TOOLS = ['get_connection', 'list_chats', 'list_connections', 'list_messages', 'prepare_media_upload', 'send_message'];
 
+// The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
+const service = useTestService({ plugins: [] });
+
 beforeAll(async () => {
-  // The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
-  service = await startTestService({ plugins: [] });
   browser = await startBrowser();
   const email = `mcp-oauth-${crypto.randomUUID().slice(0, 8)}@example.com`;
   owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
@@ -46,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   await browser?.close();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 // ------------------------------------------------------------------------------------------
@@ -86,15 +86,7 @@ function ok(result: CallToolResult): any {
 }
 
 /** Polls the message over REST (API key) until it leaves PENDING (the driver send runs on the queue). */
-async function settled(id: string, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
-    expect(res.status).toBe(200);
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string, timeoutMs = 20_000): Promise<any> => messageSettled(service, owner.token, connectionId, id, { timeout: timeoutMs });
 
 const newContact = () => `55119${Math.floor(10_000_000 + Math.random() * 89_999_999)}`;
 

@@ -10,7 +10,8 @@ import { sendMessageTool } from '../../adapters/mcp/tools/send-message.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -18,15 +19,14 @@ import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
  * Streamable HTTP against a running service on the sandbox network.
  */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 const clients: Client[] = [];
 
+// The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
+const service = useTestService({ plugins: [] });
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  // The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
-  service = await startTestService({ plugins: [] });
-  owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'mcp' } });
   expect(created.status).toBe(201);
   connectionId = created.body.id;
@@ -36,7 +36,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 // ------------------------------------------------------------------------------------------
@@ -83,15 +82,7 @@ function failed(result: CallToolResult): { code: string; status: number; message
 }
 
 /** Polls the message over REST until it leaves PENDING (the driver send runs on the queue). */
-async function settled(id: string, apikey = owner.token, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey });
-    expect(res.status).toBe(200);
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string, apikey = owner.token, timeoutMs = 20_000): Promise<any> => messageSettled(service, apikey, connectionId, id, { timeout: timeoutMs });
 
 const newContact = () => `55119${Math.floor(10_000_000 + Math.random() * 89_999_999)}`;
 

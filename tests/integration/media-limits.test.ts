@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import {
   ANIMATED_STICKER_LIMIT,
   assertMediaFits,
@@ -8,7 +8,7 @@ import {
   mediaLimitFor,
   MediaTooLarge,
 } from '../../core/media/media-limits.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskLine } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
@@ -25,20 +25,16 @@ const KB = 1024;
 const MB = 1024 * KB;
 const SLOW = 120_000;
 
-let service: TestService;
 let owner: { token: string; workspaceId: string };
 let connectionId: string;
 
+// The default MAX_MEDIA_BYTES (16 MB): every kind's own limit below it is what refuses.
+const service = useTestService();
+
 beforeAll(async () => {
-  // The default MAX_MEDIA_BYTES (16 MB): every kind's own limit below it is what refuses.
-  service = await startTestService();
   const line = await helpdeskLine(service, { connection: 'limits', inbox: 'Limits' });
   owner = line.owner;
   connectionId = line.connectionId;
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 type Answer = { status: number; body: any };

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { downloadLink, issueUploadTicket } from '../../core/media/media.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -9,21 +10,16 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * tickets valid 10 minutes.
  */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'media' } });
   connectionId = created.body.id;
   const connected = await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
   expect(connected.body.status).toBe('CONNECTED');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const PNG: Uint8Array<ArrayBuffer> = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 1, 2, 3, 250, 251, 252]);
@@ -51,14 +47,7 @@ function linkDeps(now: Date) {
   return { clock: { now: () => now }, signingKey: ctx.keys.signing, publicUrl: ctx.config.publicUrl, ids: ctx.ids };
 }
 
-async function settled(id: string): Promise<any> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string): Promise<any> => messageSettled(service, owner.token, connectionId, id);
 
 const postBytes = (url: string, bytes: Uint8Array, contentType: string, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body: bytes as Uint8Array<ArrayBuffer> }).then(async (res) => {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService, useOwner } from '../support/service.ts';
 import { answerInvitation } from '../support/invitations.ts';
 import { setPassword } from '../../core/identity/passwords.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
@@ -12,22 +12,17 @@ import { addMember, expectStandardError, HOOK_TIMEOUT, memberWithToken, uniqueEm
  * above their own", plus the error shapes of 7.2.
  */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let admin: { userId: string; email: string; token: string };
 let manager: { userId: string; email: string; token: string };
 let agent: { userId: string; email: string; token: string };
 
+const service = useTestService();
+const owner = useOwner(service);
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap();
   admin = await memberWithToken(service, owner, 'ADMIN');
   manager = await memberWithToken(service, owner, 'MANAGER');
   agent = await memberWithToken(service, owner, 'AGENT');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const post = (apikey: string, body: unknown) => service.call('POST', '/v3/members', { apikey, body });

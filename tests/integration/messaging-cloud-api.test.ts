@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { chatMessageWhen } from '../support/wait.ts';
+import { workerSettled } from '../support/wait.ts';
+import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
  * The official (`cloud-api`) connection end to end: the service over HTTP, its driver calling
@@ -11,15 +13,17 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  */
 
 let sim: GraphSimulator;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let callbackUrl: string;
 
 beforeAll(async () => {
   sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-4477' });
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   const created = await service.call('POST', '/v3/connections', {
     apikey: owner.token,
     body: {
@@ -42,7 +46,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 
@@ -51,15 +54,7 @@ afterAll(async () => {
 const send = (body: Record<string, unknown>) => service.call('POST', `/v3/connections/${connectionId}/chats/messages`, { apikey: owner.token, body });
 const getMessage = (id: string) => service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token });
 
-async function until(id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await getMessage(id);
-    expect(res.status).toBe(200);
-    if (done(res.body) || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const until = (id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> => chatMessageWhen(service, owner.token, connectionId, id, done, { timeout: timeoutMs });
 const settled = (id: string, timeoutMs?: number) => until(id, (m) => m.status !== 'PENDING', timeoutMs);
 
 async function events(event: string): Promise<any[]> {
@@ -337,7 +332,7 @@ describe('the 24-hour send window (spec 3.4)', () => {
     expect(res.body.message).toMatch(/template/i);
     // Media and other free-form kinds are refused the same way.
     expectStandardError(await send({ to: stranger, image: { url: 'https://example.com/a.jpg' } }), 422, 'Unprocessable Entity');
-    await Bun.sleep(300);
+    await workerSettled(service);
     expect(sim.sent.length).toBe(sentBefore);
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { messageSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -9,26 +10,27 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * messages, receipts and presence … the tests run end to end on it".
  */
 
-let service: TestService;
 /** The platform an official connection's credentials are confirmed with (one test makes one). */
 let sim: GraphSimulator;
 type Owner = { userId: string; workspaceId: string; token: string };
-let owner: Owner;
 let connectionId: string;
 let phoneNumber: string;
 
 beforeAll(async () => {
   // FREE workspaces get 2 message credits a month here (the quota test); PRO ones keep the default.
   sim = await startGraphSimulator();
-  service = await startTestService({ env: { PLAN_FREE_MESSAGES: '2', CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { PLAN_FREE_MESSAGES: '2', CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   const connected = await newConnectedConnection(owner.token, 'main');
   connectionId = connected.id;
   phoneNumber = connected.phoneNumber;
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   sim?.stop();
 }, HOOK_TIMEOUT);
 
@@ -58,15 +60,7 @@ const getMessage = (id: string, connection = connectionId, apikey = owner.token)
   service.call('GET', `/v3/connections/${connection}/chats/messages/${id}`, { apikey });
 
 /** Polls the message until it leaves PENDING (the driver send runs on the queue). */
-async function settled(id: string, connection = connectionId, apikey = owner.token, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await getMessage(id, connection, apikey);
-    expect(res.status).toBe(200);
-    if (res.body.status !== 'PENDING' || Date.now() > deadline) return res.body;
-    await Bun.sleep(100);
-  }
-}
+const settled = (id: string, connection = connectionId, apikey = owner.token, timeoutMs = 20_000): Promise<any> => messageSettled(service, apikey, connection, id, { timeout: timeoutMs });
 
 const summary = async (apikey: string) => (await service.call('GET', '/v3/summary', { apikey })).body.messages;
 

@@ -3,7 +3,7 @@ import * as oauth from 'oauth4webapi';
 import { setClientVerified } from '../../core/oauth/clients.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { authorizeInBrowser, TEST_PASSWORD, withPassword } from '../support/oauth.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
@@ -11,14 +11,14 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
  * Dashboard-created OAuth apps (spec 2.5, 5.3, section 8): expiry switched off, locked required
  * scopes, the verified badge; and prompt=none once an approval stands.
  */
-let service: TestService;
 let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let issuer: string;
 const REDIRECT = 'http://127.0.0.1:8976/callback'; // intercepted in the browser; nothing listens
 
+const service = useTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000' } });
+
 beforeAll(async () => {
-  service = await startTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000' } });
   browser = await startBrowser();
   const email = `apps-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
   owner = { ...(await service.bootstrap({ email, workspace: 'Apps' })), email };
@@ -28,7 +28,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
 });
 
 async function pkce() {

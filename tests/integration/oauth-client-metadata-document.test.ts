@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { authorizeInBrowser, withPassword } from '../support/oauth.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -15,7 +15,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * because the test service runs with OUTBOUND_ALLOW=127.0.0.0/8 (elsewhere https is required).
  * The client is oauth4webapi, the person approves in real Chromium.
  */
-let service: TestService;
 let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let as: oauth.AuthorizationServer;
@@ -28,6 +27,9 @@ const insecure = { [oauth.allowInsecureRequests]: true };
 const served = new Map<string, { body: string; status?: number; headers?: Record<string, string> }>();
 const hits = new Map<string, number>();
 const shots = process.env.SCREENSHOT_DIR ?? '/tmp';
+
+// Many authorize requests in a minute here; the per-IP limit (section 8) is tested elsewhere.
+const service = useTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000' } });
 
 beforeAll(async () => {
   documents = Bun.serve({
@@ -42,8 +44,6 @@ beforeAll(async () => {
     },
   });
   base = `http://127.0.0.1:${documents.port}`;
-  // Many authorize requests in a minute here; the per-IP limit (section 8) is tested elsewhere.
-  service = await startTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000' } });
   browser = await startBrowser();
   const email = `cimd-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
   owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
@@ -54,7 +54,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
   documents?.stop(true);
 });
 

@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { TEST_PASSWORD, withPassword } from '../support/oauth.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -33,14 +33,14 @@ class MovableClock {
 }
 
 const clock = new MovableClock();
-let service: TestService;
 let browser: TestBrowser;
 let issuer: string;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 const REDIRECT = 'http://127.0.0.1:8765/callback';
 
+const service = useTestService({ plugins: [], clock, env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000', OAUTH_TOKEN_RATE_LIMIT: '1000' } });
+
 beforeAll(async () => {
-  service = await startTestService({ plugins: [], clock, env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000', OAUTH_TOKEN_RATE_LIMIT: '1000' } });
   issuer = service.runtime.ctx.config.publicUrl;
   browser = await startBrowser();
   const email = `conformance-${crypto.randomUUID().slice(0, 8)}@example.com`;
@@ -50,7 +50,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 async function register(metadata: Record<string, unknown>): Promise<any> {

@@ -3,7 +3,7 @@ import * as oauth from 'oauth4webapi';
 import type { Page } from 'playwright-core';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { authorizeInBrowser, withPassword } from '../support/oauth.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { type TestService, useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -12,7 +12,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * token endpoint come from a real person approving in Chromium.
  */
 
-let service: TestService;
 /** The issuer, and the base of every OAuth URL (spec: "PUBLIC_URL ... is the issuer"). */
 let issuer: string;
 // A port Chromium will navigate to (port 1 is on its unsafe list); nothing listens: the browser's visit is intercepted.
@@ -39,14 +38,11 @@ const REQUESTABLE = [
 
 type Answer = { status: number; body: any; headers: Headers };
 
+const service = useTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000', OAUTH_TOKEN_RATE_LIMIT: '1000' } });
+
 beforeAll(async () => {
-  service = await startTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000', OAUTH_TOKEN_RATE_LIMIT: '1000' } });
   issuer = service.runtime.ctx.config.publicUrl;
 }, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-});
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -274,13 +270,7 @@ describe('POST /v3/oauth/register', () => {
   }
 
   describe('with OAUTH_DYNAMIC_REGISTRATION=false', () => {
-    let closed: TestService;
-    beforeAll(async () => {
-      closed = await startTestService({ env: { OAUTH_DYNAMIC_REGISTRATION: 'false' } });
-    }, HOOK_TIMEOUT);
-    afterAll(async () => {
-      await closed?.stop();
-    });
+    const closed = useTestService({ env: { OAUTH_DYNAMIC_REGISTRATION: 'false' } });
 
     test('a valid registration → 400 invalid_client_metadata (7.3: "or dynamic registration is disabled")', async () => {
       expectOAuthError(await register({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }, closed), 400, 'invalid_client_metadata');
@@ -868,13 +858,7 @@ describe('POST /v3/oauth/token, /revoke, /introspect', () => {
 // =============================================================================================
 
 describe('rate limits on default settings', () => {
-  let limited: TestService;
-  beforeAll(async () => {
-    limited = await startTestService();
-  }, HOOK_TIMEOUT);
-  afterAll(async () => {
-    await limited?.stop();
-  });
+  const limited = useTestService();
 
   /** 7.1: "429 | Rate limiting on OAuth endpoints; body not in the OAuth error shape." */
   function expect429(res: Answer): void {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { authorizeInBrowser, withPassword } from '../support/oauth.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -9,7 +9,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * The whole authorization server driven by oauth4webapi, a strict client no one here wrote,
  * with a person approving in real Chromium (spec 4.1, 2.6, 3.3, 7.3).
  */
-let service: TestService;
 let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let as: oauth.AuthorizationServer;
@@ -17,8 +16,9 @@ let issuer: URL;
 const REDIRECT = 'http://127.0.0.1:8976/callback'; // intercepted in the browser; nothing listens
 const insecure = { [oauth.allowInsecureRequests]: true };
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   browser = await startBrowser();
   const email = `oauth-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
   owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
@@ -30,7 +30,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
 });
 
 async function register(metadata: Partial<oauth.Client>): Promise<oauth.Client> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Kysely } from 'kysely';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { connectedConnection, connectionInbox, eventually } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
@@ -12,8 +12,6 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  * to the database here) are refused again at connection time: a failed attempt, no request sent.
  */
 
-let service: TestService;
-let owner: { token: string; workspaceId: string };
 let connectionId: string;
 let inboxId: string;
 let receiver: ReturnType<typeof Bun.serve>;
@@ -30,9 +28,10 @@ const REFUSED: [string, string][] = [
   ['http://metadata.google.internal/computeMetadata/v1/', '*.internal names'],
 ];
 
+const service = useTestService({ env: { OUTBOUND_ALLOW: '' } });
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService({ env: { OUTBOUND_ALLOW: '' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
   connectionId = await connectedConnection(service, owner.token, 'outbound line');
   await connectionInbox(service, owner.token, 'Support', connectionId);
   const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'App', channelType: 'API', webhookUrl: 'https://hooks.example.com/in' } });
@@ -43,7 +42,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   receiver?.stop(true);
-  await service?.stop();
 });
 
 /** Every place a customer gives a URL the service will call, as one request each. */

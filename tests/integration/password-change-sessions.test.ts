@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { passwordSetupToken, setPassword } from '../../core/identity/passwords.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { startSession } from '../../adapters/http/web-session.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -12,17 +12,11 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * is out); API tokens are credentials of their own and keep working until revoked.
  */
 
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
+const service = useTestService();
+const owner = useOwner(service);
 
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap();
   await setPassword(baseStores(service.runtime.ctx.db), passwordHasher, owner.userId, 'the first password');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 /** A signed-in browser of the owner: the `name=value` of its session cookie. */

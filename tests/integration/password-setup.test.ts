@@ -5,7 +5,7 @@ import { signUp } from '../../core/identity/workspaces.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useOwner, useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
 
 /**
@@ -16,18 +16,16 @@ import { HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
  * (invitations.test.ts), and these links are minted here by the service's own signing key.
  */
 
-let service: TestService;
+const service = useTestService();
+const owner = useOwner(service);
 let browser: TestBrowser;
-let owner: { userId: string; workspaceId: string; token: string };
 
 beforeAll(async () => {
-  [service, browser] = await Promise.all([startTestService(), startBrowser()]);
-  owner = await service.bootstrap();
+  browser = await startBrowser();
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 /** A person new to the service and a set-up link for them, signed with the service's key. */

@@ -129,6 +129,7 @@ test('a rolled-back change queues nothing; events claimed by a worker that died 
   const runner = startPluginEventRunner(t.ctx, [probe]);
   try {
     await eventually(async () => (handled.includes('g:1') ? true : undefined), 'the lapsed claim taken over');
+    // A sleep: the live claim holds for a minute, so there is nothing to wait for but time.
     await Bun.sleep(500);
     // The other is still its (live) worker's: not run twice at once.
     expect(handled).toEqual(['g:1']);

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { Elysia } from 'elysia';
 import { sql, type Kysely } from 'kysely';
 import { loadConfig } from '../../apps/config.ts';
 import { openRuntime } from '../../apps/runtime.ts';
 import { parsePluginList, PluginConfigurationError, resolvePlugins } from '../../plugins/kernel/loader.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
+import { useTestService } from '../support/service.ts';
+import { expectStandardError } from './helpers.ts';
 
 /**
  * Plugins (ARCHITECTURE.md, "Plugins"): "`PLUGINS=...` (default: all) chooses what loads." /
@@ -89,15 +89,7 @@ describe('over HTTP with PLUGINS=a', () => {
     routes: () => new Elysia({ name: 'plugin.b' }).get('/v3/b', () => ({ ok: 'b' })),
   };
 
-  let service: TestService;
-
-  beforeAll(async () => {
-    service = await startTestService({ plugins: [pluginA, pluginB], env: { PLUGINS: 'a' } });
-  }, HOOK_TIMEOUT);
-
-  afterAll(async () => {
-    await service?.stop();
-  }, HOOK_TIMEOUT);
+  const service = useTestService({ plugins: [pluginA, pluginB], env: { PLUGINS: 'a' } });
 
   async function tableExists(name: string): Promise<boolean> {
     const { rows } = await sql<{ found: string | null }>`select to_regclass(${name})::text as found`.execute(service.runtime.ctx.db);

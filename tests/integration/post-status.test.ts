@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -12,16 +12,12 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  */
 const KEEPS_200 = new Set(['/v3/oauth/token', '/v3/oauth/revoke', '/v3/oauth/introspect', '/v3/mcp', '/v3/webhooks/whatsapp/{connectionId}', '/v3/flows/data-exchange/{endpointId}']);
 
-let service: TestService;
 let apikey: string;
 
-beforeAll(async () => {
-  service = await startTestService();
-  apikey = (await service.bootstrap({ plan: 'PRO' })).token;
-}, HOOK_TIMEOUT);
+const service = useTestService();
 
-afterAll(async () => {
-  await service?.stop();
+beforeAll(async () => {
+  apikey = (await service.bootstrap({ plan: 'PRO' })).token;
 }, HOOK_TIMEOUT);
 
 const post = (path: string, body?: unknown) => service.call('POST', path, { apikey, body });

@@ -53,6 +53,7 @@ describe('pg-boss behind the outbox', () => {
       }),
     ).rejects.toThrow('the change fails');
     await until(() => handled.some((h) => h.n === 1));
+    // A sleep: a rolled-back job leaves nothing to wait for; only time can show it ran anyway.
     await Bun.sleep(1500);
     expect(handled.filter((h) => h.n === 2)).toEqual([]);
   });
@@ -70,6 +71,7 @@ describe('pg-boss behind the outbox', () => {
       await outbox.enqueue('test.outbox', { n: 4 }, { dedupeKey: 'same', startAfterSeconds: 1 });
     });
     await until(() => handled.some((h) => h.n === 4));
+    // A sleep: a duplicate would be a second job due at about the same time; give it that time.
     await Bun.sleep(1500);
     expect(handled.filter((h) => h.n === 4)).toHaveLength(1);
   });

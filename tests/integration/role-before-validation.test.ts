@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { createHttpApp } from '../../adapters/http/app.ts';
 import { can, type Access, type Capability, type Role } from '../../core/identity/roles.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -10,24 +10,20 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts
  * so the route's schema rules are not shown to them; a role that may use it still gets 400.
  */
 
-let service: TestService;
 let owner: { userId: string; workspaceId: string; token: string };
 let agent: { token: string };
 let manager: { token: string };
 let admin: { token: string };
 const NIL = '00000000-0000-4000-8000-000000000000';
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   // PRO: a write the role may make gets past the plan gate to its 404 (no 403 of the plan).
   owner = await service.bootstrap({ plan: 'PRO' });
   agent = await memberWithToken(service, owner, 'AGENT');
   manager = await memberWithToken(service, owner, 'MANAGER');
   admin = await memberWithToken(service, owner, 'ADMIN');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 /** Write routes an Agent may not use, each with a body its schema refuses. */

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { beforeAll, expect, test } from 'bun:test';
 import { createHttpApp } from '../../adapters/http/app.ts';
 import { routeKey } from '../../adapters/http/route-scopes.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { registerClient } from '../../core/oauth/clients.ts';
 import { SCOPES, satisfies, type Scope } from '../../core/oauth/scopes.ts';
 import { hashSecret } from '../../core/tokens/secret.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -15,15 +15,14 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * scope gets 403 insufficient_scope, and a route closed to OAuth clients refuses even a token
  * holding every scope (spec 5.3).
  */
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let routes: Array<{ method: string; path: string }>;
 let clientId: string;
 let consentId: string;
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   const ctx = service.runtime.ctx;
   routes = createHttpApp(ctx, service.runtime.plugins)
     .routes.filter((r) => ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'].includes(r.method))
@@ -34,10 +33,6 @@ beforeAll(async () => {
   const now = new Date();
   await baseStores(ctx.db).oauth.insertConsent({ id: consentId, clientId, userId: owner.userId, workspaceId: owner.workspaceId, scopes: [...SCOPES], createdAt: now, updatedAt: now });
 }, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-});
 
 /** An access token with exactly these scopes, as the token endpoint would store it. */
 async function tokenWith(scopes: Scope[]): Promise<string> {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService, useOwner } from '../support/service.ts';
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -10,17 +10,15 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * ("message quota reached | USER_PLAN_EXCEEDED_MESSAGES | 403"), and each request gets its own
  * answer — its own message id, or its own error in the spec's shape.
  */
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 const CREDITS = 300;
 
+const service = useTestService({ env: { PLAN_PRO_MESSAGES: String(CREDITS) } });
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService({ env: { PLAN_PRO_MESSAGES: String(CREDITS) } });
-  owner = await service.bootstrap({ plan: 'PRO' });
   connectionId = await connectedConnection(service, owner.token, 'Batched line');
 }, HOOK_TIMEOUT);
-afterAll(() => service?.stop());
 
 const send = (body: Record<string, unknown>, connection = connectionId) =>
   service.call('POST', `/v3/connections/${connection}/chats/messages`, { apikey: owner.token, body });

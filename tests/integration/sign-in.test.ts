@@ -8,7 +8,7 @@ import { cookiesAreSecure, setCookie } from '../../adapters/http/pages/cookies.t
 import { CONTENT_SECURITY_POLICY, safeReturnPath } from '../../adapters/http/pages/html.ts';
 import { SIGN_IN_POLICIES } from '../../adapters/http/auth-failures.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
 
 /**
@@ -18,12 +18,12 @@ import { HOOK_TIMEOUT, uniqueEmail } from './helpers.ts';
  */
 
 const PASSWORD = 'correct horse battery staple';
-let service: TestService;
+const service = useTestService();
 let browser: TestBrowser;
 let person: { userId: string; email: string };
 
 beforeAll(async () => {
-  [service, browser] = await Promise.all([startTestService(), startBrowser()]);
+  browser = await startBrowser();
   const email = uniqueEmail('signer');
   const owner = await service.bootstrap({ email });
   await setPassword(baseStores(service.runtime.ctx.db), passwordHasher, owner.userId, PASSWORD);
@@ -32,7 +32,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 const SESSION_COOKIE = '__Host-sb_session';
@@ -267,13 +266,7 @@ describe('return_to and cookies, as rules', () => {
 describe('issue 19 §5: "Sign-in lockout must not lock the real user out: throttle per account and address with backoff, not a hard block"', () => {
   // A clock that stands still unless a test moves it; TRUST_PROXY=1 lets a test speak from several addresses.
   let now = new Date('2026-03-02T10:00:00Z');
-  let limited: TestService;
-  beforeAll(async () => {
-    limited = await startTestService({ env: { TRUST_PROXY: '1' }, clock: { now: () => now } });
-  }, HOOK_TIMEOUT);
-  afterAll(async () => {
-    await limited?.stop();
-  }, HOOK_TIMEOUT);
+  const limited = useTestService({ env: { TRUST_PROXY: '1' }, clock: { now: () => now } });
 
   const later = (seconds: number) => (now = new Date(now.getTime() + seconds * 1000));
   async function account(): Promise<string> {

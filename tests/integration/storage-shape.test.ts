@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { expect, test } from 'bun:test';
 import { sql } from 'kysely';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 
 /**
  * JSON columns hold JSON objects on every database client (PGlite, Bun's PostgreSQL client):
  * a client that turned them into JSON strings would still read back, but SQL over them
  * (`content->>'…'`, reports) would silently find nothing.
  */
-let service: TestService;
-
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(() => service.stop());
+const service = useTestService();
 
 test('message content, errors and event payloads are stored as JSON objects', async () => {
   const owner = await service.bootstrap({ plan: 'PRO' });

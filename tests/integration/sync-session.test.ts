@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import { BufferJSON, initAuthCreds } from 'baileys';
@@ -6,7 +6,8 @@ import { createBaileysDriver, type BaileysSocket, type BaileysSocketConfig } fro
 import { createSandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { signToken } from '../../core/shared/signed-token.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
+import { waitUntil } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -17,7 +18,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts
  * short-lived, single-use and bound to one connection; the companion hands over the account's
  * multi-device session material, sealed at rest; `reconnect-complete` re-pairs.
  */
-let service: TestService;
 let other: { userId: string; workspaceId: string; token: string };
 const IMPORTED = '4915112345678';
 const sockets: FakeSocket[] = [];
@@ -82,17 +82,11 @@ async function connection(apikey: string, id: string) {
   return (await service.call('GET', `/v3/connections/${id}`, { apikey })).body;
 }
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await Bun.sleep(50);
-  }
-}
+const eventually = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => waitUntil(read, done, { timeout: 10_000 });
+
+const service = useTestService();
 
 beforeAll(async () => {
-  service = await startTestService();
   other = await service.bootstrap({ plan: 'PRO' });
   const ctx = service.runtime.ctx;
   const drivers = ctx.drivers as Map<string, NetworkDriver>;
@@ -115,10 +109,6 @@ beforeAll(async () => {
   // A driver without session import (as the official one): the sandbox minus the import.
   drivers.set('no-import', { ...createSandboxDriver(), name: 'no-import', sessionImport: undefined });
 }, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
-});
 
 describe('completing a pairing with a sync token', () => {
   test('request a token → complete → the connection is CONNECTED as the imported account; the token is single-use', async () => {

@@ -5,7 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -20,16 +20,18 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 let sim: GraphSimulator;
 let platform: TemplateSimulator;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let mcp: Client;
 
 beforeAll(async () => {
   sim = await startGraphSimulator();
   platform = teachTemplates(sim);
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   ({ connectionId } = await officialConnection(service, sim, owner.token));
   mcp = new Client({ name: 'switchboard-tests', version: '1.0.0' });
   await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/v3/mcp`), { requestInit: { headers: { apikey: owner.token } } }));
@@ -37,7 +39,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mcp?.close().catch(() => {});
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { waitUntil } from '../support/wait.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
@@ -14,22 +15,23 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 let sim: GraphSimulator;
 let platform: TemplateSimulator;
-let service: TestService;
-let owner: { userId: string; workspaceId: string; token: string };
 let connectionId: string;
 let sandboxId: string;
 
 beforeAll(async () => {
   sim = await startGraphSimulator();
   platform = teachTemplates(sim);
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   ({ connectionId } = await officialConnection(service, sim, owner.token));
   sandboxId = (await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'sandbox' } })).body.id;
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 
@@ -70,14 +72,7 @@ async function upload(path: string, bytes: Uint8Array, type: string, fileName = 
   return { status: response.status, body: (await response.json()) as any };
 }
 
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await Bun.sleep(50);
-  }
-  return read();
-}
+const waitFor = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => waitUntil(read, done, { timeout: 10_000 });
 
 const stored = (id: string) => service.runtime.ctx.db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 

@@ -3,7 +3,7 @@ import { startGraphSimulator, type GraphSimulator } from '../support/graph-simul
 import { teachTemplates } from '../support/graph-simulator-templates.ts';
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService, useOwner } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -26,17 +26,19 @@ const PINNED = {
   error: ['error', 'message', 'statusCode'],
 } as const;
 
-let service: TestService;
 let sim: GraphSimulator;
-let owner: { userId: string; workspaceId: string; token: string };
 let openapi: any;
 const on: Record<'sandbox' | 'cloud-api', { id: string; chat: string }> = { sandbox: { id: '', chat: '5511966660001' }, 'cloud-api': { id: '', chat: '447700900601' } };
 
 beforeAll(async () => {
   sim = await startGraphSimulator();
   teachTemplates(sim);
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   on.sandbox.id = await connectedConnection(service, owner.token, 'contract sandbox');
   const official = await officialConnection(service, sim, owner.token, 'contract official');
   on['cloud-api'].id = official.connectionId;
@@ -51,7 +53,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 
@@ -186,13 +187,7 @@ test('the OpenAPI document lists exactly the v2 endpoints of spec 9, all under t
 });
 
 describe('PLUGINS without v2', () => {
-  let bare: TestService;
-  beforeAll(async () => {
-    bare = await startTestService({ env: { PLUGINS: 'campaigns' } });
-  }, HOOK_TIMEOUT);
-  afterAll(async () => {
-    await bare?.stop();
-  }, HOOK_TIMEOUT);
+  const bare = useTestService({ env: { PLUGINS: 'campaigns' } });
 
   test('the v2 routes answer 404 and leave the OpenAPI document; v3 is untouched', async () => {
     const someone = await bare.bootstrap({ plan: 'PRO' });

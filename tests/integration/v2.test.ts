@@ -4,8 +4,8 @@ import { startGraphSimulator, type GraphSimulator } from '../support/graph-simul
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { officialConnection } from '../support/official-connection.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -16,24 +16,24 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts
  * in v2-contract.test.ts.
  */
 
-let service: TestService;
 let sim: GraphSimulator;
 let templates: TemplateSimulator;
-let owner: { userId: string; workspaceId: string; token: string };
 let sandboxId: string;
-const receiver = startReceiver();
+const receiver = useReceiver();
 
 beforeAll(async () => {
   sim = await startGraphSimulator();
   templates = teachTemplates(sim);
-  service = await startTestService({ env: { CLOUD_API_BASE_URL: sim.baseUrl, PLAN_FREE_MESSAGES: '2' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
+}, HOOK_TIMEOUT);
+
+const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl, PLAN_FREE_MESSAGES: '2' } }));
+const owner = useOwner(service, { plan: 'PRO' });
+
+beforeAll(async () => {
   sandboxId = await connectedConnection(service, owner.token, 'v2 sandbox');
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  receiver.stop();
-  await service?.stop();
   await sim?.stop();
 }, HOOK_TIMEOUT);
 

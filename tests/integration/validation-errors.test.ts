@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -9,20 +9,16 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  * broken rule, each naming the field as the caller sent it (`query.limit`, `body.to`).
  */
 
-let service: TestService;
 let apikey: string;
 let connectionId: string;
 let webhookId: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  service = await startTestService();
   apikey = (await service.bootstrap({ plan: 'PRO' })).token;
   connectionId = (await service.call('POST', '/v3/connections', { apikey, body: { name: 'validated' } })).body.id;
   webhookId = (await service.call('POST', '/v3/webhooks', { apikey, body: { url: 'https://example.com/hook', events: ['messages.upsert'] } })).body.id;
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 /** The 400's rules, checked to be a non-empty list of strings. */

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { up as unbindDeleted } from '../../adapters/postgres/migrations/base/0016_webhook_bindings_of_deleted_connections.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { useTestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -12,16 +12,12 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  * and PATCH adds and removes connections without resending the whole list.
  */
 
-let service: TestService;
 let apikey: string;
 
-beforeAll(async () => {
-  service = await startTestService({ env: { PLAN_PRO_CONNECTIONS: '50' } });
-  apikey = (await service.bootstrap({ plan: 'PRO' })).token;
-}, HOOK_TIMEOUT);
+const service = useTestService({ env: { PLAN_PRO_CONNECTIONS: '50' } });
 
-afterAll(async () => {
-  await service?.stop();
+beforeAll(async () => {
+  apikey = (await service.bootstrap({ plan: 'PRO' })).token;
 }, HOOK_TIMEOUT);
 
 const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey, body });

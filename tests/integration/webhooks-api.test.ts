@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startTestService, type TestService } from '../support/service.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
 /**
@@ -7,9 +7,7 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * Delivery itself is in webhooks-delivery.test.ts.
  */
 
-let service: TestService;
 type Owner = { userId: string; workspaceId: string; token: string };
-let owner: Owner;
 let other: Owner;
 let connectionId: string;
 let secondConnectionId: string;
@@ -18,17 +16,14 @@ let otherConnectionId: string;
 const URL_A = 'http://127.0.0.1:9/hooks/a';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+const service = useTestService();
+const owner = useOwner(service, { plan: 'PRO' });
+
 beforeAll(async () => {
-  service = await startTestService();
-  owner = await service.bootstrap({ plan: 'PRO' });
   other = await service.bootstrap({ plan: 'PRO' });
   connectionId = await newConnection(owner.token, 'main');
   secondConnectionId = await newConnection(owner.token, 'second');
   otherConnectionId = await newConnection(other.token, 'theirs');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 async function newConnection(apikey: string, name: string): Promise<string> {

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import type { SandboxDriver } from '../../adapters/drivers/sandbox/index.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { HOOK_TIMEOUT } from './helpers.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+
+import { useReceiver } from '../support/webhook-receiver.ts';
+import { deliveriesSettled } from '../support/wait.ts';
 
 /**
  * Batching windows against a real local HTTP receiver (issue 4 item 5; spec 2.8, 2.13, 6.3).
@@ -14,20 +15,10 @@ import { startReceiver } from '../support/webhook-receiver.ts';
  * text." Every scenario has its own connection and receiver path.
  */
 
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
-let owner: { userId: string; workspaceId: string; token: string };
+const receiver = useReceiver();
 
-beforeAll(async () => {
-  receiver = startReceiver();
-  service = await startTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  receiver?.stop();
-  await service?.stop();
-}, HOOK_TIMEOUT);
+const service = useTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
+const owner = useOwner(service, { plan: 'PRO' });
 
 let counter = 0;
 const newContact = () => `55219${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++counter).padStart(2, '0')}`;
@@ -86,7 +77,7 @@ describe('messageGroupDelay (spec 6.3)', () => {
     const lastInjectAt = Date.now();
 
     const [hit] = await receiver.waitFor(path, 1);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(path)).toHaveLength(1);
     // Held for the window: not before it closed.
     expect(hit!.at - lastInjectAt).toBeGreaterThanOrEqual(1_800);
@@ -119,6 +110,7 @@ describe('messageGroupDelay (spec 6.3)', () => {
     const contact = newContact();
     const first = Date.now();
     await inject(connection.id, { from: contact, text: 'one' });
+    // Sleeps: the sliding window is about time passing.
     await Bun.sleep(1_500 - (Date.now() - first));
     await inject(connection.id, { from: contact, text: 'two' });
     // At 3 s the first message's own 2 s window is long over; the slid window is still open.
@@ -130,7 +122,7 @@ describe('messageGroupDelay (spec 6.3)', () => {
     const [hit] = await receiver.waitFor(path, 1);
     expect(hit!.at - lastInjectAt).toBeGreaterThanOrEqual(1_800);
     expect(hit!.at - lastInjectAt).toBeLessThan(4_000);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(path)).toHaveLength(1);
     expect(hit!.json.data.map((d: any) => d.message.conversation)).toEqual(['one', 'two', 'three']);
     expectTimestampOrder(hit!.json.data);
@@ -151,7 +143,7 @@ describe('messageGroupDelay (spec 6.3)', () => {
     await inject(connection.id, { from: bob, text: 'bob 2', timestamp: T + 1 });
     await inject(connection.id, { from: bob, text: 'bob 3', timestamp: T + 2 });
     const hits = await receiver.waitFor(path, 2);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(path)).toHaveLength(2);
     const byContact = Object.fromEntries(hits.map((h) => [h.json.remoteJid, h.json.data]));
     expect(Object.keys(byContact).sort()).toEqual([jid(alice), jid(bob)].sort());
@@ -172,7 +164,7 @@ describe('messageGroupDelay (spec 6.3)', () => {
       photos.push(await inject(connection.id, { from: contact, type: 'imageMessage', media: { base64: PNG(index), mimetype: 'image/jpeg' }, album: { id: parent.externalId, index }, timestamp: T + 1 }));
     }
     const [hit] = await receiver.waitFor(path, 1);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(path)).toHaveLength(1);
     const data: any[] = hit!.json.data;
     expect(data).toHaveLength(4);
@@ -200,7 +192,7 @@ describe('messageGroupDelay (spec 6.3)', () => {
     for (const text of ['a', 'b', 'c']) await inject(connection.id, { from: contact, text });
     // No window: three requests, none held back to be merged (the shape below proves it, not timing).
     const hits = await receiver.waitFor(path, 3);
-    await Bun.sleep(1_000);
+    await deliveriesSettled(service);
     expect(receiver.hits(path)).toHaveLength(3);
     for (const hit of hits) {
       expect(Array.isArray(hit.json.data)).toBe(false);
@@ -233,6 +225,7 @@ describe('enableSimulateTyping (spec 2.8: "Shows typing to the contact during th
     expect(seen()[0]!.at.getTime() - started).toBeLessThan(1_500);
     // More messages in the same window do not start it again.
     await inject(connection.id, { from: contact, text: 'are you there?' });
+    // A sleep: the window is still open (the flush job waits for its end), so settling would close it.
     await Bun.sleep(300);
     expect(seen()).toHaveLength(1);
 
@@ -254,7 +247,7 @@ describe('enableSimulateTyping (spec 2.8: "Shows typing to the contact during th
     const { connection, path } = await scenario('no-typing', { messageGroupDelay: 1 });
     await inject(connection.id, { from: newContact(), text: 'quiet' });
     await receiver.waitFor(path, 1);
-    await Bun.sleep(500);
+    await deliveriesSettled(service);
     expect(sandbox().typingLog.filter((t) => t.connectionId === connection.id)).toHaveLength(0);
   });
 });

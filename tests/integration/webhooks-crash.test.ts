@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, onPostgres } from '../support/database.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import { callProcess, startServer, type ServerProcess } from '../support/server-process.ts';
 
 /**
@@ -21,7 +21,7 @@ const root = join(import.meta.dir, '../..');
 let dataDir: string;
 let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
 let env: Record<string, string>;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let token: string;
 
 function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -50,7 +50,6 @@ async function inject(server: ServerProcess, connectionId: string, body: Record<
 }
 
 beforeAll(async () => {
-  receiver = startReceiver();
   dataDir = mkdtempSync(join(tmpdir(), 'switchboard-webhook-crash-'));
   database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
@@ -61,7 +60,6 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  receiver?.stop();
   rmSync(dataDir, { recursive: true, force: true });
   await database?.drop();
 }, HOOK_TIMEOUT);
@@ -118,7 +116,7 @@ describe('a worker killed mid-delivery loses no event', () => {
       expect(delivery.attemptLog.at(-1)).toMatchObject({ statusCode: 200, error: null });
       expect(delivery.attemptLog.every((a: any) => a.statusCode === 200 || a.error)).toBe(true);
 
-      // Succeeded once: nothing more arrives.
+      // Succeeded once: nothing more arrives. A sleep: the delivery waits for nothing, so only time can show a repeat.
       await Bun.sleep(2_000);
       expect(receiver.hits(path)).toHaveLength(2);
     } finally {
@@ -137,6 +135,7 @@ describe('a worker killed mid-delivery loses no event', () => {
       const first = await inject(server, connectionId, { from, text: 'held one' });
       const second = await inject(server, connectionId, { from, text: 'held two' });
       // The fan-out has run (it takes milliseconds); the window is open for a few seconds more.
+      // A sleep: the point is a crash while the window is open, at a time of the test's choosing.
       await Bun.sleep(1_000);
       expect(receiver.hits(path)).toHaveLength(0);
       await server.kill();
@@ -144,6 +143,7 @@ describe('a worker killed mid-delivery loses no event', () => {
       server = await startServer(env);
       const [hit] = await receiver.waitFor(path, 1, 30_000);
       expect(hit!.json.data.map((d: any) => d.key.id)).toEqual([first.externalId, second.externalId]);
+      // A sleep: the batch went out, nothing waits; only time can show a second request.
       await Bun.sleep(1_500);
       expect(receiver.hits(path)).toHaveLength(1);
     } finally {

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { startTestService, type TestService } from '../support/service.ts';
-import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
-import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { useTestService, useOwner } from '../support/service.ts';
+import { expectStandardError } from './helpers.ts';
+import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
+import { deliveriesSettled } from '../support/wait.ts';
 
 /**
  * Connection-webhook delivery against a real local HTTP receiver (issue 4 items 2–4; spec 2.8,
@@ -10,20 +11,10 @@ import { startReceiver, type Hit } from '../support/webhook-receiver.ts';
  * so nothing one test does can satisfy another test's assertions.
  */
 
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
-let owner: { userId: string; workspaceId: string; token: string };
+const receiver = useReceiver();
 
-beforeAll(async () => {
-  receiver = startReceiver();
-  service = await startTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
-  owner = await service.bootstrap({ plan: 'PRO' });
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  receiver?.stop();
-  await service?.stop();
-}, HOOK_TIMEOUT);
+const service = useTestService({ env: { PLAN_PRO_CONNECTIONS: '100' } });
+const owner = useOwner(service, { plan: 'PRO' });
 
 let counter = 0;
 const newContact = () => `55119${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++counter).padStart(2, '0')}`;
@@ -122,7 +113,7 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
 
     await inject(connection.id, { from: newContact(), text: 'anyone there?' });
     await receiver.waitFor(boundPath, 1);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(unboundPath)).toHaveLength(0);
     expect(receiver.hits(elsewherePath)).toHaveLength(0);
     expect(await deliveries(unbound.id)).toHaveLength(0);
@@ -141,7 +132,7 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
     const contact = newContact();
     const injected = await inject(connection.id, { from: contact, pushName: 'Maria', text: 'Olá, tudo bem?' });
     const [hit] = await receiver.waitFor(path, 1);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(path)).toHaveLength(1);
 
     // Spec 6.1: "Envelope: `{ event, connectionId, remoteJid, sender, data }`. `sender` is the connection's own number".
@@ -173,7 +164,7 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
     await inject(connection.id, { from, text: 'once', externalId });
     await inject(connection.id, { from, text: 'once', externalId });
     await receiver.waitFor(path, 1);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(path)).toHaveLength(1);
   });
 
@@ -211,7 +202,7 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
     }
     await inject(connection.id, { from: to, text: 'incoming' });
     await receiver.waitFor(path, 1);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     const hits = receiver.hits(path);
     expect(hits.map((h) => h.json.event)).toEqual(['messages.upsert']);
     expect((await deliveries(webhook.id)).map((d) => d.event)).toEqual(['messages.upsert']);
@@ -239,7 +230,7 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
     // The pipeline is live for this webhook: a message arrives, and only the message.
     await inject(connection.id, { from: newContact(), text: 'after the reconnect' });
     await receiver.waitFor(path, 1);
-    await Bun.sleep(1_500);
+    await deliveriesSettled(service);
     expect(receiver.hits(path).map((h) => h.json.event)).toEqual(['messages.upsert']);
     expect((await deliveries(webhook.id)).map((d) => d.event)).toEqual(['messages.upsert']);
   });
@@ -343,7 +334,7 @@ describe('retries and history (spec 6.4: "3 attempts in total, exponential backo
     // The receiver saw the same spacing.
     expect((hits[1]!.at - hits[0]!.at) / 1000).toBeGreaterThanOrEqual(4.9);
     expect((hits[2]!.at - hits[1]!.at) / 1000).toBeGreaterThanOrEqual(9.9);
-    // Settled: no 4th request.
+    // Settled: no 4th request. A sleep: nothing is pending, so only time can show a retry that should not come.
     await Bun.sleep(1_000);
     expect(receiver.hits(path)).toHaveLength(3);
   }, 40_000);
@@ -355,7 +346,7 @@ describe('retries and history (spec 6.4: "3 attempts in total, exponential backo
     const [failed] = await historyUntil(webhook.id, (list) => list[0]?.state === 'FAILED', 25_000);
     expect(failed.attempts).toBe(3);
     expect(failed.attemptLog.map((a: any) => a.statusCode)).toEqual([500, 500, 500]);
-    // No 4th attempt comes on its own.
+    // No 4th attempt comes on its own. A sleep: a FAILED delivery waits for nothing, so only time can show one.
     await Bun.sleep(2_000);
     expect(receiver.hits(path)).toHaveLength(3);
     expect((await deliveries(webhook.id))[0].attemptLog).toHaveLength(3);
@@ -372,6 +363,7 @@ describe('retries and history (spec 6.4: "3 attempts in total, exponential backo
     expect(new Set(succeeded.attemptLog.map((a: any) => a.attempt)).size).toBe(4);
     const hits = await receiver.waitFor(path, 4);
     expect(hits[3]!.text).toBe(hits[0]!.text);
+    // A sleep: the delivery is SUCCEEDED and waits for nothing, so only time can show a 5th request.
     await Bun.sleep(1_000);
     expect(receiver.hits(path)).toHaveLength(4);
 

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { beforeAll, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { FANOUT_QUEUE } from '../../core/webhooks/dispatch.ts';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
-import { startTestService, type TestService } from '../support/service.ts';
-import { startReceiver } from '../support/webhook-receiver.ts';
+import { useTestService } from '../support/service.ts';
+import { deliveriesSettled } from '../support/wait.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -15,13 +16,12 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * failing constraint would; the others are delivered, and the refused one is delivered once the
  * database takes it again.
  */
-let service: TestService;
-let receiver: ReturnType<typeof startReceiver>;
+const receiver = useReceiver();
 let token: string;
 
+const service = useTestService();
+
 beforeAll(async () => {
-  receiver = startReceiver();
-  service = await startTestService();
   ({ token } = await service.bootstrap({ plan: 'PRO' }));
   const db = service.runtime.ctx.db;
   await sql
@@ -34,11 +34,6 @@ beforeAll(async () => {
     )
     .execute(db);
   await sql.raw('create trigger refuse_poison before insert on webhook_deliveries for each row execute function refuse_poison()').execute(db);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  receiver?.stop();
-  await service?.stop();
 }, HOOK_TIMEOUT);
 
 test('an event the batch cannot fan out goes to a job of its own; the others are delivered, and it is delivered once it can be', async () => {
@@ -71,6 +66,6 @@ test('an event the batch cannot fan out goes to a job of its own; the others are
 
   await sql.raw('drop trigger refuse_poison on webhook_deliveries').execute(service.runtime.ctx.db);
   await eventually(async () => (texts().includes('poison pill') ? true : undefined), 'the refused event delivered on a retry', 30_000);
-  await Bun.sleep(500);
+  await deliveriesSettled(service);
   expect(texts().sort()).toEqual(['healthy one', 'healthy two', 'poison pill']);
 }, 60_000);

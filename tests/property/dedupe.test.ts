@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { driverEventsFor } from '../../adapters/connections/driver-events.ts';
 import type { ReceivedMessage } from '../../core/messaging/incoming.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { HOOK_TIMEOUT, useTestService } from '../support/service.ts';
 
 /**
  * Dedupe of received messages on a real database (issue 3 Tests: "dedupe (replayed provider
@@ -18,21 +18,16 @@ import { startTestService, type TestService } from '../support/service.ts';
  * the body of the first delivery that won.
  */
 
-let service: TestService;
+const service = useTestService();
 let connectionId: string;
 
 beforeAll(async () => {
-  service = await startTestService();
   const owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'dedupe' } });
   connectionId = created.body.id;
   const connected = await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
   expect(connected.body.status).toBe('CONNECTED');
-}, 60_000);
-
-afterAll(async () => {
-  await service?.stop();
-}, 60_000);
+}, HOOK_TIMEOUT);
 
 const POOL = 6;
 

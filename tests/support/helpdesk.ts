@@ -1,6 +1,9 @@
 import { expect } from 'bun:test';
 import { memberWithToken } from '../integration/helpers.ts';
 import type { TestService } from './service.ts';
+import { eventually } from './wait.ts';
+
+export { eventually, subscribersDone, workerSettled } from './wait.ts';
 
 /**
  * Set-up and polling shared by the helpdesk integration tests (no test cases here): sandbox
@@ -10,17 +13,6 @@ import type { TestService } from './service.ts';
 
 export type Owner = { userId: string; workspaceId: string; token: string };
 export type Member = { userId: string; email: string; token: string };
-
-/** Polls `read` every 100 ms until it answers something other than `undefined`; fails after `timeoutMs` naming `what`. */
-export async function eventually<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
 
 /** A sandbox connection of the workspace of `apikey`, created (201) and connected (CONNECTED); answers its id. */
 export async function connectedConnection(service: TestService, apikey: string, name: string): Promise<string> {
@@ -137,46 +129,7 @@ export async function helpdeskEvents(service: TestService, workspaceId: string, 
   return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data);
 }
 
-/**
- * Waits until the worker has run every subscriber of the latest helpdesk event of this type
- * whose data passes `predicate` (it left the plugins' event queue): for asserting that a
- * reaction did not happen.
- */
-export async function subscribersDone(service: TestService, workspaceId: string, type: string, predicate: (data: any) => boolean = () => true): Promise<void> {
-  const eventId = await eventually(async () => {
-    const rows = await service.runtime.ctx.db.selectFrom('events').select(['id', 'payload']).where('workspace_id', '=', workspaceId).where('event', '=', type).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
-    return rows.find((r) => predicate((typeof r.payload === 'string' ? JSON.parse(r.payload) : (r.payload as any)).data))?.id;
-  }, `a ${type} event`);
-  await eventually(async () => {
-    const waiting = await service.runtime.ctx.db.selectFrom('plugin_event_queue').select('event_id').where('event_id', '=', eventId).executeTakeFirst();
-    return waiting ? undefined : true;
-  }, `the subscribers of ${type} ${eventId}`);
-}
-
 /** Switches round-robin off for the inbox (200): its new conversations stay unassigned until someone assigns them. */
 export async function withoutAutoAssignment(service: TestService, apikey: string, inboxId: string): Promise<void> {
   expect((await service.call('PUT', `/v3/helpdesk/inboxes/${inboxId}/assignment`, { apikey, body: { enabled: false } })).status).toBe(200);
-}
-
-/**
- * Waits until the worker has nothing left to do now: no job queued, retrying or running, in any
- * queue but those named (jobs scheduled for later, e.g. SLA deadlines). For scripts on a model
- * clock, so that every reaction to a step happens before the clock moves on.
- */
-export async function workerSettled(service: TestService, ignoredQueues: string[] = [], timeoutMs = 20_000): Promise<void> {
-  const busy = async () => {
-    let query = service.runtime.ctx.db
-      .selectFrom('pgboss.job' as any)
-      .select((eb: any) => eb.fn.countAll().as('n'))
-      .where('state' as any, 'in', ['created', 'retry', 'active']);
-    if (ignoredQueues.length) query = query.where('name' as any, 'not in', ignoredQueues);
-    const jobs = Number(((await query.executeTakeFirst()) as any)?.n ?? 0);
-    // Events waiting for the plugins' subscribers or the webhooks' fan-out (tables of their own).
-    const db = service.runtime.ctx.db;
-    const { n: events } = await db.selectFrom('plugin_event_queue').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    const { n: fanouts } = await db.selectFrom('webhook_fanout').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-    return jobs + Number(events) + Number(fanouts);
-  };
-  // Twice idle in a row: a job may complete and queue the next in between.
-  await eventually(async () => ((await busy()) === 0 && (await Bun.sleep(50), await busy()) === 0 ? true : undefined), 'the worker to settle', timeoutMs);
 }

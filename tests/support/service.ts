@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test';
 import { loadConfig } from '../../apps/config.ts';
 import { startService, type RunningService } from '../../apps/server/server.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
@@ -15,11 +16,77 @@ export { freshDatabase };
  * database of its own that is dropped afterwards.
  */
 export interface TestService extends RunningService {
-  bootstrap(input?: { email?: string; workspace?: string; plan?: PlanName }): Promise<{ userId: string; workspaceId: string; token: string }>;
+  bootstrap(input?: BootstrapInput): Promise<Owner>;
   call(method: string, path: string, options?: { apikey?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+/**
+ * Hooks do not take bunfig's test timeout (they default to 5 s); starting a service (database,
+ * migrations, pg-boss) can take several seconds on a busy machine or on Postgres.
+ */
+export const HOOK_TIMEOUT = 60_000;
+
+export interface TestServiceOptions {
+  env?: Record<string, string>;
+  plugins?: Plugin[];
+  clock?: Clock;
+  database?: SharedDatabase;
+}
+
+/** An Owner signed up with their first workspace, and an API token acting as them there. */
+export type Owner = { userId: string; workspaceId: string; token: string };
+export type BootstrapInput = { email?: string; workspace?: string; plan?: PlanName };
+
+/**
+ * The service of a test file, the one way a file boots Switchboard: started before its first
+ * test (fresh database, migrations, app and worker; `startTestService`), stopped after its last.
+ * Answers it at once, to be used from the hooks and tests that run after the start; `options`
+ * may be a function when they depend on something an earlier hook started (a simulator's URL).
+ * Register it before the file's own hooks that use it: bun runs hooks in the order registered.
+ */
+export function useTestService(options: TestServiceOptions | (() => TestServiceOptions) = {}): TestService {
+  let started: TestService | undefined;
+  const running = (): TestService => {
+    if (!started) throw new Error('the test service is used before its beforeAll hook ran (or after it stopped)');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startTestService(typeof options === 'function' ? options() : options);
+  }, HOOK_TIMEOUT);
+  afterAll(async () => {
+    const service = started;
+    started = undefined;
+    await service?.stop();
+  }, HOOK_TIMEOUT);
+  return {
+    get url() {
+      return running().url;
+    },
+    get bound() {
+      return running().bound;
+    },
+    get runtime() {
+      return running().runtime;
+    },
+    stop: () => running().stop(),
+    bootstrap: (input) => running().bootstrap(input),
+    call: (method, path, callOptions) => running().call(method, path, callOptions),
+  };
+}
+
+/**
+ * An Owner signed up on the service before the file's tests (a hook registered after the
+ * service's). Answers the object at once; its fields are filled in when the hook has run.
+ */
+export function useOwner(service: TestService, input: BootstrapInput = {}): Owner {
+  const owner = {} as Owner;
+  beforeAll(async () => {
+    Object.assign(owner, await service.bootstrap(input));
+  }, HOOK_TIMEOUT);
+  return owner;
+}
 
 /**
  * A database that outlives one service, for tests that restart the service on it (with other
@@ -43,7 +110,7 @@ export async function sharedDatabase(): Promise<SharedDatabase> {
   return { dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
-export async function startTestService(options: { env?: Record<string, string>; plugins?: Plugin[]; clock?: Clock; database?: SharedDatabase } = {}): Promise<TestService> {
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   // A shared database is the caller's to drop; otherwise each service has a fresh one of its own.
   const database = options.database ? undefined : onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   const config = loadConfig({

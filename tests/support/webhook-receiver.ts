@@ -1,3 +1,5 @@
+import { afterAll } from 'bun:test';
+
 /**
  * A real HTTP receiver for webhook tests: records the raw bytes and headers of every request;
  * per path it can be told to answer a status, hang (hold the request open until released, past
@@ -74,3 +76,12 @@ export function startReceiver() {
     },
   };
 }
+
+/** A receiver for a test file: listening from the start, stopped after the file's last test. */
+export function useReceiver(): Receiver {
+  const receiver = startReceiver();
+  afterAll(() => receiver.stop());
+  return receiver;
+}
+
+export type Receiver = ReturnType<typeof startReceiver>;
