@@ -22,12 +22,15 @@ if (await reachable(postgresUrl)) {
 
 async function step(name: string, command: string[], env: Record<string, string> = {}) {
   console.log(`\n== ${name}`);
+  const started = performance.now();
   const child = Bun.spawn(command, { stdio: ['inherit', 'inherit', 'inherit'], env: { ...process.env, ...env } });
   const code = await child.exited;
   if (code !== 0) {
     console.error(`\n== ${name} failed (exit ${code})`);
     process.exit(code || 1);
   }
+  // The suite's time on each database is kept in docs/contributing.md.
+  console.log(`\n== ${name} passed in ${Math.round((performance.now() - started) / 1000)} s`);
 }
 
 async function reachable(url: string): Promise<boolean> {
