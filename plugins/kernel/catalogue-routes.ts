@@ -27,15 +27,15 @@ export interface Catalogue<S, T, C extends TSchema, U extends TSchema> {
   // The operations are declared in the order they are written here (the OpenAPI document lists
   // a path's methods in that order).
   /** `GET ''`: a page of items (`page`, `per_page`, `s`), each presented. */
-  list?: Operation & { run(stores: S, actor: Actor, page: PageRequest): Promise<Page<T>> };
+  list?: Operation & { run: (stores: NoInfer<S>, actor: Actor, page: PageRequest) => Promise<Page<T>> };
   /** `POST ''`: 201 with the new item, created in one transaction. */
-  create?: Operation & { body: C; run(stores: S, actor: Actor, body: Static<C>): Promise<T> };
+  create?: Operation & { body: C; run: (stores: NoInfer<S>, actor: Actor, body: Static<C>) => Promise<T> };
   /** `GET /:id`: one item. */
-  get?: Operation & { run(stores: S, actor: Actor, id: string): Promise<T> };
+  get?: Operation & { run: (stores: NoInfer<S>, actor: Actor, id: string) => Promise<T> };
   /** `PATCH /:id`: the changed item, changed in one transaction. */
-  update?: Operation & { body: U; run(stores: S, actor: Actor, id: string, body: Static<U>): Promise<T> };
+  update?: Operation & { body: U; run: (stores: NoInfer<S>, actor: Actor, id: string, body: Static<U>) => Promise<T> };
   /** `DELETE /:id`: `{ id, deleted: true }` once deleted in one transaction. */
-  remove?: Operation & { run(stores: S, actor: Actor, id: string): Promise<unknown> };
+  remove?: Operation & { run: (stores: NoInfer<S>, actor: Actor, id: string) => Promise<unknown> };
 }
 
 /** What a route of the catalogue declares besides its use case. */
