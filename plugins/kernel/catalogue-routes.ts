@@ -4,7 +4,8 @@
  * The plugin says what differs — its stores, view and presenter, each use case with its body,
  * role, extra error answers and summary — and keeps its schemas in its own file. Reads run on
  * `ctx.storage.read`, writes in one `ctx.storage.transaction`, with the caller as the actor.
- * Every operation is optional; a catalogue's other routes go on the returned router (or `.use`).
+ * Every operation is optional; a catalogue's other routes go on the returned router, in their own
+ * `.guard({ auth: true, … })` (its `auth` and `role` macros are there), or with `.use`.
  */
 import { Elysia, t, type Static, type TSchema } from 'elysia';
 import type { Actor } from '../../core/identity/identity.ts';
@@ -100,7 +101,6 @@ export function catalogueRoutes<S, T, C extends TSchema, U extends TSchema>(ctx:
 type OperationName = 'list' | 'create' | 'get' | 'update' | 'remove';
 // The group's handlers are typed by hand: the routes are declared in a loop, where Elysia's
 // chained types cannot follow.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Group = any;
 type ById = { actor: Actor; params: { id: string } };
 
