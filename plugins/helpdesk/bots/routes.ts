@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import {
   AGENT_BOT_TOKEN_HEADER,
   agentBotDeliveries,
@@ -15,10 +15,10 @@ import {
   updateAgentBot,
   type AgentBot,
 } from '../../../core/helpdesk/bots/agent-bots.ts';
-import { pageRequest } from '../../../core/shared/pagination.ts';
+import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
+import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { deliveryRoutes, dispatchDeps } from '../../kernel/webhooks.ts';
 import { agentBotStores } from './use-case-stores.ts';
 
@@ -53,10 +53,29 @@ const NotFound = { 404: StandardError };
 
 /** Agent bots (issue 7 item 4): settings, secrets, delivery history. Helpdesk configuration (Owner, Admin, Manager), PRO plan for writes. */
 export function agentBotRoutes(ctx: PluginContext) {
-  const auth = authentication(ctx);
-
-  return new Elysia({ name: 'plugins.helpdesk.agent-bots', prefix: '/v3/helpdesk/agent-bots', detail: { tags: ['Helpdesk agent bots'] } })
-    .use(auth)
+  return catalogueRoutes(ctx, {
+    name: 'plugins.helpdesk.agent-bots',
+    prefix: '/v3/helpdesk/agent-bots',
+    tags: ['Helpdesk agent bots'],
+    role: 'helpdesk.configure',
+    stores: agentBotStores,
+    view: AgentBotView,
+    present,
+    list: { run: listAgentBots, summary: 'Agent bots of the workspace (`s` searches the name)' },
+    get: { run: getAgentBot, errors: NotFound, summary: 'One agent bot' },
+    update: {
+      body: t.Object({ ...Settings, name: t.Optional(Settings.name), webhookUrl: t.Optional(Settings.webhookUrl) }),
+      run: (s, actor, id, body) => updateAgentBot(s, ctx, actor, id, body),
+      errors: { ...NotFound, 409: StandardError },
+      summary: 'Change an agent bot (PRO plan); fields left out keep their value; inboxIds replaces the set',
+    },
+    remove: {
+      run: deleteAgentBot,
+      errors: NotFound,
+      summary: 'Delete an agent bot (PRO plan): the conversations it holds are handed over to people first; its delivery history goes with it',
+    },
+  })
+    // Creating and rotating answer the bot with a secret shown once, beyond its view.
     .guard({ auth: true, role: 'helpdesk.configure' }, (app) =>
       app
         .post(
@@ -70,37 +89,6 @@ export function agentBotRoutes(ctx: PluginContext) {
             body: t.Object(Settings),
             response: { ...authErrors, 201: t.Composite([AgentBotView, t.Object({ accessToken: AccessToken, signingSecret: SigningSecret })]), 409: StandardError },
             detail: { summary: 'Create an agent bot (Owner, Admin, Manager; PRO plan); its access token and signing secret are shown this once' },
-          },
-        )
-        .get(
-          '',
-          async ({ actor, query }) => {
-            const found = await listAgentBots(ctx.storage.read(agentBotStores), actor, pageRequest(query));
-            return { ...found, data: found.data.map(present) };
-          },
-          { query: PageQuery, response: { ...authErrors, 200: PageOf(AgentBotView) }, detail: { summary: 'Agent bots of the workspace (`s` searches the name)' } },
-        )
-        .get('/:id', async ({ actor, params }) => present(await getAgentBot(ctx.storage.read(agentBotStores), actor, params.id)), {
-          params: Id,
-          response: { ...authErrors, ...NotFound, 200: AgentBotView },
-          detail: { summary: 'One agent bot' },
-        })
-        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(agentBotStores, (s) => updateAgentBot(s, ctx, actor, params.id, body))), {
-          params: Id,
-          body: t.Object({ ...Settings, name: t.Optional(Settings.name), webhookUrl: t.Optional(Settings.webhookUrl) }),
-          response: { ...authErrors, ...NotFound, 200: AgentBotView, 409: StandardError },
-          detail: { summary: 'Change an agent bot (PRO plan); fields left out keep their value; inboxIds replaces the set' },
-        })
-        .delete(
-          '/:id',
-          async ({ actor, params }) => {
-            await ctx.storage.transaction(agentBotStores, (s) => deleteAgentBot(s, actor, params.id));
-            return { id: params.id, deleted: true as const };
-          },
-          {
-            params: Id,
-            response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
-            detail: { summary: 'Delete an agent bot (PRO plan): the conversations it holds are handed over to people first; its delivery history goes with it' },
           },
         )
         .post(
@@ -130,11 +118,11 @@ export function agentBotRoutes(ctx: PluginContext) {
             response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, t.Object({ signingSecret: SigningSecret })]) },
             detail: { summary: 'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it' },
           },
-        )
+        ),
     )
     .use(
       deliveryRoutes({
-        authentication: auth,
+        authentication: authentication(ctx),
         role: 'helpdesk.configure',
         storage: ctx.storage,
         stores: agentBotStores,

@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import {
   CHANNEL_TYPES,
   createInbox,
@@ -14,11 +14,10 @@ import {
   type InboxMember,
 } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
-import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../kernel/http.ts';
+import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { announceAccessChange } from '../../kernel/realtime.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
+import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { inboxStores, isTimeZone } from './inbox-and-contact-stores.ts';
 
 const ChannelConfig = t.Object(
@@ -63,78 +62,67 @@ const NotFound = { 404: t.Union([StandardError, t.Object({ message: t.String(), 
 export function inboxRoutes(ctx: PluginContext) {
   const deps: InboxDeps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random, isTimeZone, outbound: ctx.outbound };
 
-  return new Elysia({ name: 'plugins.helpdesk.inboxes', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
+  return catalogueRoutes(ctx, {
+    name: 'plugins.helpdesk.inboxes',
+    prefix: '/v3/helpdesk/inboxes',
+    tags: ['Helpdesk'],
+    stores: inboxStores,
+    view: InboxView,
+    present,
     // Only creation checks the role early: the writes on one inbox answer an Agent 404 for an
     // inbox they cannot see (never 403), so that check stays in core, after visibility.
-    .guard({ auth: true }, (app) =>
-      app
-        .post(
-          '',
-          async ({ actor, body, set }) => {
-            const inbox = await createInbox(ctx.storage.read(inboxStores), deps, actor, body);
-            set.status = 201;
-            return { ...present(inbox, actor), ...(inbox.inboundSecret !== null && { inboundWebhookSecret: inbox.inboundSecret }) };
-          },
-          {
-            role: ['helpdesk.configure', 'write'],
-            body: t.Object({
-              ...Settings,
-              channelType: t.UnionEnum([...CHANNEL_TYPES], { description: 'API: an API-channel inbox; CONNECTION: bound to connectionId' }),
-              connectionId: t.Optional(t.String({ description: 'CONNECTION inboxes: a connection of the workspace, bound to one inbox at most' })),
-            }),
-            response: { ...authErrors, ...NotFound, 201: CreatedInboxView, 409: StandardError },
-            detail: { summary: 'Create an inbox (PRO plan); an API inbox answers its inboundWebhookSecret' },
-          },
-        )
-        .get(
-          '',
-          async ({ actor, query }) => {
-            const found = await listInboxes(ctx.storage.read(inboxStores), actor, pageRequest(query));
-            return { ...found, data: found.data.map((i) => present(i, actor)) };
-          },
-          { query: PageQuery, response: { ...authErrors, 200: PageOf(InboxView) }, detail: { summary: 'Inboxes (an Agent sees those they belong to); `s` searches the name' } },
-        )
-        .get('/:id', async ({ actor, params }) => present(await getInbox(ctx.storage.read(inboxStores), actor, params.id), actor), {
+    list: { run: listInboxes, summary: 'Inboxes (an Agent sees those they belong to); `s` searches the name' },
+    get: { run: getInbox, errors: NotFound, summary: 'One inbox' },
+    update: {
+      body: t.Object({ ...Settings, name: t.Optional(Settings.name) }),
+      run: (s, actor, id, body) => updateInbox(s, deps, actor, id, body),
+      errors: NotFound,
+      summary: 'Change name, timezone, webhookUrl or hmacMandatory (PRO plan)',
+    },
+    remove: { run: deleteInbox, errors: NotFound, summary: 'Delete an inbox (PRO plan)' },
+  }).guard({ auth: true }, (app) =>
+    app
+      // Creation runs on the pool, not in a transaction (its one insert comes after the outbound
+      // check of the webhook URL), and answers an API inbox's inbound credential beyond its view.
+      .post(
+        '',
+        async ({ actor, body, set }) => {
+          const inbox = await createInbox(ctx.storage.read(inboxStores), deps, actor, body);
+          set.status = 201;
+          return { ...present(inbox, actor), ...(inbox.inboundSecret !== null && { inboundWebhookSecret: inbox.inboundSecret }) };
+        },
+        {
+          role: ['helpdesk.configure', 'write'],
+          body: t.Object({
+            ...Settings,
+            channelType: t.UnionEnum([...CHANNEL_TYPES], { description: 'API: an API-channel inbox; CONNECTION: bound to connectionId' }),
+            connectionId: t.Optional(t.String({ description: 'CONNECTION inboxes: a connection of the workspace, bound to one inbox at most' })),
+          }),
+          response: { ...authErrors, ...NotFound, 201: CreatedInboxView, 409: StandardError },
+          detail: { summary: 'Create an inbox (PRO plan); an API inbox answers its inboundWebhookSecret' },
+        },
+      )
+      .get('/:id/members', async ({ actor, params }) => ({ data: (await listInboxMembers(ctx.storage.read(inboxStores), actor, params.id)).map(presentMember) }), {
+        params: Id,
+        response: { ...authErrors, ...NotFound, 200: MembersView },
+        detail: { summary: 'Members of the inbox' },
+      })
+      .put(
+        '/:id/members',
+        async ({ actor, params, body }) => {
+          const members = await ctx.storage.transaction(inboxStores, (s) => setInboxMembers(s, actor, params.id, body.userIds));
+          // Sockets of who left the inbox leave its room now, and who joined it joins it now.
+          await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId });
+          return { data: members.map(presentMember) };
+        },
+        {
           params: Id,
-          response: { ...authErrors, ...NotFound, 200: InboxView },
-          detail: { summary: 'One inbox' },
-        })
-        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(inboxStores, (s) => updateInbox(s, deps, actor, params.id, body)), actor), {
-          params: Id,
-          body: t.Object({ ...Settings, name: t.Optional(Settings.name) }),
-          response: { ...authErrors, ...NotFound, 200: InboxView },
-          detail: { summary: 'Change name, timezone, webhookUrl or hmacMandatory (PRO plan)' },
-        })
-        .delete(
-          '/:id',
-          async ({ actor, params }) => {
-            await ctx.storage.transaction(inboxStores, (s) => deleteInbox(s, actor, params.id));
-            return { id: params.id, deleted: true as const };
-          },
-          { params: Id, response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) }, detail: { summary: 'Delete an inbox (PRO plan)' } },
-        )
-        .get('/:id/members', async ({ actor, params }) => ({ data: (await listInboxMembers(ctx.storage.read(inboxStores), actor, params.id)).map(presentMember) }), {
-          params: Id,
+          body: t.Object({ userIds: t.Array(t.String(), { description: 'Workspace members; replaces the inbox members', maxItems: 500 }) }),
           response: { ...authErrors, ...NotFound, 200: MembersView },
-          detail: { summary: 'Members of the inbox' },
-        })
-        .put(
-          '/:id/members',
-          async ({ actor, params, body }) => {
-            const members = await ctx.storage.transaction(inboxStores, (s) => setInboxMembers(s, actor, params.id, body.userIds));
-            // Sockets of who left the inbox leave its room now, and who joined it joins it now.
-            await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId });
-            return { data: members.map(presentMember) };
-          },
-          {
-            params: Id,
-            body: t.Object({ userIds: t.Array(t.String(), { description: 'Workspace members; replaces the inbox members', maxItems: 500 }) }),
-            response: { ...authErrors, ...NotFound, 200: MembersView },
-            detail: { summary: 'Replace the members of the inbox (PRO plan)' },
-          },
-        ),
-    );
+          detail: { summary: 'Replace the members of the inbox (PRO plan)' },
+        },
+      ),
+  );
 }
 
 function present(inbox: Inbox, actor: Actor) {

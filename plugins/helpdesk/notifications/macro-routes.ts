@@ -1,11 +1,11 @@
 import { Elysia, t } from 'elysia';
 import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS } from '../../../core/helpdesk/library/macro-actions.ts';
 import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro } from '../../../core/helpdesk/library/macros.ts';
-import { pageRequest } from '../../../core/shared/pagination.ts';
 import { authentication } from '../../kernel/http.ts';
+import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { RouteScope } from '../../kernel/http.ts';
-import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
+import { authErrors, OneOf, StandardError } from '../../kernel/http.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../conversations/views.ts';
 import { macroRunStores, macroStores } from './library-stores.ts';
@@ -20,8 +20,6 @@ export const MACRO_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/helpdesk/conversations/:id/macros/:macroId/run', scopes: ['helpdesk:write'] },
 ];
 
-const Id = t.Object({ id: t.String() });
-const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
 /**
  * Checked by the use case (core/helpdesk/library/macro-actions.ts), which names every broken rule as
  * `body.actions[i]…`; the shapes are those of `MacroView.actions`.
@@ -47,56 +45,31 @@ export function macroRoutes(ctx: PluginContext) {
   const deps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);
 
-  const library = new Elysia({ name: 'plugins.helpdesk.macros', prefix: '/v3/helpdesk/macros', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
+  const library = catalogueRoutes(ctx, {
+    name: 'plugins.helpdesk.macros',
+    prefix: '/v3/helpdesk/macros',
+    tags: ['Helpdesk'],
+    stores: macroStores,
+    view: MacroView,
+    present: presentMacro,
+    list: { role: ['helpdesk.work', 'read'], run: listMacros, summary: 'The workspace\'s macros and your personal ones, by name; `s` searches the name' },
+    create: {
+      // A workspace macro needs helpdesk.configure too: that depends on the body, so core checks it.
+      role: ['helpdesk.work', 'write'],
+      body: t.Object({ name: Name, visibility: t.Optional(Visibility), actions: Actions }),
+      run: (s, actor, body) => createMacro(s, deps, actor, body),
+      summary: 'Create a macro (PRO plan): a personal one (any member) or a workspace one (Manager and above)',
+    },
+    get: { role: ['helpdesk.work', 'read'], run: getMacro, summary: 'One macro (another member\'s personal macro is 404)' },
     // Changing or deleting a macro keeps its role check in core: which capability it needs depends
     // on the macro (personal or workspace), and another member's personal macro is 404 first.
-    .guard({ auth: true }, (app) =>
-      app
-        .get(
-          '',
-          async ({ actor, query }) => {
-            const found = await listMacros(ctx.storage.read(macroStores), actor, pageRequest(query));
-            return { ...found, data: found.data.map(presentMacro) };
-          },
-          { role: ['helpdesk.work', 'read'], query: PageQuery, response: { ...authErrors, 200: PageOf(MacroView) }, detail: { summary: 'The workspace\'s macros and your personal ones, by name; `s` searches the name' } },
-        )
-        .post(
-          '',
-          async ({ actor, body, set }) => {
-            const macro = await ctx.storage.transaction(macroStores, (s) => createMacro(s, deps, actor, body));
-            set.status = 201;
-            return presentMacro(macro);
-          },
-          {
-            // A workspace macro needs helpdesk.configure too: that depends on the body, so core checks it.
-            role: ['helpdesk.work', 'write'],
-            body: t.Object({ name: Name, visibility: t.Optional(Visibility), actions: Actions }),
-            response: { ...authErrors, 201: MacroView },
-            detail: { summary: 'Create a macro (PRO plan): a personal one (any member) or a workspace one (Manager and above)' },
-          },
-        )
-        .get('/:id', async ({ actor, params }) => presentMacro(await getMacro(ctx.storage.read(macroStores), actor, params.id)), {
-          role: ['helpdesk.work', 'read'],
-          params: Id,
-          response: { ...authErrors, 200: MacroView },
-          detail: { summary: 'One macro (another member\'s personal macro is 404)' },
-        })
-        .patch('/:id', async ({ actor, params, body }) => presentMacro(await ctx.storage.transaction(macroStores, (s) => updateMacro(s, deps, actor, params.id, body))), {
-          params: Id,
-          body: t.Object({ name: t.Optional(Name), visibility: t.Optional(Visibility), actions: t.Optional(Actions) }),
-          response: { ...authErrors, 200: MacroView },
-          detail: { summary: 'Change a macro (PRO plan; yours if personal, Manager and above for workspace macros and to change visibility); actions replace the list' },
-        })
-        .delete(
-          '/:id',
-          async ({ actor, params }) => {
-            await ctx.storage.transaction(macroStores, (s) => deleteMacro(s, actor, params.id));
-            return { id: params.id, deleted: true as const };
-          },
-          { params: Id, response: { ...authErrors, 200: Deleted }, detail: { summary: 'Delete a macro (PRO plan; yours if personal, Manager and above for workspace macros)' } },
-        ),
-    );
+    update: {
+      body: t.Object({ name: t.Optional(Name), visibility: t.Optional(Visibility), actions: t.Optional(Actions) }),
+      run: (s, actor, id, body) => updateMacro(s, deps, actor, id, body),
+      summary: 'Change a macro (PRO plan; yours if personal, Manager and above for workspace macros and to change visibility); actions replace the list',
+    },
+    remove: { run: deleteMacro, summary: 'Delete a macro (PRO plan; yours if personal, Manager and above for workspace macros)' },
+  });
 
   const runs = new Elysia({ name: 'plugins.helpdesk.macro-runs', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
     .use(authentication(ctx))

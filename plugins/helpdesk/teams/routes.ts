@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import {
   createTeam,
   deleteTeam,
@@ -13,10 +13,9 @@ import {
   type TeamMember,
   type TeamWithMembers,
 } from '../../../core/helpdesk/teams/teams.ts';
-import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../kernel/http.ts';
+import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
+import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { teamStores } from './store.ts';
 
 const MemberView = t.Object({ userId: Uuid, name: t.String(), email: t.String() });
@@ -41,77 +40,55 @@ const NotFound = { 404: StandardError };
 export function teamRoutes(ctx: PluginContext) {
   const deps: TeamDeps = { clock: ctx.clock, ids: ctx.ids };
 
-  return new Elysia({ name: 'plugins.helpdesk.teams', prefix: '/v3/helpdesk/teams', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
-      app
-        .get(
-          '',
-          async ({ actor, query }) => {
-            const found = await listTeams(ctx.storage.read(teamStores), actor, pageRequest(query));
-            return { ...found, data: found.data.map(present) };
-          },
-          { query: PageQuery, response: { ...authErrors, 200: PageOf(TeamView) }, detail: { summary: 'Teams of the workspace, by name (any member); `s` searches the name' } },
-        )
-        .post(
-          '',
-          async ({ actor, body, set }) => {
-            const team = await ctx.storage.transaction(teamStores, (s) => createTeam(s, deps, actor, body));
-            set.status = 201;
-            return present(team);
-          },
-          {
-            role: ['helpdesk.configure', 'write'],
-            body: t.Object({ name: Name, description: t.Optional(Description) }),
-            response: { ...authErrors, 201: TeamView, 409: StandardError },
-            detail: { summary: 'Create a team (Owner, Admin, Manager; PRO plan); 409 when the name is taken' },
-          },
-        )
-        .get('/:id', async ({ actor, params }) => present(await getTeam(ctx.storage.read(teamStores), actor, params.id)), {
-          params: Id,
-          response: { ...authErrors, ...NotFound, 200: TeamView },
-          detail: { summary: 'One team with its members' },
-        })
-        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(teamStores, (s) => updateTeam(s, deps, actor, params.id, body))), {
+  return catalogueRoutes(ctx, {
+    name: 'plugins.helpdesk.teams',
+    prefix: '/v3/helpdesk/teams',
+    tags: ['Helpdesk'],
+    stores: teamStores,
+    view: TeamView,
+    present,
+    list: { run: listTeams, summary: 'Teams of the workspace, by name (any member); `s` searches the name' },
+    create: {
+      role: ['helpdesk.configure', 'write'],
+      body: t.Object({ name: Name, description: t.Optional(Description) }),
+      run: (s, actor, body) => createTeam(s, deps, actor, body),
+      errors: { 409: StandardError },
+      summary: 'Create a team (Owner, Admin, Manager; PRO plan); 409 when the name is taken',
+    },
+    get: { run: getTeam, errors: NotFound, summary: 'One team with its members' },
+    update: {
+      role: ['helpdesk.configure', 'write'],
+      body: t.Object({ name: t.Optional(Name), description: t.Optional(Description) }),
+      run: (s, actor, id, body) => updateTeam(s, deps, actor, id, body),
+      errors: { ...NotFound, 409: StandardError },
+      summary: 'Rename a team or change its description (Owner, Admin, Manager; PRO plan); fields left out keep their value',
+    },
+    remove: {
+      role: ['helpdesk.configure', 'write'],
+      run: (s, actor, id) => deleteTeam(s, deps, actor, id),
+      errors: NotFound,
+      summary: 'Delete a team (Owner, Admin, Manager; PRO plan)',
+      description: 'Its conversations keep their assignee and lose the team; each records helpdesk.conversation.assignee_changed with toTeamId null.',
+    },
+  }).guard({ auth: true }, (app) =>
+    app
+      .get('/:id/members', async ({ actor, params }) => ({ data: (await listTeamMembers(ctx.storage.read(teamStores), actor, params.id)).map(presentMember) }), {
+        params: Id,
+        response: { ...authErrors, ...NotFound, 200: MembersView },
+        detail: { summary: 'Members of the team' },
+      })
+      .put(
+        '/:id/members',
+        async ({ actor, params, body }) => ({ data: (await ctx.storage.transaction(teamStores, (s) => setTeamMembers(s, deps, actor, params.id, body.userIds))).map(presentMember) }),
+        {
           role: ['helpdesk.configure', 'write'],
           params: Id,
-          body: t.Object({ name: t.Optional(Name), description: t.Optional(Description) }),
-          response: { ...authErrors, ...NotFound, 200: TeamView, 409: StandardError },
-          detail: { summary: 'Rename a team or change its description (Owner, Admin, Manager; PRO plan); fields left out keep their value' },
-        })
-        .delete(
-          '/:id',
-          async ({ actor, params }) => {
-            await ctx.storage.transaction(teamStores, (s) => deleteTeam(s, deps, actor, params.id));
-            return { id: params.id, deleted: true as const };
-          },
-          {
-            role: ['helpdesk.configure', 'write'],
-            params: Id,
-            response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
-            detail: {
-              summary: 'Delete a team (Owner, Admin, Manager; PRO plan)',
-              description: 'Its conversations keep their assignee and lose the team; each records helpdesk.conversation.assignee_changed with toTeamId null.',
-            },
-          },
-        )
-        .get('/:id/members', async ({ actor, params }) => ({ data: (await listTeamMembers(ctx.storage.read(teamStores), actor, params.id)).map(presentMember) }), {
-          params: Id,
+          body: t.Object({ userIds: t.Array(t.String(), { description: 'Members of the workspace; replaces the team members', maxItems: 500 }) }),
           response: { ...authErrors, ...NotFound, 200: MembersView },
-          detail: { summary: 'Members of the team' },
-        })
-        .put(
-          '/:id/members',
-          async ({ actor, params, body }) => ({ data: (await ctx.storage.transaction(teamStores, (s) => setTeamMembers(s, deps, actor, params.id, body.userIds))).map(presentMember) }),
-          {
-            role: ['helpdesk.configure', 'write'],
-            params: Id,
-            body: t.Object({ userIds: t.Array(t.String(), { description: 'Members of the workspace; replaces the team members', maxItems: 500 }) }),
-            response: { ...authErrors, ...NotFound, 200: MembersView },
-            detail: { summary: 'Replace the members of the team (Owner, Admin, Manager; PRO plan)' },
-          },
-        ),
-    );
+          detail: { summary: 'Replace the members of the team (Owner, Admin, Manager; PRO plan)' },
+        },
+      ),
+  );
 }
 
 function present(team: TeamWithMembers) {

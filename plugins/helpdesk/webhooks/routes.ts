@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import {
   createHelpdeskWebhook,
   deleteHelpdeskWebhook,
@@ -12,10 +12,10 @@ import {
   type HelpdeskWebhook,
 } from '../../../core/helpdesk/webhooks/helpdesk-webhooks.ts';
 import { HELPDESK_EVENT_TYPES } from '../../../core/helpdesk/events.ts';
-import { pageRequest } from '../../../core/shared/pagination.ts';
+import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
+import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { deliveryRoutes, dispatchDeps, webhookSender } from '../../kernel/webhooks.ts';
 import { helpdeskWebhookStores } from './use-case-stores.ts';
 
@@ -43,60 +43,37 @@ const NotFound = { 404: StandardError };
 
 /** Helpdesk webhooks (spec 2.9, 4.4, 6.5): settings, a test request, delivery history. */
 export function helpdeskWebhookRoutes(ctx: PluginContext) {
-  const auth = authentication(ctx);
-
-  return new Elysia({ name: 'plugins.helpdesk.webhooks', prefix: '/v3/helpdesk/webhooks', detail: { tags: ['Helpdesk'] } })
-    .use(auth)
+  return catalogueRoutes(ctx, {
+    name: 'plugins.helpdesk.webhooks',
+    prefix: '/v3/helpdesk/webhooks',
+    tags: ['Helpdesk'],
+    role: 'helpdesk.configure',
+    stores: helpdeskWebhookStores,
+    view: HelpdeskWebhookView,
+    present,
+    create: {
+      body: t.Object(Settings),
+      run: (s, actor, body) => createHelpdeskWebhook(s, ctx, actor, body),
+      summary: 'Create a helpdesk webhook (Owner, Admin, Manager; PRO plan)',
+    },
+    list: { run: listHelpdeskWebhooks, summary: 'Helpdesk webhooks of the workspace (`s` searches the URL)' },
+    get: { run: getHelpdeskWebhook, errors: NotFound, summary: 'One helpdesk webhook' },
+    update: {
+      body: t.Object({ ...Settings, url: t.Optional(Settings.url), subscriptions: t.Optional(Settings.subscriptions) }),
+      run: (s, actor, id, body) => updateHelpdeskWebhook(s, ctx, actor, id, body),
+      errors: NotFound,
+      summary: 'Change a helpdesk webhook (PRO plan); fields left out keep their value; a new signingSecret signs from now on',
+    },
+    remove: { run: deleteHelpdeskWebhook, errors: NotFound, summary: 'Delete a helpdesk webhook and its delivery history (PRO plan)' },
+  })
     .guard({ auth: true, role: 'helpdesk.configure' }, (app) =>
-      app
-        .post(
-          '',
-          async ({ actor, body, set }) => {
-            const webhook = await ctx.storage.transaction(helpdeskWebhookStores, (s) => createHelpdeskWebhook(s, ctx, actor, body));
-            set.status = 201;
-            return present(webhook);
-          },
-          {
-            body: t.Object(Settings),
-            response: { ...authErrors, 201: HelpdeskWebhookView },
-            detail: { summary: 'Create a helpdesk webhook (Owner, Admin, Manager; PRO plan)' },
-          },
-        )
-        .get(
-          '',
-          async ({ actor, query }) => {
-            const found = await listHelpdeskWebhooks(ctx.storage.read(helpdeskWebhookStores), actor, pageRequest(query));
-            return { ...found, data: found.data.map(present) };
-          },
-          { query: PageQuery, response: { ...authErrors, 200: PageOf(HelpdeskWebhookView) }, detail: { summary: 'Helpdesk webhooks of the workspace (`s` searches the URL)' } },
-        )
-        .get('/:id', async ({ actor, params }) => present(await getHelpdeskWebhook(ctx.storage.read(helpdeskWebhookStores), actor, params.id)), {
-          params: Id,
-          response: { ...authErrors, ...NotFound, 200: HelpdeskWebhookView },
-          detail: { summary: 'One helpdesk webhook' },
-        })
-        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(helpdeskWebhookStores, (s) => updateHelpdeskWebhook(s, ctx, actor, params.id, body))), {
-          params: Id,
-          body: t.Object({ ...Settings, url: t.Optional(Settings.url), subscriptions: t.Optional(Settings.subscriptions) }),
-          response: { ...authErrors, ...NotFound, 200: HelpdeskWebhookView },
-          detail: { summary: 'Change a helpdesk webhook (PRO plan); fields left out keep their value; a new signingSecret signs from now on' },
-        })
-        .delete(
-          '/:id',
-          async ({ actor, params }) => {
-            await ctx.storage.transaction(helpdeskWebhookStores, (s) => deleteHelpdeskWebhook(s, actor, params.id));
-            return { id: params.id, deleted: true as const };
-          },
-          {
-            params: Id,
-            response: { ...authErrors, ...NotFound, 200: t.Object({ id: t.String(), deleted: t.Literal(true) }) },
-            detail: { summary: 'Delete a helpdesk webhook and its delivery history (PRO plan)' },
-          },
-        )
-        .post('/:id/test', async ({ actor, params, set }) => {
+      app.post(
+        '/:id/test',
+        async ({ actor, params, set }) => {
           set.status = 201;
           return testHelpdeskWebhook(ctx.storage.read(helpdeskWebhookStores), ctx, webhookSender(ctx.outbound), actor, params.id);
-        }, {
+        },
+        {
           params: Id,
           body: t.Optional(t.Object({}, { description: 'No fields' })),
           response: {
@@ -111,11 +88,12 @@ export function helpdeskWebhookRoutes(ctx: PluginContext) {
           detail: {
             summary: 'Send a signed test request now (event helpdesk.webhook.test); not retried, not in the delivery history',
           },
-        })
+        },
+      ),
     )
     .use(
       deliveryRoutes({
-        authentication: auth,
+        authentication: authentication(ctx),
         role: 'helpdesk.configure',
         storage: ctx.storage,
         stores: helpdeskWebhookStores,
