@@ -4,22 +4,14 @@ import type { Role } from '../../../core/identity/roles.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 
 export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
   return {
     async insert(t) {
       await db
         .insertInto('api_tokens')
-        .values({
-          id: t.id,
-          workspace_id: t.workspaceId,
-          user_id: t.userId,
-          name: t.name,
-          secret_hash: t.secretHash,
-          token_last4: t.tokenLast4,
-          created_at: t.createdAt,
-          last_used_at: t.lastUsedAt,
-        })
+        .values(snakeCased(t))
         .execute();
     },
 
@@ -30,7 +22,9 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
 
     async findByHash(secretHash) {
       const [row] = (await tokenBySecretHash(db, secretHash)).rows;
-      return row && { ...toToken(row), creatorRoles: (row.roles as Role[] | null) ?? null };
+      if (!row) return undefined;
+      const { roles, ...token } = row;
+      return { ...toToken(token), creatorRoles: (roles as Role[] | null) ?? null };
     },
 
     async list(workspaceId, request) {
@@ -80,14 +74,5 @@ const tokenBySecretHash = compiledOnce((db: Kysely<Database>, secretHash: string
 );
 
 function toToken(row: ApiTokenRow): ApiToken {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    userId: row.user_id,
-    name: row.name,
-    secretHash: row.secret_hash,
-    tokenLast4: row.token_last4,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-  };
+  return camelCased(row);
 }
