@@ -68,11 +68,11 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     },
 
     async saveAccount(a) {
-      const { workspace_id, ...changes } = accountRow(a);
+      const row = accountRow(a);
       await db
         .insertInto('credit_accounts')
-        .values({ workspace_id, ...changes })
-        .onConflict((oc) => oc.column('workspace_id').doUpdateSet(changes))
+        .values(row)
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ period_start: row.period_start, available: row.available, allowance: row.allowance }))
         .execute();
     },
 
