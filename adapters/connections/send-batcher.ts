@@ -1,7 +1,7 @@
 import type { Actor } from '../../core/identity/identity.ts';
 import type { ChatMessage } from '../../core/messaging/message.ts';
 import { acceptSend, acceptSendBatch, BatchNotCovered, type SendRequest } from '../../core/messaging/send.ts';
-import type { AppContext } from '../http/context.ts';
+import { onePerContext, type AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
 
 /** Sends accepted together at most (one transaction). */
@@ -30,13 +30,7 @@ interface Waiting {
  * message, or its own error. If the batch cannot be written as one (the credits do not cover it
  * in one write, or a write fails) every send of it is accepted on its own, as if never batched.
  */
-export function sendBatcher(ctx: AppContext) {
-  let batcher = batchers.get(ctx);
-  if (!batcher) batchers.set(ctx, (batcher = createBatcher(ctx)));
-  return batcher;
-}
-
-const batchers = new WeakMap<AppContext, ReturnType<typeof createBatcher>>();
+export const sendBatcher = onePerContext(createBatcher);
 
 function createBatcher(ctx: AppContext) {
   const deps = messagingDeps(ctx);

@@ -1,7 +1,7 @@
 import { retryAfterSeconds, waitMs, type ThrottlePolicy } from '../../core/security/auth-throttle.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import { authFailureStore } from '../postgres/repositories/auth-failure-store.ts';
-import type { AppContext } from './context.ts';
+import { onePerContext, type AppContext } from './context.ts';
 import { TooManyRequests } from './rate-limit.ts';
 
 /**
@@ -38,13 +38,7 @@ const KNOWN_ADDRESS: ThrottlePolicy & { type: 'window' } = { type: 'window', lim
 const PRUNE_EVERY_MS = 10 * 60_000;
 const KEEP_MS = 86_400_000;
 
-export function authFailures(ctx: AppContext) {
-  let cached = instances.get(ctx);
-  if (!cached) instances.set(ctx, (cached = create(ctx)));
-  return cached;
-}
-
-const instances = new WeakMap<AppContext, ReturnType<typeof create>>();
+export const authFailures = onePerContext(create);
 
 function create(ctx: AppContext) {
   const store = authFailureStore(ctx.db);

@@ -82,3 +82,16 @@ export interface AppContext {
   /** Set when `SMTP_URL` is: invitations are mailed instead of handed to the inviter. */
   mailer?: Mailer;
 }
+
+/**
+ * What an application keeps one of (the send batcher, the auth failure counts), made on first
+ * use: held by the context, so every app built (each test's, say) has its own.
+ */
+export function onePerContext<T>(create: (ctx: AppContext) => T): (ctx: AppContext) => T {
+  const made = new WeakMap<AppContext, T>();
+  return (ctx) => {
+    let instance = made.get(ctx);
+    if (!instance) made.set(ctx, (instance = create(ctx)));
+    return instance;
+  };
+}

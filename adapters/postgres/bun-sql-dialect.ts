@@ -1,15 +1,6 @@
 import { SQL } from 'bun';
-import {
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  type QueryResult,
-} from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
+import { PostgresDialectOver } from './postgres-dialect.ts';
 
 /**
  * Kysely over Bun's native PostgreSQL client. It replaces `pg` for the service's own queries:
@@ -17,12 +8,11 @@ import {
  * Single statements go to the pool as they are; a transaction reserves one client for its
  * whole length (reserving for every statement cost a fifth of a busy server's time).
  */
-export class BunSqlDialect implements Dialect {
-  constructor(private readonly sql: SQL) {}
-  createAdapter() { return new PostgresAdapter(); }
+export class BunSqlDialect extends PostgresDialectOver {
+  constructor(private readonly sql: SQL) {
+    super();
+  }
   createDriver(): Driver { return new BunSqlDriver(this.sql); }
-  createIntrospector(db: Kysely<any>) { return new PostgresIntrospector(db); }
-  createQueryCompiler() { return new PostgresQueryCompiler(); }
 }
 
 class BunSqlDriver implements Driver {

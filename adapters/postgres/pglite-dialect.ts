@@ -1,27 +1,17 @@
 import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite';
-import {
-  type CompiledQuery,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  type QueryResult,
-} from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
+import { PostgresDialectOver } from './postgres-dialect.ts';
 
 /**
  * Kysely over PGlite. PGlite is a single connection, so a Kysely transaction is a PGlite
  * `transaction()` held open until Kysely commits or rolls back: PGlite then keeps every
  * other statement (pg-boss's included) out until it ends.
  */
-export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
-  createAdapter() { return new PostgresAdapter(); }
+export class PGliteDialect extends PostgresDialectOver {
+  constructor(private readonly pglite: PGlite) {
+    super();
+  }
   createDriver(): Driver { return new PGliteDriver(this.pglite); }
-  createIntrospector(db: Kysely<any>) { return new PostgresIntrospector(db); }
-  createQueryCompiler() { return new PostgresQueryCompiler(); }
 }
 
 class PGliteDriver implements Driver {

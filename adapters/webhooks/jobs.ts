@@ -16,12 +16,7 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
   return [
     {
       queue: FANOUT_QUEUE,
-      retryLimit: 5,
-      retryDelay: 1,
-      retryBackoff: true,
-      expireInSeconds: 60,
-      concurrency: 1,
-      batchSize: 10,
+      ...RUN_LIKE_DISPATCH,
       handle: async (data: { eventId: string }) => {
         const { typingStarted } = await uow.transaction((stores) => fanOut(stores, deps, data.eventId));
         for (const batch of typingStarted) await simulateTyping(ctx, batch, true);
@@ -29,12 +24,7 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
     },
     {
       queue: FLUSH_QUEUE,
-      retryLimit: 5,
-      retryDelay: 1,
-      retryBackoff: true,
-      expireInSeconds: 60,
-      concurrency: 1,
-      batchSize: 10,
+      ...RUN_LIKE_DISPATCH,
       // Flushes are scheduled for the window's end; poll often so a batch goes out on time.
       dueJobPollSeconds: 0.5,
       handle: async (data: { webhookId: string; connectionId: string; remoteJid: string; version: number }) => {
@@ -45,6 +35,9 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
     },
   ];
 }
+
+/** Both jobs run one at a time, ten jobs a fetch, retried five times with backoff. */
+const RUN_LIKE_DISPATCH = { retryLimit: 5, retryDelay: 1, retryBackoff: true, expireInSeconds: 60, concurrency: 1, batchSize: 10 } satisfies Partial<JobDefinition>;
 
 export function dispatchDeps(ctx: AppContext): DispatchDeps {
   return {

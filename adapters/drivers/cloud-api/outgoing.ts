@@ -93,29 +93,19 @@ function contentObject(content: OutgoingContent, media: MediaRef | undefined, fi
     case 'list':
       return {
         type: 'interactive',
-        object: compact({
-          type: 'list',
-          header: content.list.header ? { type: 'text', text: content.list.header } : undefined,
-          body: { text: content.list.body },
-          footer: content.list.footer ? { text: content.list.footer } : undefined,
-          action: {
-            button: content.list.buttonText,
-            sections: content.list.sections.map((section) => ({
-              title: section.title,
-              rows: section.rows.map((row) => compact({ id: row.id, title: row.title, description: row.description })),
-            })),
-          },
+        object: interactiveObject('list', content.list, {
+          button: content.list.buttonText,
+          sections: content.list.sections.map((section) => ({
+            title: section.title,
+            rows: section.rows.map((row) => compact({ id: row.id, title: row.title, description: row.description })),
+          })),
         }),
       };
     case 'buttons':
       return {
         type: 'interactive',
-        object: compact({
-          type: 'button',
-          header: content.buttons.header ? { type: 'text', text: content.buttons.header } : undefined,
-          body: { text: content.buttons.body },
-          footer: content.buttons.footer ? { text: content.buttons.footer } : undefined,
-          action: { buttons: content.buttons.buttons.map((button) => ({ type: 'reply', reply: { id: button.id, title: button.title } })) },
+        object: interactiveObject('button', content.buttons, {
+          buttons: content.buttons.buttons.map((button) => ({ type: 'reply', reply: { id: button.id, title: button.title } })),
         }),
       };
     case 'reaction':
@@ -135,23 +125,28 @@ function contentObject(content: OutgoingContent, media: MediaRef | undefined, fi
 /** An interactive `flow` message: `action.name: "flow"` with its parameters (message version 3). */
 function flowObject(flow: FlowContent): Record<string, unknown> {
   const payload = flow.flowAction === 'navigate' && flow.screen ? compact({ screen: flow.screen, data: flow.data }) : undefined;
+  return interactiveObject('flow', flow, {
+    name: 'flow',
+    parameters: compact({
+      flow_message_version: '3',
+      flow_token: flow.flowToken,
+      flow_id: flow.flowId,
+      flow_cta: flow.cta,
+      flow_action: flow.flowAction,
+      mode: flow.mode === 'draft' ? 'draft' : undefined,
+      flow_action_payload: payload,
+    }),
+  });
+}
+
+/** An interactive message of any kind: the text every kind frames it with (header, body, footer), then its action. */
+function interactiveObject(type: string, text: { header?: string; body: string; footer?: string }, action: Record<string, unknown>): Record<string, unknown> {
   return compact({
-    type: 'flow',
-    header: flow.header ? { type: 'text', text: flow.header } : undefined,
-    body: { text: flow.body },
-    footer: flow.footer ? { text: flow.footer } : undefined,
-    action: {
-      name: 'flow',
-      parameters: compact({
-        flow_message_version: '3',
-        flow_token: flow.flowToken,
-        flow_id: flow.flowId,
-        flow_cta: flow.cta,
-        flow_action: flow.flowAction,
-        mode: flow.mode === 'draft' ? 'draft' : undefined,
-        flow_action_payload: payload,
-      }),
-    },
+    type,
+    header: text.header ? { type: 'text', text: text.header } : undefined,
+    body: { text: text.body },
+    footer: text.footer ? { text: text.footer } : undefined,
+    action,
   });
 }
 

@@ -8,7 +8,8 @@ import { defineTool } from '../tool.ts';
 
 /** Reading connections (numbers) and their status: `connections:read` (spec 2.7). */
 
-const connectionId = t.String({ minLength: 1, description: 'Id of the connection (from list_connections)' });
+/** The connection a tool reads, as list_connections names it (the history tools take it too). */
+export const connectionId = t.String({ minLength: 1, description: 'Id of the connection (from list_connections)' });
 
 export const listConnectionsTool = defineTool({
   name: 'list_connections',

@@ -4,13 +4,12 @@ import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
 import { messagingStores } from '../../connections/stores.ts';
 import { presentMessage } from '../../http/presenters/message.ts';
 import { defineTool } from '../tool.ts';
+import { connectionId } from './connections.ts';
 
 /**
  * Reading message history: `messages:read`. Owners and Admins only (spec 2.14, "read messages
  * on a connection"): the use cases refuse other roles.
  */
-
-const connectionId = t.String({ minLength: 1, description: 'Id of the connection (from list_connections)' });
 
 export const listChatsTool = defineTool({
   name: 'list_chats',

@@ -4,22 +4,15 @@ import type { Role } from '../../../core/identity/roles.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
+import { escapeLike } from './identity-store.ts';
 
 export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
   return {
     async insert(t) {
       await db
         .insertInto('api_tokens')
-        .values({
-          id: t.id,
-          workspace_id: t.workspaceId,
-          user_id: t.userId,
-          name: t.name,
-          secret_hash: t.secretHash,
-          token_last4: t.tokenLast4,
-          created_at: t.createdAt,
-          last_used_at: t.lastUsedAt,
-        })
+        .values(snakeCased(t))
         .execute();
     },
 
@@ -30,12 +23,14 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
 
     async findByHash(secretHash) {
       const [row] = (await tokenBySecretHash(db, secretHash)).rows;
-      return row && { ...toToken(row), creatorRoles: (row.roles as Role[] | null) ?? null };
+      if (!row) return undefined;
+      const { roles, ...token } = row;
+      return { ...toToken(token), creatorRoles: (roles as Role[] | null) ?? null };
     },
 
     async list(workspaceId, request) {
       let query = db.selectFrom('api_tokens').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (request.search) query = query.where('name', 'ilike', `%${escapeLike(request.search)}%`);
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(rows.map(toToken), Number(total), request);
@@ -80,14 +75,5 @@ const tokenBySecretHash = compiledOnce((db: Kysely<Database>, secretHash: string
 );
 
 function toToken(row: ApiTokenRow): ApiToken {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    userId: row.user_id,
-    name: row.name,
-    secretHash: row.secret_hash,
-    tokenLast4: row.token_last4,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-  };
+  return camelCased(row);
 }

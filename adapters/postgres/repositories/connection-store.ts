@@ -5,43 +5,29 @@ import type { ConnectionStatus } from '../../../core/connections/connection-stat
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ConnectionsTable, Database } from '../schema.ts';
 import { isUniqueViolation } from '../errors.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 
 export function connectionStore(db: Kysely<Database>, box: SecretBox): ConnectionStore {
-  const toConnection = (row: Selectable<ConnectionsTable>): Connection => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    driver: row.kind,
+  // The column `kind` is the connection's driver; its credentials are stored sealed, as JSON.
+  const toConnection = ({ kind, ...row }: Selectable<ConnectionsTable>): Connection => ({
+    ...camelCased(row),
+    driver: kind,
     status: row.status as ConnectionStatus,
     credentials: row.credentials ? JSON.parse(box.open(row.credentials)) : {},
-    phoneNumber: row.phone_number,
-    qr: row.qr,
-    pairingCode: row.pairing_code,
-    statusReason: row.status_reason,
-    routingKey: row.routing_key,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   });
-  const columns = (c: Connection) => ({
-    name: c.name,
-    kind: c.driver,
-    status: c.status,
+  const toRow = ({ driver, ...c }: Connection) => ({
+    ...snakeCased(c),
+    kind: driver,
     credentials: Object.keys(c.credentials).length > 0 ? box.seal(JSON.stringify(c.credentials)) : '',
-    phone_number: c.phoneNumber,
-    qr: c.qr,
-    pairing_code: c.pairingCode,
-    status_reason: c.statusReason,
-    routing_key: c.routingKey,
-    updated_at: c.updatedAt,
   });
 
   return {
     async insert(c) {
       await db
         .insertInto('connections')
-        .values({ id: c.id, workspace_id: c.workspaceId, created_at: c.createdAt, ...columns(c) })
+        .values(toRow(c))
         .execute()
         .catch(routingKeyTaken);
     },
@@ -69,7 +55,8 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
       return Number(row.n);
     },
     async update(c) {
-      await db.updateTable('connections').set(columns(c)).where('id', '=', c.id).execute().catch(routingKeyTaken);
+      const { id, workspace_id: _workspaceId, created_at: _createdAt, ...changes } = toRow(c);
+      await db.updateTable('connections').set(changes).where('id', '=', id).execute().catch(routingKeyTaken);
     },
     async delete(id) {
       await db.deleteFrom('connections').where('id', '=', id).execute();

@@ -1,13 +1,14 @@
-import type { Kysely } from 'kysely';
-import type { CreditStore, Reservation, ReservationStatus } from '../../../core/plans/index.ts';
+import type { Kysely, Selectable } from 'kysely';
+import type { CreditAccount, CreditStore, Reservation, ReservationStatus } from '../../../core/plans/index.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
-import type { Database } from '../schema.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
+import type { CreditReservationsTable, Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
 
 export function creditStore(db: Kysely<Database>): CreditStore {
   async function lockAccount(workspaceId: string) {
     const row = await db.selectFrom('credit_accounts').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
-    return row && { workspaceId: row.workspace_id, periodStart: row.period_start, available: row.available, allowance: row.allowance ?? undefined };
+    return row && { ...camelCased(row), allowance: row.allowance ?? undefined };
   }
 
   async function lockReservations(ids: readonly string[]) {
@@ -34,7 +35,7 @@ export function creditStore(db: Kysely<Database>): CreditStore {
       // A concurrent opener's row wins (this insert waits for it); then lock whichever row is stored.
       await db
         .insertInto('credit_accounts')
-        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available, allowance: a.allowance ?? null })
+        .values(accountRow(a))
         .onConflict((oc) => oc.column('workspace_id').doNothing())
         .execute();
       const stored = await lockAccount(a.workspaceId);
@@ -61,35 +62,22 @@ export function creditStore(db: Kysely<Database>): CreditStore {
       if (debited.length === 0) return false;
       await db
         .insertInto('credit_reservations')
-        .values(
-          reservations.map((r) => ({ id: r.id, workspace_id: r.workspaceId, amount: r.amount, consumed: r.consumed, refunded: r.refunded, status: r.status, reason: r.reason, created_at: r.createdAt })),
-        )
+        .values(reservations.map((r) => snakeCased(r)))
         .execute();
       return true;
     },
 
     async saveAccount(a) {
+      const row = accountRow(a);
       await db
         .insertInto('credit_accounts')
-        .values({ workspace_id: a.workspaceId, period_start: a.periodStart, available: a.available, allowance: a.allowance ?? null })
-        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ period_start: a.periodStart, available: a.available, allowance: a.allowance ?? null }))
+        .values(row)
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ period_start: row.period_start, available: row.available, allowance: row.allowance }))
         .execute();
     },
 
     async insertReservation(r) {
-      await db
-        .insertInto('credit_reservations')
-        .values({
-          id: r.id,
-          workspace_id: r.workspaceId,
-          amount: r.amount,
-          consumed: r.consumed,
-          refunded: r.refunded,
-          status: r.status,
-          reason: r.reason,
-          created_at: r.createdAt,
-        })
-        .execute();
+      await db.insertInto('credit_reservations').values(snakeCased(r)).execute();
     },
 
     async findReservation(id) {
@@ -177,24 +165,11 @@ const reserveIfCovered = compiledOnce(
       ),
 );
 
-function toReservation(row: {
-  id: string;
-  workspace_id: string;
-  amount: number;
-  consumed: number;
-  refunded: number;
-  status: string;
-  reason: string;
-  created_at: Date;
-}): Reservation {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    amount: row.amount,
-    consumed: row.consumed,
-    refunded: row.refunded,
-    status: row.status as ReservationStatus,
-    reason: row.reason,
-    createdAt: row.created_at,
-  };
+/** An account without a recorded allowance (`undefined`) is stored with none (null). */
+function accountRow(a: CreditAccount) {
+  return { ...snakeCased(a), allowance: a.allowance ?? null };
+}
+
+function toReservation(row: Selectable<CreditReservationsTable>): Reservation {
+  return { ...camelCased(row), status: row.status as ReservationStatus };
 }

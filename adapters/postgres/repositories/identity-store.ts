@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { IdentityStore, Member, Membership, User, Workspace } from '../../../core/identity/identity.ts';
+import type { IdentityStore, User, Workspace } from '../../../core/identity/identity.ts';
 import type { Role } from '../../../core/identity/roles.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
 import { page, pageOffset, type PageRequest } from '../../../core/shared/pagination.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, WorkspaceRow } from '../schema.ts';
 
 export function identityStore(db: Kysely<Database>): IdentityStore {
@@ -19,7 +20,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
 
     async findCredentialsByEmail(email) {
       const row = await db.selectFrom('users').select(['id', 'email', 'name', 'created_at', 'password_hash']).where('email', '=', email).executeTakeFirst();
-      return row && { user: toUser(row), passwordHash: row.password_hash };
+      return row && toCredentials(row);
     },
 
     async lockCredentials(userId) {
@@ -29,7 +30,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
         .where('id', '=', userId)
         .forUpdate()
         .executeTakeFirst();
-      return row && { user: toUser(row), passwordHash: row.password_hash };
+      return row && toCredentials(row);
     },
 
     async setPasswordHash(userId, passwordHash) {
@@ -40,14 +41,11 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
     },
 
     async insertUser(user) {
-      await db.insertInto('users').values({ id: user.id, email: user.email, name: user.name, password_hash: null, created_at: user.createdAt }).execute();
+      await db.insertInto('users').values({ ...snakeCased(user), password_hash: null }).execute();
     },
 
     async insertWorkspace(w) {
-      await db
-        .insertInto('workspaces')
-        .values({ id: w.id, name: w.name, is_personal: w.isPersonal, plan: w.plan, created_at: w.createdAt })
-        .execute();
+      await db.insertInto('workspaces').values(snakeCased(w)).execute();
     },
 
     async updateWorkspace(id, patch) {
@@ -71,7 +69,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
     },
 
     async insertMembership(m) {
-      await db.insertInto('memberships').values({ workspace_id: m.workspaceId, user_id: m.userId, roles: m.roles, created_at: m.createdAt }).execute();
+      await db.insertInto('memberships').values(snakeCased(m)).execute();
     },
 
     async getMembership(workspaceId, userId) {
@@ -95,7 +93,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
         .orderBy('workspaces.created_at')
         .orderBy('workspaces.id')
         .execute();
-      return rows.map((row) => ({ ...toWorkspace(row), roles: row.roles as Role[] }));
+      return rows.map(({ roles, ...row }) => ({ ...toWorkspace(row), roles: roles as Role[] }));
     },
 
     async listMembers(workspaceId, request: PageRequest) {
@@ -115,7 +113,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
         .limit(request.perPage)
         .offset(pageOffset(request))
         .execute();
-      return page(rows.map(toMember), Number(total), request);
+      return page(rows.map(toMembership), Number(total), request);
     },
 
     async getMember(workspaceId, userId) {
@@ -126,7 +124,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
         .where('memberships.workspace_id', '=', workspaceId)
         .where('memberships.user_id', '=', userId)
         .executeTakeFirst();
-      return row && toMember(row);
+      return row && toMembership(row);
     },
 
     async setRoles(workspaceId, userId, roles) {
@@ -145,24 +143,19 @@ export function escapeLike(text: string): string {
 }
 
 function toUser(row: { id: string; email: string; name: string; created_at: Date }): User {
-  return { id: row.id, email: row.email, name: row.name, createdAt: row.created_at };
+  return camelCased(row);
+}
+
+function toCredentials({ password_hash, ...user }: { id: string; email: string; name: string; created_at: Date; password_hash: string | null }) {
+  return { user: toUser(user), passwordHash: password_hash };
 }
 
 function toWorkspace(row: WorkspaceRow): Workspace {
-  return {
-    id: row.id,
-    name: row.name,
-    isPersonal: row.is_personal,
-    plan: row.plan as PlanName,
-    createdAt: row.created_at,
-  };
+  return { ...camelCased(row), plan: row.plan as PlanName };
 }
 
-function toMembership(row: { workspace_id: string; user_id: string; roles: string[]; created_at: Date }): Membership {
-  return { workspaceId: row.workspace_id, userId: row.user_id, roles: row.roles as Role[], createdAt: row.created_at };
-}
-
-function toMember(row: { workspace_id: string; user_id: string; roles: string[]; created_at: Date; email: string; name: string }): Member {
-  return { ...toMembership(row), email: row.email, name: row.name };
+/** A membership row, with what the query joined to it (a member's email and name) carried along. */
+function toMembership<Row extends { workspace_id: string; user_id: string; roles: string[]; created_at: Date }>(row: Row) {
+  return { ...camelCased(row), roles: row.roles as Role[] };
 }
 

@@ -5,6 +5,7 @@ import type { Role } from '../../../core/identity/roles.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { isUniqueViolation } from '../errors.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, InvitationsTable } from '../schema.ts';
 
 export function invitationStore(db: Kysely<Database>): InvitationStore {
@@ -12,20 +13,7 @@ export function invitationStore(db: Kysely<Database>): InvitationStore {
     async insert(i) {
       await db
         .insertInto('invitations')
-        .values({
-          id: i.id,
-          workspace_id: i.workspaceId,
-          email: i.email,
-          roles: i.roles,
-          invited_by: i.invitedBy,
-          token_hash: i.tokenHash,
-          delivered_by: i.deliveredBy,
-          status: i.status,
-          expires_at: i.expiresAt,
-          accepted_by: null,
-          created_at: i.createdAt,
-          updated_at: i.updatedAt,
-        })
+        .values({ ...snakeCased(i), accepted_by: null })
         .execute()
         .catch((error: unknown) => {
           // Two invitations to one email at the same moment: the second finds the first's row only after it commits.
@@ -81,7 +69,7 @@ export function invitationStore(db: Kysely<Database>): InvitationStore {
         .offset(pageOffset(request))
         .execute();
       return page(
-        rows.map((row) => ({ ...toInvitation(row), inviterName: row.inviter_name })),
+        rows.map(({ inviter_name, ...row }) => ({ ...toInvitation(row), inviterName: inviter_name })),
         Number(total),
         request,
       );
@@ -114,18 +102,13 @@ export function invitationStore(db: Kysely<Database>): InvitationStore {
   };
 }
 
+/** `accepted_by` is the store's own record (who joined by the link), not part of the invitation. */
 function toInvitation(row: Selectable<InvitationsTable>): Invitation {
+  const { accepted_by: _acceptedBy, ...invitation } = row;
   return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    email: row.email,
+    ...camelCased(invitation),
     roles: row.roles as Role[],
-    invitedBy: row.invited_by,
-    tokenHash: row.token_hash,
     deliveredBy: row.delivered_by as Invitation['deliveredBy'],
     status: row.status as InvitationStatus,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   };
 }

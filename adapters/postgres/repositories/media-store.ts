@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { MediaItem, MediaStore } from '../../../core/media/media.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database } from '../schema.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 
@@ -9,18 +10,7 @@ export function mediaStore(db: Kysely<Database>): MediaStore {
     async insert(item, bytes) {
       await db
         .insertInto('media')
-        .values({
-          id: item.id,
-          workspace_id: item.workspaceId,
-          connection_id: item.connectionId,
-          origin: item.origin,
-          driver_ref: item.driverRef,
-          mimetype: item.mimetype,
-          file_name: item.fileName,
-          size: bytes ? bytes.length : item.size,
-          bytes: bytes ?? null,
-          created_at: item.createdAt,
-        })
+        .values({ ...snakeCased(item), size: bytes ? bytes.length : item.size, bytes: bytes ?? null })
         .execute();
     },
     async get(id) {
@@ -30,19 +20,7 @@ export function mediaStore(db: Kysely<Database>): MediaStore {
         .select(['id', 'workspace_id', 'connection_id', 'origin', 'driver_ref', 'mimetype', 'file_name', 'size', 'created_at'])
         .where('id', '=', id)
         .executeTakeFirst();
-      return (
-        row && {
-          id: row.id,
-          workspaceId: row.workspace_id,
-          connectionId: row.connection_id,
-          origin: row.origin,
-          driverRef: row.driver_ref,
-          mimetype: row.mimetype,
-          fileName: row.file_name,
-          size: row.size,
-          createdAt: row.created_at,
-        } satisfies MediaItem
-      );
+      return row && (camelCased(row) satisfies MediaItem);
     },
     async bytes(id) {
       const row = await db.selectFrom('media').select('bytes').where('id', '=', id).executeTakeFirst();

@@ -3,7 +3,8 @@ import { compiledOnce } from '../compiled-once.ts';
 import type { Chat, ChatMessage, ChatStore, MessageStore, NetworkId } from '../../../core/messaging/message.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
-import type { Database, MessagesTable } from '../schema.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
+import type { ChatsTable, Database, MessagesTable } from '../schema.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { escapeLike } from './identity-store.ts';
 
@@ -103,8 +104,7 @@ export function messageStore(db: Kysely<Database>): MessageStore {
         .returning(['connection_id', 'external_id', 'status', 'error'])
         .execute();
       return rows.map((row) => ({
-        connectionId: row.connection_id,
-        externalId: row.external_id,
+        ...camelCased(row),
         status: row.status as DeliveryStatus,
         error: parseJson(row.error) as { code: number | string; title: string } | null,
       }));
@@ -193,25 +193,7 @@ const MESSAGE_COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof MessagesTable>;
 
 function messageRow(m: ChatMessage): Insertable<MessagesTable> {
-  return {
-    id: m.id,
-    workspace_id: m.workspaceId,
-    connection_id: m.connectionId,
-    direction: m.direction,
-    remote_jid: m.remoteJid,
-    external_id: m.externalId,
-    kind: m.kind,
-    content: m.content,
-    status: m.status,
-    error: m.error ?? null,
-    idempotency_key: m.idempotencyKey,
-    reservation_id: m.reservationId,
-    reply_to: m.replyTo,
-    sent_by: m.sentBy,
-    message_timestamp: m.messageTimestamp,
-    created_at: m.createdAt,
-    updated_at: m.updatedAt,
-  };
+  return { ...snakeCased(m), error: m.error ?? null };
 }
 
 /** Every send and every received message inserts one: compiled once. A replayed network id is skipped. */
@@ -224,34 +206,15 @@ const insertMessage = compiledOnce((db: Kysely<Database>, ...values: unknown[]) 
 
 function toMessage(row: Selectable<MessagesTable>): ChatMessage {
   return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    connectionId: row.connection_id,
-    direction: row.direction,
-    remoteJid: row.remote_jid,
-    externalId: row.external_id,
-    kind: row.kind,
+    ...camelCased(row),
     content: parseJson(row.content),
     status: row.status as ChatMessage['status'],
     error: parseJson(row.error) as ChatMessage['error'],
-    idempotencyKey: row.idempotency_key,
-    reservationId: row.reservation_id,
-    replyTo: row.reply_to,
-    sentBy: row.sent_by,
-    messageTimestamp: row.message_timestamp,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   };
 }
 
-function toChat(row: { connection_id: string; remote_jid: string; name: string | null; last_message_at: Date; last_contact_message_at: Date | null }): Chat {
-  return {
-    connectionId: row.connection_id,
-    remoteJid: row.remote_jid,
-    name: row.name,
-    lastMessageAt: row.last_message_at,
-    lastContactMessageAt: row.last_contact_message_at,
-  };
+function toChat(row: Selectable<ChatsTable>): Chat {
+  return camelCased(row);
 }
 
 /** jsonb comes back parsed from pg and PGlite alike; tolerate a string just in case. */

@@ -5,6 +5,7 @@ import type { Scope } from '../../../core/oauth/scopes.ts';
 import type { OAuthStore } from '../../../core/oauth/store.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
+import { escapeLike } from './identity-store.ts';
 import type { Database, OAuthClientsTable, OAuthCodesTable, OAuthConsentsTable, OAuthPendingRequestsTable, OAuthTokensTable } from '../schema.ts';
 
 export function oauthStore(db: Kysely<Database>): OAuthStore {
@@ -92,7 +93,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
         .innerJoin('oauth_clients as k', 'k.id', 'c.client_id')
         .innerJoin('users as u', 'u.id', 'c.user_id')
         .where('c.workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('k.name', 'ilike', `%${request.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
+      if (request.search) query = query.where('k.name', 'ilike', `%${escapeLike(request.search)}%`);
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query
         .selectAll('c')
@@ -147,47 +148,19 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
   };
 }
 
-function clientRow(c: OAuthClient) {
-  return {
-    id: c.id,
-    secret_hash: c.secretHash,
-    token_endpoint_auth_method: c.authMethod,
-    name: c.name,
-    client_uri: c.clientUri,
-    logo_uri: c.logoUri,
-    redirect_uris: c.redirectUris,
-    grant_types: c.grantTypes,
-    scopes: c.scopes,
-    required_scopes: c.requiredScopes,
-    expire_access_tokens: c.expireAccessTokens,
-    verified: c.verified,
-    registration: c.registration,
-    workspace_id: c.workspaceId,
-    created_by: c.createdBy,
-    created_at: c.createdAt,
-    metadata_expires_at: c.metadataExpiresAt,
-  };
+/** The column `token_endpoint_auth_method` (RFC 7591's name) is the client's `authMethod`. */
+function clientRow({ authMethod, ...c }: OAuthClient) {
+  return { ...snakeCased(c), token_endpoint_auth_method: authMethod };
 }
 
-function toClient(r: Selectable<OAuthClientsTable>): OAuthClient {
+function toClient({ token_endpoint_auth_method, ...r }: Selectable<OAuthClientsTable>): OAuthClient {
   return {
-    id: r.id,
-    secretHash: r.secret_hash,
-    authMethod: r.token_endpoint_auth_method as AuthMethod,
-    name: r.name,
-    clientUri: r.client_uri,
-    logoUri: r.logo_uri,
-    redirectUris: r.redirect_uris,
+    ...camelCased(r),
+    authMethod: token_endpoint_auth_method as AuthMethod,
     grantTypes: r.grant_types as GrantType[],
     scopes: r.scopes as Scope[],
     requiredScopes: r.required_scopes as Scope[],
-    expireAccessTokens: r.expire_access_tokens,
-    verified: r.verified,
     registration: r.registration as OAuthClient['registration'],
-    workspaceId: r.workspace_id,
-    createdBy: r.created_by,
-    createdAt: r.created_at,
-    metadataExpiresAt: r.metadata_expires_at,
   };
 }
 

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Template, TemplateStore } from '../../../core/templates/templates.ts';
 import type { TemplateStatus } from '../../../core/templates/template-status.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, TemplatesTable } from '../schema.ts';
 import { escapeLike } from './identity-store.ts';
 
@@ -59,36 +60,13 @@ export function templateStore(db: Kysely<Database>): TemplateStore {
 
 function toTemplate(row: Selectable<TemplatesTable>): Template {
   const components = typeof row.components === 'string' ? JSON.parse(row.components) : row.components;
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    connectionId: row.connection_id,
-    externalId: row.external_id,
-    name: row.name,
-    language: row.language,
-    category: row.category,
-    components: components as unknown[],
-    status: row.status as TemplateStatus,
-    rejectedReason: row.rejected_reason,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  return { ...camelCased(row), components: components as unknown[], status: row.status as TemplateStatus };
 }
 
 function toRow(t: Template) {
   return {
-    id: t.id,
-    workspace_id: t.workspaceId,
-    connection_id: t.connectionId,
-    external_id: t.externalId,
-    name: t.name,
-    language: t.language,
-    category: t.category,
+    ...snakeCased(t),
     // An array bound as is would go out as a Postgres array, not JSON.
     components: sql<unknown[]>`cast(${JSON.stringify(t.components)} as jsonb)`,
-    status: t.status,
-    rejected_reason: t.rejectedReason,
-    created_at: t.createdAt,
-    updated_at: t.updatedAt,
   };
 }

@@ -5,36 +5,18 @@ import type { Batch, BatchStore, Delivery, DeliveryAttempt, DeliveryStore, Event
 import type { DeliveryState } from '../../../core/webhooks/delivery.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
+import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../schema.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
+import { escapeLike } from './identity-store.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
-  const toWebhook = (row: Selectable<WebhooksTable>): Webhook => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    url: row.url,
-    events: row.events as ConnectionEventName[],
-    connections: row.connections,
-    hmacEnabled: row.hmac_enabled,
-    secret: box.open(row.secret),
-    messageGroupDelay: row.message_group_delay,
-    enableSimulateTyping: row.enable_simulate_typing,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  });
-  const columns = (w: Webhook) => ({
-    url: w.url,
-    events: w.events,
-    connections: w.connections,
-    hmac_enabled: w.hmacEnabled,
-    secret: box.seal(w.secret),
-    message_group_delay: w.messageGroupDelay,
-    enable_simulate_typing: w.enableSimulateTyping,
-    updated_at: w.updatedAt,
-  });
+  // The secret is stored sealed (adapters/crypto/secret-box.ts).
+  const toWebhook = (row: Selectable<WebhooksTable>): Webhook => ({ ...camelCased(row), events: row.events as ConnectionEventName[], secret: box.open(row.secret) });
+  const toRow = (w: Webhook) => ({ ...snakeCased(w), secret: box.seal(w.secret) });
   return {
     async insert(w) {
-      await db.insertInto('webhooks').values({ id: w.id, workspace_id: w.workspaceId, created_at: w.createdAt, ...columns(w) }).execute();
+      await db.insertInto('webhooks').values(toRow(w)).execute();
     },
     async get(workspaceId, id) {
       if (!isUuid(id)) return undefined;
@@ -52,13 +34,14 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('webhooks').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('url', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (request.search) query = query.where('url', 'ilike', `%${escapeLike(request.search)}%`);
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(rows.map(toWebhook), Number(total), request);
     },
     async update(w) {
-      await db.updateTable('webhooks').set(columns(w)).where('id', '=', w.id).execute();
+      const { id, workspace_id: _workspaceId, created_at: _createdAt, ...changes } = toRow(w);
+      await db.updateTable('webhooks').set(changes).where('id', '=', id).execute();
     },
     async delete(id) {
       // Deliveries name their webhook without a foreign key (one engine for every webhook kind).
@@ -101,7 +84,7 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
     async insert(d) {
       const result = await db
         .insertInto('webhook_deliveries')
-        .values(deliveryRow(d))
+        .values(snakeCased(d))
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
@@ -110,7 +93,7 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
       if (deliveries.length === 0) return;
       await db
         .insertInto('webhook_deliveries')
-        .values(deliveries.map(deliveryRow))
+        .values(deliveries.map((d) => snakeCased(d)))
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
     },
@@ -142,7 +125,7 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
         ...toDelivery(row),
         attemptLog: attempts
           .filter((a) => a.delivery_id === row.id)
-          .map((a): DeliveryAttempt => ({ deliveryId: a.delivery_id, attempt: a.attempt, at: a.at, statusCode: a.status_code, error: a.error, durationMs: a.duration_ms })),
+          .map((a): DeliveryAttempt => camelCased(a)),
       }));
       return page(data, Number(total), request);
     },
@@ -205,40 +188,13 @@ export function eventLog(db: Kysely<Database>): EventLog {
 }
 
 function toLoggedEvent(row: Selectable<EventsTable>): LoggedEvent {
+  const { created_at: _createdAt, ...event } = row;
   const payload = (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as LoggedEvent['payload'];
-  return { id: row.id, workspaceId: row.workspace_id, connectionId: row.connection_id, event: row.event, remoteJid: row.remote_jid, payload };
+  return { ...camelCased(event), payload };
 }
 
-function deliveryRow(d: Delivery) {
-  return {
-    id: d.id,
-    webhook_id: d.webhookId,
-    target: d.target,
-    workspace_id: d.workspaceId,
-    event: d.event,
-    event_ids: d.eventIds,
-    body: d.body,
-    state: d.state,
-    attempts: d.attempts,
-    next_attempt_at: d.nextAttemptAt,
-    created_at: d.createdAt,
-    updated_at: d.updatedAt,
-  };
-}
-
+/** The claim columns are the delivery engine's bookkeeping (delivery-claims.ts), not the delivery's. */
 export function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
-  return {
-    id: row.id,
-    webhookId: row.webhook_id,
-    target: row.target,
-    workspaceId: row.workspace_id,
-    event: row.event,
-    eventIds: row.event_ids,
-    body: row.body,
-    state: row.state as DeliveryState,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  const { claim_id: _claimId, claimed_until: _claimedUntil, attempts_made: _attemptsMade, ...delivery } = row;
+  return { ...camelCased(delivery), state: row.state as DeliveryState };
 }
