@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { DatabaseHandle } from '../kernel/storage.ts';
+import { camelCased, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import { page, pageOffset } from '../../core/shared/pagination.ts';
@@ -20,52 +20,22 @@ const INSERT_CHUNK = 5_000;
 
 export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignStore {
   const db = campaignsDb(base);
-  const toCampaign = (row: Selectable<CampaignsTable>): Campaign => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    connectionId: row.connection_id,
-    name: row.name,
-    status: row.status as CampaignStatus,
-    message: json(row.message) as Campaign['message'],
-    startAt: row.start_at,
-    timezone: row.timezone,
-    pace: json(row.pace) as Campaign['pace'],
-    reservationId: row.reservation_id,
-    audienceSize: row.audience_size,
-    statusReason: row.status_reason,
-    webhook: row.webhook_url ? { url: row.webhook_url, secret: row.webhook_secret ? box.open(row.webhook_secret) : null } : null,
-    nextSlotAt: row.next_slot_at,
-    tick: row.tick,
-    lastProgressAt: row.last_progress_at,
-    createdBy: row.created_by,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-  });
-  const toRow = (c: Campaign) => ({
-    id: c.id,
-    workspace_id: c.workspaceId,
-    connection_id: c.connectionId,
-    name: c.name,
-    status: c.status,
+  const toCampaign = (row: Selectable<CampaignsTable>): Campaign => {
+    const { webhook_url, webhook_secret, ...campaign } = row;
+    return {
+      ...camelCased(campaign),
+      status: row.status as CampaignStatus,
+      message: json(row.message) as Campaign['message'],
+      pace: json(row.pace) as Campaign['pace'],
+      webhook: webhook_url ? { url: webhook_url, secret: webhook_secret ? box.open(webhook_secret) : null } : null,
+    };
+  };
+  const toRow = ({ webhook, ...c }: Campaign) => ({
+    ...snakeCased(c),
     message: JSON.stringify(c.message),
-    start_at: c.startAt,
-    timezone: c.timezone,
     pace: JSON.stringify(c.pace),
-    reservation_id: c.reservationId,
-    audience_size: c.audienceSize,
-    status_reason: c.statusReason,
-    webhook_url: c.webhook?.url ?? null,
-    webhook_secret: c.webhook?.secret ? box.seal(c.webhook.secret) : null,
-    next_slot_at: c.nextSlotAt,
-    tick: c.tick,
-    last_progress_at: c.lastProgressAt,
-    created_by: c.createdBy,
-    created_at: c.createdAt,
-    updated_at: c.updatedAt,
-    started_at: c.startedAt,
-    finished_at: c.finishedAt,
+    webhook_url: webhook?.url ?? null,
+    webhook_secret: webhook?.secret ? box.seal(webhook.secret) : null,
   });
 
   return {
@@ -133,17 +103,7 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
         .forUpdate()
         .skipLocked()
         .execute();
-      return rows.map((row) => ({
-        campaignId: row.campaign_id,
-        position: row.position,
-        phone: row.phone,
-        variables: json(row.variables) as Record<string, string>,
-        status: row.status as 'QUEUED',
-        error: row.error,
-        messageId: row.message_id,
-        dispatchedAt: row.dispatched_at,
-        repliedAt: row.replied_at,
-      }));
+      return rows.map((row) => ({ ...camelCased(row), variables: json(row.variables) as Record<string, string>, status: row.status as 'QUEUED' }));
     },
     async settle(campaignId, outcomes) {
       if (outcomes.length === 0) return;
@@ -299,7 +259,7 @@ export function optOutStore(base: DatabaseHandle): OptOutStore {
       if (request.search) query = query.where('phone', 'like', `%${request.search.replace(/[^\d]/g, '')}%`);
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('phone').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map((r) => ({ phone: r.phone, reason: r.reason, createdAt: r.created_at })), Number(total), request);
+      return page(rows.map(({ workspace_id: _workspace, ...optOut }) => camelCased(optOut)), Number(total), request);
     },
     async remove(workspaceId, phone) {
       const result = await db.deleteFrom('campaign_opt_outs').where('workspace_id', '=', workspaceId).where('phone', '=', phone).executeTakeFirst();

@@ -11,6 +11,7 @@ export type { Database } from '../../adapters/postgres/schema.ts';
 export type { DatabaseHandle, StoreFactory, PluginContext } from './context.ts';
 export type { Migration } from '../../adapters/postgres/migrator.ts';
 export { isUniqueViolation } from '../../adapters/postgres/errors.ts';
+export { camelCased, snakeCased, type CamelCased, type SnakeCased } from '../../adapters/postgres/row-case.ts';
 export { baseStores } from '../../adapters/postgres/stores.ts';
 export { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';
 export { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -18,43 +18,11 @@ import { apiChannelPorts } from '../api-channel/store.ts';
 const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
 
 export function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversation {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    displayId: Number(row.display_id),
-    inboxId: row.inbox_id,
-    contactId: row.contact_id,
-    status: row.status,
-    snoozedUntil: row.snoozed_until,
-    priority: row.priority,
-    assigneeUserId: row.assignee_user_id,
-    assigneeAgentBotId: row.assignee_agent_bot_id,
-    teamId: row.team_id,
-    labels: row.labels ?? [],
-    customAttributes: json(row.custom_attributes),
-    aiAgentEnabled: row.ai_agent_enabled,
-    assigneeLastSeenAt: row.assignee_last_seen_at,
-    lastActivityAt: row.last_activity_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  return { ...camelCased(row), displayId: Number(row.display_id), labels: row.labels ?? [], customAttributes: json(row.custom_attributes) };
 }
 
 export function toMessage(row: Selectable<HelpdeskMessagesTable>): HelpdeskMessage {
-  return {
-    id: row.id,
-    conversationId: row.conversation_id,
-    workspaceId: row.workspace_id,
-    direction: row.direction,
-    private: row.private,
-    content: row.content,
-    senderUserId: row.sender_user_id,
-    senderAgentBotId: row.sender_agent_bot_id,
-    chatMessageId: row.chat_message_id,
-    status: row.status,
-    externalError: row.external_error,
-    createdAt: row.created_at,
-  };
+  return camelCased(row);
 }
 
 export function conversationStore(base: Kysely<Database>): ConversationStore {

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUniqueViolation } from '../../kernel/storage.ts';
@@ -26,36 +26,15 @@ export function workspacePlans(base: Kysely<Database>): WorkspacePlans {
 export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
   const db = helpdeskDb(base);
   const toInbox = (row: Selectable<HelpdeskInboxesTable>): Inbox => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    channelType: row.channel_type,
-    connectionId: row.connection_id,
-    timezone: row.timezone,
-    webhookUrl: row.webhook_url,
-    hmacMandatory: row.hmac_mandatory,
+    ...camelCased(row),
     inboundSecret: row.inbound_secret === null ? null : box.open(row.inbound_secret),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   });
   return {
     async insert(i) {
       try {
         await db
           .insertInto('helpdesk_inboxes')
-          .values({
-            id: i.id,
-            workspace_id: i.workspaceId,
-            name: i.name,
-            channel_type: i.channelType,
-            connection_id: i.connectionId,
-            timezone: i.timezone,
-            webhook_url: i.webhookUrl,
-            hmac_mandatory: i.hmacMandatory,
-            inbound_secret: i.inboundSecret === null ? null : box.seal(i.inboundSecret),
-            created_at: i.createdAt,
-            updated_at: i.updatedAt,
-          })
+          .values({ ...snakeCased(i), inbound_secret: i.inboundSecret === null ? null : box.seal(i.inboundSecret) })
           .execute();
       } catch (error) {
         if (isUniqueViolation(error, 'helpdesk_inboxes_connection_key')) throw conflict('Another inbox of the workspace is already bound to this connection');
@@ -123,14 +102,8 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
 export function contactStore(base: Kysely<Database>): ContactStore {
   const db = helpdeskDb(base);
   const toContact = (row: Selectable<HelpdeskContactsTable>): Contact => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    phone: row.phone,
-    email: row.email,
+    ...camelCased(row),
     customAttributes: (typeof row.custom_attributes === 'string' ? JSON.parse(row.custom_attributes) : row.custom_attributes) as Record<string, unknown>,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   });
   const rethrow = (error: unknown): never => {
     if (isUniqueViolation(error, 'helpdesk_contacts_phone_key')) throw duplicatePhone();
@@ -140,16 +113,7 @@ export function contactStore(base: Kysely<Database>): ContactStore {
     async insert(c) {
       await db
         .insertInto('helpdesk_contacts')
-        .values({
-          id: c.id,
-          workspace_id: c.workspaceId,
-          name: c.name,
-          phone: c.phone,
-          email: c.email,
-          custom_attributes: JSON.stringify(c.customAttributes),
-          created_at: c.createdAt,
-          updated_at: c.updatedAt,
-        })
+        .values({ ...snakeCased(c), custom_attributes: JSON.stringify(c.customAttributes) })
         .execute()
         .catch(rethrow);
     },
