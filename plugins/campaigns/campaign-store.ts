@@ -1,8 +1,7 @@
 import type { Selectable } from 'kysely';
-import { camelCased, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
+import { camelCased, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
-import { page, pageOffset } from '../../core/shared/pagination.ts';
 import type {
   Campaign,
   CampaignProgress,
@@ -64,9 +63,7 @@ export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignSto
       if (request.status) query = query.where('status', '=', request.status);
       if (request.connectionId) query = isUuid(request.connectionId) ? query.where('connection_id', '=', request.connectionId) : query.where((eb) => eb.val(false));
       if (request.search) query = query.where('name', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toCampaign), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), toCampaign);
     },
     async ofConnection(connectionId, statuses) {
       const rows = await db.selectFrom('campaigns').selectAll().where('connection_id', '=', connectionId).where('status', 'in', [...statuses]).orderBy('created_at').execute();
@@ -189,26 +186,20 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
       let query = withMessages(campaignId);
       if (request.status) query = query.where((eb) => reportedFilter(eb, request.status!));
       if (request.search) query = query.where('r.phone', 'like', `%${request.search.replace(/[^\d]/g, '')}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .select(['r.position', 'r.phone', 'r.variables', 'r.status', 'r.error', 'r.message_id', 'r.dispatched_at', 'r.replied_at', 'm.status as message_status', 'm.error as message_error'])
-        .orderBy('r.position')
-        .limit(request.perPage)
-        .offset(pageOffset(request))
-        .execute();
-      const data = rows.map(
-        (row): RecipientView => ({
-          position: row.position,
-          phone: row.phone,
+      return pageOfRows(
+        query,
+        request,
+        (q) =>
+          q
+            .select(['r.position', 'r.phone', 'r.variables', 'r.status', 'r.error', 'r.message_id', 'r.dispatched_at', 'r.replied_at', 'm.status as message_status', 'm.error as message_error'])
+            .orderBy('r.position'),
+        ({ message_status, message_error, ...row }): RecipientView => ({
+          ...camelCased(row),
           variables: json(row.variables) as Record<string, string>,
-          status: reported(row.status, row.message_status),
-          error: row.error ?? messageError(row.message_error),
-          messageId: row.message_id,
-          dispatchedAt: row.dispatched_at,
-          repliedAt: row.replied_at,
+          status: reported(row.status, message_status),
+          error: row.error ?? messageError(message_error),
         }),
       );
-      return page(data, Number(total), request);
     },
     async markReplied(connectionId, phone, at) {
       const latest = await db
@@ -257,9 +248,7 @@ export function optOutStore(base: DatabaseHandle): OptOutStore {
     async list(workspaceId, request) {
       let query = db.selectFrom('campaign_opt_outs').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('phone', 'like', `%${request.search.replace(/[^\d]/g, '')}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('phone').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(({ workspace_id: _workspace, ...optOut }) => camelCased(optOut)), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('phone'), ({ workspace_id: _workspace, ...optOut }) => camelCased(optOut));
     },
     async remove(workspaceId, phone) {
       const result = await db.deleteFrom('campaign_opt_outs').where('workspace_id', '=', workspaceId).where('phone', '=', phone).executeTakeFirst();

@@ -1,9 +1,8 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessage, HelpdeskMessageStore } from '../../../core/helpdesk/conversations/conversations.ts';
 import type { HelpdeskMessageStores } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { snoozeScheduler } from './snooze-jobs.ts';
@@ -63,10 +62,8 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
       if (filters.inboxId) query = isUuid(filters.inboxId) ? query.where('inbox_id', '=', filters.inboxId) : query.where(sql<boolean>`false`);
       if (filters.assigneeUserId) query = isUuid(filters.assigneeUserId) ? query.where('assignee_user_id', '=', filters.assigneeUserId) : query.where(sql<boolean>`false`);
       if (filters.teamId) query = isUuid(filters.teamId) ? query.where('team_id', '=', filters.teamId) : query.where(sql<boolean>`false`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       // Most recent activity first, as a shared inbox shows them.
-      const rows = await query.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toConversation), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc'), toConversation);
     },
     async update(c) {
       await db

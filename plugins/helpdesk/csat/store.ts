@@ -1,8 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore, SurveySendPorts } from '../../../core/helpdesk/csat/csat.ts';
 import { conversationStore } from '../conversations/store.ts';
 import { systemReply } from '../conversations/system-reply.ts';
@@ -91,19 +90,11 @@ export function csatResponseStore(base: Kysely<Database>): CsatResponseStore {
       if (filters.from) query = query.where('r.submitted_at', '>=', filters.from);
       if (filters.to) query = query.where('r.submitted_at', '<=', filters.to);
       if (request.search) query = query.where('r.comment', 'ilike', like(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll('r')
-        .select(['c.display_id', 'c.contact_id'])
-        .orderBy('r.submitted_at', 'desc')
-        .orderBy('r.conversation_id', 'desc')
-        .limit(request.perPage)
-        .offset(pageOffset(request))
-        .execute();
-      return page(
-        rows.map(({ display_id, contact_id, ...row }) => ({ ...toResponse(row), displayId: Number(display_id), contactId: contact_id })),
-        Number(total),
+      return pageOfRows(
+        query,
         request,
+        (q) => q.selectAll('r').select(['c.display_id', 'c.contact_id']).orderBy('r.submitted_at', 'desc').orderBy('r.conversation_id', 'desc'),
+        ({ display_id, contact_id, ...row }) => ({ ...toResponse(row), displayId: Number(display_id), contactId: contact_id }),
       );
     },
   };

@@ -1,11 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import type { InboxStore, InboxStores, Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import { duplicatePhone, type Contact, type ContactStore, type ContactStores } from '../../../core/helpdesk/contacts/contacts.ts';
@@ -52,9 +50,7 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
         query = query.where('id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
       }
       if (request.search) query = query.where('name', 'ilike', like(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toInbox), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toInbox);
     },
     async update(i) {
       await db
@@ -136,9 +132,7 @@ export function contactStore(base: Kysely<Database>): ContactStore {
           ]),
         );
       }
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toContact), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toContact);
     },
     async update(c) {
       await db

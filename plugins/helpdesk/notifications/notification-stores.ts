@@ -1,8 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Role } from '../../../core/identity/roles.ts';
 import type { MentionStores } from '../../../core/helpdesk/notifications/mentions.ts';
 import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification, type NotificationStore, type NotifyStores } from '../../../core/helpdesk/notifications/notifications.ts';
@@ -59,9 +58,7 @@ export function notificationStore(base: Kysely<Database>): NotificationStore {
     async list(workspaceId, userId, request, filters) {
       let query = own(workspaceId, userId);
       if (filters.unread) query = query.where('read_at', 'is', null);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toNotification), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), toNotification);
     },
     async get(workspaceId, userId, id) {
       if (!isUuid(id)) return undefined;

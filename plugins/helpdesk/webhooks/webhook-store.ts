@@ -1,8 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { HelpdeskEventType } from '../../../core/helpdesk/events.ts';
 import type { HelpdeskWebhook, HelpdeskWebhookStore } from '../../../core/helpdesk/webhooks/helpdesk-webhooks.ts';
 import { helpdeskDb, type HelpdeskWebhooksTable } from '../tables.ts';
@@ -41,9 +40,7 @@ export function helpdeskWebhookStore(base: Kysely<Database>, box: SecretBox): He
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_webhooks').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('url', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toWebhook), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toWebhook);
     },
     async update(w) {
       await db.updateTable('helpdesk_webhooks').set(columns(w)).where('id', '=', w.id).execute();
