@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
+import { camelCased, isUniqueViolation, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
@@ -15,19 +14,7 @@ const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}
 /** Agent bots with the inboxes they serve; the signing secret is sealed at rest, the access token only hashed. */
 export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox }): AgentBotStore {
   const db = helpdeskDb(base);
-  const toBot = (row: Selectable<HelpdeskAgentBotsTable>, inboxIds: string[]): AgentBot => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    description: row.description,
-    webhookUrl: row.webhook_url,
-    inboxIds,
-    accessTokenHash: row.access_token_hash,
-    accessTokenLast4: row.access_token_last4,
-    signingSecret: box.open(row.signing_secret),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  });
+  const toBot = (row: Selectable<HelpdeskAgentBotsTable>, inboxIds: string[]): AgentBot => ({ ...camelCased(row), inboxIds, signingSecret: box.open(row.signing_secret) });
   const withInboxes = async (rows: Selectable<HelpdeskAgentBotsTable>[]): Promise<AgentBot[]> => {
     if (rows.length === 0) return [];
     const bindings = await db
