@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { pageOfRows, type Database } from '../../kernel/storage.ts';
+import { camelCased, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { HelpdeskEventType } from '../../../core/helpdesk/events.ts';
@@ -10,15 +10,9 @@ import { helpdeskDb, type HelpdeskWebhooksTable } from '../tables.ts';
 export function helpdeskWebhookStore(base: Kysely<Database>, box: SecretBox): HelpdeskWebhookStore {
   const db = helpdeskDb(base);
   const toWebhook = (row: Selectable<HelpdeskWebhooksTable>): HelpdeskWebhook => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    url: row.url,
+    ...camelCased(row),
     subscriptions: row.subscriptions as HelpdeskEventType[],
-    inboxId: row.inbox_id,
     signingSecret: box.open(row.signing_secret),
-    secretChosen: row.secret_chosen,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   });
   const columns = (w: HelpdeskWebhook) => ({
     url: w.url,
