@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { camelCased, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
+import { camelCased, findInWorkspace, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import type {
@@ -42,9 +42,7 @@ export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignSto
       await db.insertInto('campaigns').values(toRow(campaign)).execute();
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('campaigns').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toCampaign(row);
+      return findInWorkspace(db, 'campaigns', workspaceId, id, toCampaign);
     },
     async lock(id) {
       if (!isUuid(id)) return undefined;

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { SecretBox } from '../../kernel/security.ts';
-import { camelCased, isUniqueViolation, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, isUniqueViolation, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
@@ -60,8 +60,7 @@ export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox 
       await bind(bot, bot.inboxIds, at);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      return one(await db.selectFrom('helpdesk_agent_bots').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst());
+      return findInWorkspace(db, 'helpdesk_agent_bots', workspaceId, id, one);
     },
     async find(id) {
       if (!isUuid(id)) return undefined;

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, pageOfRows, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -51,9 +51,7 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
       return conversation;
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toConversation(row);
+      return findInWorkspace(db, 'helpdesk_conversations', workspaceId, id, toConversation);
     },
     async list(workspaceId, request, filters, onlyFor) {
       let query = db.selectFrom('helpdesk_conversations').where('workspace_id', '=', workspaceId);

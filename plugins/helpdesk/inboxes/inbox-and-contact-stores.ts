@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -40,9 +40,7 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
       }
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_inboxes').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toInbox(row);
+      return findInWorkspace(db, 'helpdesk_inboxes', workspaceId, id, toInbox);
     },
     async list(workspaceId, request, onlyFor) {
       let query = db.selectFrom('helpdesk_inboxes').where('workspace_id', '=', workspaceId);
@@ -114,9 +112,7 @@ export function contactStore(base: Kysely<Database>): ContactStore {
         .catch(rethrow);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toContact(row);
+      return findInWorkspace(db, 'helpdesk_contacts', workspaceId, id, toContact);
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_contacts').where('workspace_id', '=', workspaceId);

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateLabel, type Label, type LabelStore, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
@@ -38,9 +38,7 @@ export function labelStore(base: Kysely<Database>): LabelStore {
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('name_key').orderBy('id'), toLabel);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_labels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toLabel(row);
+      return findInWorkspace(db, 'helpdesk_labels', workspaceId, id, toLabel);
     },
     async lock(workspaceId, id) {
       if (!isUuid(id)) return undefined;

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/library/canned-responses.ts';
@@ -34,9 +34,7 @@ export function cannedResponseStore(base: Kysely<Database>): CannedResponseStore
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('short_code_key').orderBy('id'), toCannedResponse);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_canned_responses').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toCannedResponse(row);
+      return findInWorkspace(db, 'helpdesk_canned_responses', workspaceId, id, toCannedResponse);
     },
     async insert(c) {
       await db
@@ -80,9 +78,7 @@ export function macroStore(base: Kysely<Database>): MacroStore {
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('name').orderBy('id'), toMacro);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_macros').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toMacro(row);
+      return findInWorkspace(db, 'helpdesk_macros', workspaceId, id, toMacro);
     },
     async insert(m) {
       await db

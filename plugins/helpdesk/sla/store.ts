@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PluginContext } from '../../kernel/context.ts';
-import { camelCased, isUniqueViolation, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, isUniqueViolation, snakeCased, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
@@ -90,9 +90,7 @@ export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forIn
       return page(await withInboxes(rows), Number(total), request);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_sla_policies').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && (await withInboxes([row]))[0];
+      return findInWorkspace(db, 'helpdesk_sla_policies', workspaceId, id, async (row) => (await withInboxes([row]))[0]);
     },
     async forInbox(inboxId) {
       const row = await db

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateTeamName, type Team, type TeamMember, type TeamStore, type TeamStores } from '../../../core/helpdesk/teams/teams.ts';
@@ -41,9 +41,7 @@ export function teamStore(base: Kysely<Database>): TeamStore {
         .catch(rethrow);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_teams').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toTeam(row);
+      return findInWorkspace(db, 'helpdesk_teams', workspaceId, id, toTeam);
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_teams').where('workspace_id', '=', workspaceId);

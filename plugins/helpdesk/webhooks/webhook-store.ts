@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, pageOfRows, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { HelpdeskEventType } from '../../../core/helpdesk/events.ts';
@@ -27,9 +27,7 @@ export function helpdeskWebhookStore(base: Kysely<Database>, box: SecretBox): He
       await db.insertInto('helpdesk_webhooks').values({ id: w.id, workspace_id: w.workspaceId, created_at: w.createdAt, ...columns(w) }).execute();
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_webhooks').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toWebhook(row);
+      return findInWorkspace(db, 'helpdesk_webhooks', workspaceId, id, toWebhook);
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_webhooks').where('workspace_id', '=', workspaceId);
