@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { camelCased, findInWorkspace, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import type {
@@ -60,7 +60,7 @@ export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignSto
       let query = db.selectFrom('campaigns').where('workspace_id', '=', workspaceId);
       if (request.status) query = query.where('status', '=', request.status);
       if (request.connectionId) query = isUuid(request.connectionId) ? query.where('connection_id', '=', request.connectionId) : query.where((eb) => eb.val(false));
-      if (request.search) query = query.where('name', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), toCampaign);
     },
     async ofConnection(connectionId, statuses) {

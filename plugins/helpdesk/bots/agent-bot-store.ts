@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { SecretBox } from '../../kernel/security.ts';
-import { camelCased, findInWorkspace, isUniqueViolation, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
@@ -8,8 +8,6 @@ import type { AgentBot, AgentBotStore } from '../../../core/helpdesk/bots/agent-
 import type { AgentBotTurnStore, BotConversationStore } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
 import { toConversation } from '../conversations/store.ts';
 import { helpdeskDb, type HelpdeskAgentBotsTable } from '../tables.ts';
-
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Agent bots with the inboxes they serve; the signing secret is sealed at rest, the access token only hashed. */
 export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox }): AgentBotStore {
@@ -71,7 +69,7 @@ export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox 
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_agent_bots').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(await withInboxes(rows), Number(total), request);

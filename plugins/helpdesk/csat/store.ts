@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore, SurveySendPorts } from '../../../core/helpdesk/csat/csat.ts';
@@ -8,8 +8,6 @@ import { systemReply } from '../conversations/system-reply.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../tables.ts';
-
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function csatSettingsStore(base: Kysely<Database>): CsatSettingsStore {
   const db = helpdeskDb(base);
@@ -89,7 +87,7 @@ export function csatResponseStore(base: Kysely<Database>): CsatResponseStore {
       if (filters.inboxId) query = query.where('r.inbox_id', '=', filters.inboxId);
       if (filters.from) query = query.where('r.submitted_at', '>=', filters.from);
       if (filters.to) query = query.where('r.submitted_at', '<=', filters.to);
-      if (request.search) query = query.where('r.comment', 'ilike', like(request.search));
+      if (request.search) query = query.where('r.comment', 'ilike', containing(request.search));
       return pageOfRows(
         query,
         request,

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -9,8 +9,6 @@ import type { InboxStore, InboxStores, Inbox } from '../../../core/helpdesk/inbo
 import { duplicatePhone, type Contact, type ContactStore, type ContactStores } from '../../../core/helpdesk/contacts/contacts.ts';
 import type { WorkspacePlans } from '../../../core/helpdesk/plan-gate.ts';
 import { helpdeskDb, type HelpdeskContactsTable, type HelpdeskInboxesTable } from '../tables.ts';
-
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function workspacePlans(base: Kysely<Database>): WorkspacePlans {
   return {
@@ -47,7 +45,7 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
       if (onlyFor !== undefined) {
         query = query.where('id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
       }
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toInbox);
     },
     async update(i) {
@@ -117,14 +115,14 @@ export function contactStore(base: Kysely<Database>): ContactStore {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_contacts').where('workspace_id', '=', workspaceId);
       if (request.search) {
-        const text = like(request.search);
+        const text = containing(request.search);
         const digits = request.search.replace(/\D/g, '');
         query = query.where((eb) =>
           eb.or([
             eb('name', 'ilike', text),
             eb('email', 'ilike', text),
             eb('phone', 'like', text),
-            ...(digits.length > 0 ? [eb('phone', 'like', like(digits))] : []),
+            ...(digits.length > 0 ? [eb('phone', 'like', containing(digits))] : []),
           ]),
         );
       }

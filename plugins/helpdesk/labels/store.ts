@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateLabel, type Label, type LabelStore, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
@@ -7,8 +7,6 @@ import { labelKey } from '../../../core/helpdesk/labels/label-sets.ts';
 import { helpdeskDb, type HelpdeskLabelsTable } from '../tables.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
-
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function toLabel(row: Selectable<HelpdeskLabelsTable>): Label {
   const { name_key: _key, ...label } = row;
@@ -34,7 +32,7 @@ export function labelStore(base: Kysely<Database>): LabelStore {
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_labels').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name_key', 'like', like(labelKey(request.search)));
+      if (request.search) query = query.where('name_key', 'like', containing(labelKey(request.search)));
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('name_key').orderBy('id'), toLabel);
     },
     async get(workspaceId, id) {

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/library/canned-responses.ts';
@@ -10,8 +10,6 @@ import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskMessageStores } from '../conversations/store.ts';
 
 /** The stores of what agents reuse: canned responses and macros. */
-
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 const toCannedResponse = (row: Selectable<HelpdeskCannedResponsesTable>): CannedResponse => {
   const { short_code_key: _key, ...response } = row;
@@ -28,7 +26,7 @@ export function cannedResponseStore(base: Kysely<Database>): CannedResponseStore
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_canned_responses').where('workspace_id', '=', workspaceId);
       if (request.search) {
-        const pattern = like(request.search);
+        const pattern = containing(request.search);
         query = query.where((eb) => eb.or([eb('short_code', 'ilike', pattern), eb('content', 'ilike', pattern)]));
       }
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('short_code_key').orderBy('id'), toCannedResponse);
@@ -74,7 +72,7 @@ export function macroStore(base: Kysely<Database>): MacroStore {
         .selectFrom('helpdesk_macros')
         .where('workspace_id', '=', workspaceId)
         .where((eb) => eb.or([eb('visibility', '=', 'workspace'), eb('created_by', '=', userId)]));
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('name').orderBy('id'), toMacro);
     },
     async get(workspaceId, id) {

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PluginContext } from '../../kernel/context.ts';
-import { camelCased, findInWorkspace, isUniqueViolation, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, snakeCased, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
@@ -84,7 +84,7 @@ export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forIn
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_sla_policies').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('name').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(await withInboxes(rows), Number(total), request);

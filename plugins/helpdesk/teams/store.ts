@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateTeamName, type Team, type TeamMember, type TeamStore, type TeamStores } from '../../../core/helpdesk/teams/teams.ts';
@@ -7,8 +7,6 @@ import { conversationStore } from '../conversations/store.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { helpdeskDb, type HelpdeskTeamsTable } from '../tables.ts';
 import { inboxStores, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
-
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 const toTeam = (row: Selectable<HelpdeskTeamsTable>): Team => camelCased(row);
 
@@ -45,7 +43,7 @@ export function teamStore(base: Kysely<Database>): TeamStore {
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_teams').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       return pageOfRows(query, request, (q) => q.selectAll().orderBy(sql`lower(name)`).orderBy('id'), toTeam);
     },
     async update(t) {

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, findInWorkspace, pageOfRows, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { HelpdeskEventType } from '../../../core/helpdesk/events.ts';
@@ -31,7 +31,7 @@ export function helpdeskWebhookStore(base: Kysely<Database>, box: SecretBox): He
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_webhooks').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('url', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (request.search) query = query.where('url', 'ilike', containing(request.search));
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toWebhook);
     },
     async update(w) {
