@@ -1,8 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { DatabaseHandle } from '../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
-import { page, pageOffset } from '../../core/shared/pagination.ts';
 import type {
   Campaign,
   CampaignProgress,
@@ -20,52 +19,22 @@ const INSERT_CHUNK = 5_000;
 
 export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignStore {
   const db = campaignsDb(base);
-  const toCampaign = (row: Selectable<CampaignsTable>): Campaign => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    connectionId: row.connection_id,
-    name: row.name,
-    status: row.status as CampaignStatus,
-    message: json(row.message) as Campaign['message'],
-    startAt: row.start_at,
-    timezone: row.timezone,
-    pace: json(row.pace) as Campaign['pace'],
-    reservationId: row.reservation_id,
-    audienceSize: row.audience_size,
-    statusReason: row.status_reason,
-    webhook: row.webhook_url ? { url: row.webhook_url, secret: row.webhook_secret ? box.open(row.webhook_secret) : null } : null,
-    nextSlotAt: row.next_slot_at,
-    tick: row.tick,
-    lastProgressAt: row.last_progress_at,
-    createdBy: row.created_by,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-  });
-  const toRow = (c: Campaign) => ({
-    id: c.id,
-    workspace_id: c.workspaceId,
-    connection_id: c.connectionId,
-    name: c.name,
-    status: c.status,
+  const toCampaign = (row: Selectable<CampaignsTable>): Campaign => {
+    const { webhook_url, webhook_secret, ...campaign } = row;
+    return {
+      ...camelCased(campaign),
+      status: row.status as CampaignStatus,
+      message: json(row.message) as Campaign['message'],
+      pace: json(row.pace) as Campaign['pace'],
+      webhook: webhook_url ? { url: webhook_url, secret: webhook_secret ? box.open(webhook_secret) : null } : null,
+    };
+  };
+  const toRow = ({ webhook, ...c }: Campaign) => ({
+    ...snakeCased(c),
     message: JSON.stringify(c.message),
-    start_at: c.startAt,
-    timezone: c.timezone,
     pace: JSON.stringify(c.pace),
-    reservation_id: c.reservationId,
-    audience_size: c.audienceSize,
-    status_reason: c.statusReason,
-    webhook_url: c.webhook?.url ?? null,
-    webhook_secret: c.webhook?.secret ? box.seal(c.webhook.secret) : null,
-    next_slot_at: c.nextSlotAt,
-    tick: c.tick,
-    last_progress_at: c.lastProgressAt,
-    created_by: c.createdBy,
-    created_at: c.createdAt,
-    updated_at: c.updatedAt,
-    started_at: c.startedAt,
-    finished_at: c.finishedAt,
+    webhook_url: webhook?.url ?? null,
+    webhook_secret: webhook?.secret ? box.seal(webhook.secret) : null,
   });
 
   return {
@@ -73,9 +42,7 @@ export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignSto
       await db.insertInto('campaigns').values(toRow(campaign)).execute();
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('campaigns').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toCampaign(row);
+      return findInWorkspace(db, 'campaigns', workspaceId, id, toCampaign);
     },
     async lock(id) {
       if (!isUuid(id)) return undefined;
@@ -93,10 +60,8 @@ export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignSto
       let query = db.selectFrom('campaigns').where('workspace_id', '=', workspaceId);
       if (request.status) query = query.where('status', '=', request.status);
       if (request.connectionId) query = isUuid(request.connectionId) ? query.where('connection_id', '=', request.connectionId) : query.where((eb) => eb.val(false));
-      if (request.search) query = query.where('name', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toCampaign), Number(total), request);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), toCampaign);
     },
     async ofConnection(connectionId, statuses) {
       const rows = await db.selectFrom('campaigns').selectAll().where('connection_id', '=', connectionId).where('status', 'in', [...statuses]).orderBy('created_at').execute();
@@ -133,17 +98,7 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
         .forUpdate()
         .skipLocked()
         .execute();
-      return rows.map((row) => ({
-        campaignId: row.campaign_id,
-        position: row.position,
-        phone: row.phone,
-        variables: json(row.variables) as Record<string, string>,
-        status: row.status as 'QUEUED',
-        error: row.error,
-        messageId: row.message_id,
-        dispatchedAt: row.dispatched_at,
-        repliedAt: row.replied_at,
-      }));
+      return rows.map((row) => ({ ...camelCased(row), variables: json(row.variables) as Record<string, string>, status: row.status as 'QUEUED' }));
     },
     async settle(campaignId, outcomes) {
       if (outcomes.length === 0) return;
@@ -229,26 +184,20 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
       let query = withMessages(campaignId);
       if (request.status) query = query.where((eb) => reportedFilter(eb, request.status!));
       if (request.search) query = query.where('r.phone', 'like', `%${request.search.replace(/[^\d]/g, '')}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .select(['r.position', 'r.phone', 'r.variables', 'r.status', 'r.error', 'r.message_id', 'r.dispatched_at', 'r.replied_at', 'm.status as message_status', 'm.error as message_error'])
-        .orderBy('r.position')
-        .limit(request.perPage)
-        .offset(pageOffset(request))
-        .execute();
-      const data = rows.map(
-        (row): RecipientView => ({
-          position: row.position,
-          phone: row.phone,
+      return pageOfRows(
+        query,
+        request,
+        (q) =>
+          q
+            .select(['r.position', 'r.phone', 'r.variables', 'r.status', 'r.error', 'r.message_id', 'r.dispatched_at', 'r.replied_at', 'm.status as message_status', 'm.error as message_error'])
+            .orderBy('r.position'),
+        ({ message_status, message_error, ...row }): RecipientView => ({
+          ...camelCased(row),
           variables: json(row.variables) as Record<string, string>,
-          status: reported(row.status, row.message_status),
-          error: row.error ?? messageError(row.message_error),
-          messageId: row.message_id,
-          dispatchedAt: row.dispatched_at,
-          repliedAt: row.replied_at,
+          status: reported(row.status, message_status),
+          error: row.error ?? messageError(message_error),
         }),
       );
-      return page(data, Number(total), request);
     },
     async markReplied(connectionId, phone, at) {
       const latest = await db
@@ -297,9 +246,7 @@ export function optOutStore(base: DatabaseHandle): OptOutStore {
     async list(workspaceId, request) {
       let query = db.selectFrom('campaign_opt_outs').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('phone', 'like', `%${request.search.replace(/[^\d]/g, '')}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('phone').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map((r) => ({ phone: r.phone, reason: r.reason, createdAt: r.created_at })), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('phone'), ({ workspace_id: _workspace, ...optOut }) => camelCased(optOut));
     },
     async remove(workspaceId, phone) {
       const result = await db.deleteFrom('campaign_opt_outs').where('workspace_id', '=', workspaceId).where('phone', '=', phone).executeTakeFirst();

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, DatabaseHandle, PluginContext } from '../kernel/storage.ts';
-import { messagingStores } from '../kernel/storage.ts';
+import { camelCased, messagingStores, snakeCased } from '../kernel/storage.ts';
 import type { FlowKey, FlowKeyStore, FlowStores } from '../../core/flows/flows.ts';
 
 /** The flows plugin's table (migrations/0001_flows.ts); the base schema stays untouched. */
@@ -31,17 +31,11 @@ export function flowStores(db: DatabaseHandle, ctx: PluginContext): FlowStores {
 /** Flow key pairs by phone number, their private half and the app secret sealed at rest. */
 export function flowKeyStore(db: DatabaseHandle, { box }: Pick<PluginContext, 'box'>): FlowKeyStore {
   const flows = db as unknown as Kysely<FlowsDatabase>;
-  const open = (row: FlowEncryptionKeysTable): FlowKey => ({
-    phoneNumberId: row.phone_number_id,
-    endpointId: row.endpoint_id,
-    workspaceId: row.workspace_id,
-    connectionId: row.connection_id,
-    publicKeyPem: row.public_key,
-    privateKeyPem: box.open(row.private_key),
-    appSecret: box.open(row.app_secret),
-    registeredAt: row.registered_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
+  const open = ({ public_key, private_key, app_secret, ...row }: FlowEncryptionKeysTable): FlowKey => ({
+    ...camelCased(row),
+    publicKeyPem: public_key,
+    privateKeyPem: box.open(private_key),
+    appSecret: box.open(app_secret),
   });
   return {
     async byPhoneNumber(phoneNumberId: string): Promise<FlowKey | undefined> {
@@ -53,19 +47,8 @@ export function flowKeyStore(db: DatabaseHandle, { box }: Pick<PluginContext, 'b
       const row = await flows.selectFrom('flow_encryption_keys').selectAll().where('endpoint_id', '=', endpointId).executeTakeFirst();
       return row && open(row);
     },
-    async save(key: FlowKey): Promise<void> {
-      const row: FlowEncryptionKeysTable = {
-        phone_number_id: key.phoneNumberId,
-        endpoint_id: key.endpointId,
-        workspace_id: key.workspaceId,
-        connection_id: key.connectionId,
-        public_key: key.publicKeyPem,
-        private_key: box.seal(key.privateKeyPem),
-        app_secret: box.seal(key.appSecret),
-        registered_at: key.registeredAt,
-        created_at: key.createdAt,
-        updated_at: key.updatedAt,
-      };
+    async save({ publicKeyPem, privateKeyPem, appSecret, ...key }: FlowKey): Promise<void> {
+      const row: FlowEncryptionKeysTable = { ...snakeCased(key), public_key: publicKeyPem, private_key: box.seal(privateKeyPem), app_secret: box.seal(appSecret) };
       // The endpoint changes only when the number changes hands (a new pair for a new workspace).
       const { phone_number_id: _, created_at: __, ...changes } = row;
       await flows.insertInto('flow_encryption_keys').values(row).onConflict((oc) => oc.column('phone_number_id').doUpdateSet(changes)).execute();

@@ -1,7 +1,8 @@
 /**
  * What a plugin's stores are written with: the database's table types (the base's, to which a
- * plugin adds its own), its migrations' type, unique-violation detection, and the base stores a
- * plugin may compose into its own (connections, messages, media, webhooks, the event publisher).
+ * plugin adds its own), its migrations' type, unique-violation detection, the row mapper, the
+ * paged listing, the lookup of a workspace's row by id, the search pattern, and the base stores a plugin may compose
+ * into its own (connections, messages, media, webhooks, the event publisher).
  */
 import { messagingStores as hostMessagingStores, messagingDeps as hostMessagingDeps } from '../../adapters/connections/stores.ts';
 import { templateStores as hostTemplateStores, templateDeps as hostTemplateDeps } from '../../adapters/connections/template-stores.ts';
@@ -11,6 +12,10 @@ export type { Database } from '../../adapters/postgres/schema.ts';
 export type { DatabaseHandle, StoreFactory, PluginContext } from './context.ts';
 export type { Migration } from '../../adapters/postgres/migrator.ts';
 export { isUniqueViolation } from '../../adapters/postgres/errors.ts';
+export { camelCased, snakeCased, type CamelCased, type SnakeCased } from '../../adapters/postgres/row-case.ts';
+export { pageOfRows } from '../../adapters/postgres/paged-rows.ts';
+export { findInWorkspace } from '../../adapters/postgres/workspace-row.ts';
+export { containing } from '../../adapters/postgres/like-pattern.ts';
 export { baseStores } from '../../adapters/postgres/stores.ts';
 export { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';
 export { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';

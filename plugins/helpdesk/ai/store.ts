@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { AiProvider, AiSettingsStore } from '../../../core/helpdesk/ai/ai-settings.ts';
@@ -24,30 +24,13 @@ export function aiSettingsStore(base: Kysely<Database>, box: SecretBox): AiSetti
   return {
     async get(workspaceId) {
       const row = await db.selectFrom('helpdesk_ai_settings').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
-      return (
-        row && {
-          workspaceId: row.workspace_id,
-          enabled: row.enabled,
-          provider: row.provider as AiProvider,
-          baseUrl: row.base_url,
-          model: row.model,
-          apiKey: row.api_key === null ? null : box.open(row.api_key),
-          updatedAt: row.updated_at,
-        }
-      );
+      return row && { ...camelCased(row), provider: row.provider as AiProvider, apiKey: row.api_key === null ? null : box.open(row.api_key) };
     },
     async put(s) {
-      const values = {
-        enabled: s.enabled,
-        provider: s.provider,
-        base_url: s.baseUrl,
-        model: s.model,
-        api_key: s.apiKey === null ? null : box.seal(s.apiKey),
-        updated_at: s.updatedAt,
-      };
+      const { workspace_id, ...values } = { ...snakeCased(s), api_key: s.apiKey === null ? null : box.seal(s.apiKey) };
       await db
         .insertInto('helpdesk_ai_settings')
-        .values({ workspace_id: s.workspaceId, ...values })
+        .values({ workspace_id, ...values })
         .onConflict((oc) => oc.column('workspace_id').doUpdateSet(values))
         .execute();
     },

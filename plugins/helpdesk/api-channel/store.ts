@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { ApiChannelMessage, ApiChannelPorts, ApiChannelStore } from '../../../core/helpdesk/api-channel/inbound.ts';
@@ -8,19 +8,8 @@ import { helpdeskDb, type HelpdeskApiMessagesTable } from '../tables.ts';
 import { contactStore, inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 
 function toApiMessage(row: Selectable<HelpdeskApiMessagesTable>): ApiChannelMessage {
-  return {
-    messageId: row.message_id,
-    inboxId: row.inbox_id,
-    workspaceId: row.workspace_id,
-    conversationId: row.conversation_id,
-    direction: row.direction,
-    sourceId: row.source_id,
-    recipientIdentifier: row.recipient_identifier,
-    delivery: row.delivery_state === null ? null : { state: row.delivery_state, attempts: Number(row.attempts) },
-    lastOutcome: row.last_outcome,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  const { delivery_state, attempts, ...message } = row;
+  return { ...camelCased(message), delivery: delivery_state === null ? null : { state: delivery_state, attempts: Number(attempts) } };
 }
 
 /** The API channel's rows (migrations/0005_api_channel.ts), bound to one connection or transaction. */
@@ -31,23 +20,10 @@ export function apiChannelStore(base: Kysely<Database>): ApiChannelStore {
     async serialize(key) {
       await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(base);
     },
-    async insert(m) {
+    async insert({ delivery, ...message }) {
       await db
         .insertInto('helpdesk_api_messages')
-        .values({
-          message_id: m.messageId,
-          inbox_id: m.inboxId,
-          workspace_id: m.workspaceId,
-          conversation_id: m.conversationId,
-          direction: m.direction,
-          source_id: m.sourceId,
-          recipient_identifier: m.recipientIdentifier,
-          delivery_state: m.delivery?.state ?? null,
-          attempts: m.delivery?.attempts ?? 0,
-          last_outcome: m.lastOutcome,
-          created_at: m.createdAt,
-          updated_at: m.updatedAt,
-        })
+        .values({ ...snakeCased(message), delivery_state: delivery?.state ?? null, attempts: delivery?.attempts ?? 0 })
         .execute();
     },
     async update(m) {

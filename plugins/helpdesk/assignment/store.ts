@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { AssignmentSettingsStore, AssignmentSettingsStores } from '../../../core/helpdesk/assignment/assignment-settings.ts';
@@ -90,18 +90,10 @@ export function autoAssignmentStore(base: Kysely<Database>): AutoAssignmentStore
       await db.insertInto('helpdesk_assignment_rotations').values({ workspace_id: workspaceId, inbox_id: inboxId, team_id: teamId, last_user_id: rotation.lastUserId, updated_at: at }).execute();
     },
     async recordDecision(d) {
-      const values = {
-        workspace_id: d.workspaceId,
-        inbox_id: d.inboxId,
-        team_id: d.teamId,
-        trigger: d.trigger,
-        outcome: d.outcome,
-        assignee_user_id: d.assigneeUserId,
-        decided_at: d.decidedAt,
-      };
+      const { conversation_id, ...values } = snakeCased(d);
       await db
         .insertInto('helpdesk_assignment_decisions')
-        .values({ conversation_id: d.conversationId, ...values })
+        .values({ conversation_id, ...values })
         .onConflict((oc) => oc.column('conversation_id').doUpdateSet(values))
         .execute();
     },
@@ -117,7 +109,7 @@ export function assignmentSettingsStore(base: Kysely<Database>): AssignmentSetti
   return {
     async get(inboxId) {
       const row = await db.selectFrom('helpdesk_assignment_settings').select(['inbox_id', 'enabled', 'updated_at']).where('inbox_id', '=', inboxId).executeTakeFirst();
-      return row && { inboxId: row.inbox_id, enabled: row.enabled, updatedAt: row.updated_at };
+      return row && camelCased(row);
     },
     async put(workspaceId, s) {
       await db

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { mediaStore, type Database } from '../../kernel/storage.ts';
+import { camelCased, mediaStore, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { attachmentDownloadLink, type Attachment, type AttachmentStore, type MessageAttachment } from '../../../core/helpdesk/conversations/message-attachments.ts';
@@ -10,18 +10,7 @@ const COLUMNS = ['id', 'workspace_id', 'conversation_id', 'message_id', 'media_i
 type Row = { id: string; workspace_id: string; conversation_id: string; message_id: string | null; media_id: string | null; file_name: string; mime_type: string; size: number | null; uploaded_by: string | null; created_at: Date };
 
 function toAttachment(row: Row): Attachment {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    conversationId: row.conversation_id,
-    messageId: row.message_id,
-    mediaId: row.media_id,
-    fileName: row.file_name,
-    mimeType: row.mime_type,
-    size: row.size,
-    uploadedBy: row.uploaded_by,
-    createdAt: row.created_at,
-  };
+  return camelCased(row);
 }
 
 /** The links' signer: the same key and public URL as connection media links. */

@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
@@ -10,24 +9,10 @@ import type { AgentBotTurnStore, BotConversationStore } from '../../../core/help
 import { toConversation } from '../conversations/store.ts';
 import { helpdeskDb, type HelpdeskAgentBotsTable } from '../tables.ts';
 
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /** Agent bots with the inboxes they serve; the signing secret is sealed at rest, the access token only hashed. */
 export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox }): AgentBotStore {
   const db = helpdeskDb(base);
-  const toBot = (row: Selectable<HelpdeskAgentBotsTable>, inboxIds: string[]): AgentBot => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    description: row.description,
-    webhookUrl: row.webhook_url,
-    inboxIds,
-    accessTokenHash: row.access_token_hash,
-    accessTokenLast4: row.access_token_last4,
-    signingSecret: box.open(row.signing_secret),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  });
+  const toBot = (row: Selectable<HelpdeskAgentBotsTable>, inboxIds: string[]): AgentBot => ({ ...camelCased(row), inboxIds, signingSecret: box.open(row.signing_secret) });
   const withInboxes = async (rows: Selectable<HelpdeskAgentBotsTable>[]): Promise<AgentBot[]> => {
     if (rows.length === 0) return [];
     const bindings = await db
@@ -73,8 +58,7 @@ export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox 
       await bind(bot, bot.inboxIds, at);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      return one(await db.selectFrom('helpdesk_agent_bots').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst());
+      return findInWorkspace(db, 'helpdesk_agent_bots', workspaceId, id, one);
     },
     async find(id) {
       if (!isUuid(id)) return undefined;
@@ -85,7 +69,7 @@ export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox 
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_agent_bots').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(await withInboxes(rows), Number(total), request);

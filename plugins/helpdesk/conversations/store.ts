@@ -1,9 +1,8 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Conversation, ConversationStore, ConversationStores, HelpdeskMessage, HelpdeskMessageStore } from '../../../core/helpdesk/conversations/conversations.ts';
 import type { HelpdeskMessageStores } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { snoozeScheduler } from './snooze-jobs.ts';
@@ -18,43 +17,11 @@ import { apiChannelPorts } from '../api-channel/store.ts';
 const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
 
 export function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversation {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    displayId: Number(row.display_id),
-    inboxId: row.inbox_id,
-    contactId: row.contact_id,
-    status: row.status,
-    snoozedUntil: row.snoozed_until,
-    priority: row.priority,
-    assigneeUserId: row.assignee_user_id,
-    assigneeAgentBotId: row.assignee_agent_bot_id,
-    teamId: row.team_id,
-    labels: row.labels ?? [],
-    customAttributes: json(row.custom_attributes),
-    aiAgentEnabled: row.ai_agent_enabled,
-    assigneeLastSeenAt: row.assignee_last_seen_at,
-    lastActivityAt: row.last_activity_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  return { ...camelCased(row), displayId: Number(row.display_id), labels: row.labels ?? [], customAttributes: json(row.custom_attributes) };
 }
 
 export function toMessage(row: Selectable<HelpdeskMessagesTable>): HelpdeskMessage {
-  return {
-    id: row.id,
-    conversationId: row.conversation_id,
-    workspaceId: row.workspace_id,
-    direction: row.direction,
-    private: row.private,
-    content: row.content,
-    senderUserId: row.sender_user_id,
-    senderAgentBotId: row.sender_agent_bot_id,
-    chatMessageId: row.chat_message_id,
-    status: row.status,
-    externalError: row.external_error,
-    createdAt: row.created_at,
-  };
+  return camelCased(row);
 }
 
 export function conversationStore(base: Kysely<Database>): ConversationStore {
@@ -84,9 +51,7 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
       return conversation;
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toConversation(row);
+      return findInWorkspace(db, 'helpdesk_conversations', workspaceId, id, toConversation);
     },
     async list(workspaceId, request, filters, onlyFor) {
       let query = db.selectFrom('helpdesk_conversations').where('workspace_id', '=', workspaceId);
@@ -95,10 +60,8 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
       if (filters.inboxId) query = isUuid(filters.inboxId) ? query.where('inbox_id', '=', filters.inboxId) : query.where(sql<boolean>`false`);
       if (filters.assigneeUserId) query = isUuid(filters.assigneeUserId) ? query.where('assignee_user_id', '=', filters.assigneeUserId) : query.where(sql<boolean>`false`);
       if (filters.teamId) query = isUuid(filters.teamId) ? query.where('team_id', '=', filters.teamId) : query.where(sql<boolean>`false`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       // Most recent activity first, as a shared inbox shows them.
-      const rows = await query.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toConversation), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc'), toConversation);
     },
     async update(c) {
       await db

@@ -1,8 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, containing, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore, SurveySendPorts } from '../../../core/helpdesk/csat/csat.ts';
 import { conversationStore } from '../conversations/store.ts';
 import { systemReply } from '../conversations/system-reply.ts';
@@ -10,47 +9,28 @@ import { helpdeskEventLog } from '../events/event-log.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb, type HelpdeskCsatResponsesTable, type HelpdeskCsatSurveysTable } from '../tables.ts';
 
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 export function csatSettingsStore(base: Kysely<Database>): CsatSettingsStore {
   const db = helpdeskDb(base);
   return {
     async get(inboxId) {
       if (!isUuid(inboxId)) return undefined;
       const row = await db.selectFrom('helpdesk_csat_settings').selectAll().where('inbox_id', '=', inboxId).executeTakeFirst();
-      return row && { inboxId: row.inbox_id, workspaceId: row.workspace_id, enabled: row.enabled, message: row.message, updatedAt: row.updated_at };
+      return row && camelCased(row);
     },
     async put(s) {
-      const values = { workspace_id: s.workspaceId, enabled: s.enabled, message: s.message, updated_at: s.updatedAt };
+      const { inbox_id, ...values } = snakeCased(s);
       await db
         .insertInto('helpdesk_csat_settings')
-        .values({ inbox_id: s.inboxId, ...values })
+        .values({ inbox_id, ...values })
         .onConflict((oc) => oc.column('inbox_id').doUpdateSet(values))
         .execute();
     },
   };
 }
 
-const toSurvey = (row: Selectable<HelpdeskCsatSurveysTable>): CsatSurvey => ({
-  conversationId: row.conversation_id,
-  workspaceId: row.workspace_id,
-  inboxId: row.inbox_id,
-  messageId: row.message_id,
-  assigneeUserId: row.assignee_user_id,
-  teamId: row.team_id,
-  sentAt: row.sent_at,
-});
+const toSurvey = (row: Selectable<HelpdeskCsatSurveysTable>): CsatSurvey => camelCased(row);
 
-const toResponse = (row: Selectable<HelpdeskCsatResponsesTable>): CsatResponse => ({
-  conversationId: row.conversation_id,
-  workspaceId: row.workspace_id,
-  inboxId: row.inbox_id,
-  rating: Number(row.rating),
-  comment: row.comment,
-  assigneeUserId: row.assignee_user_id,
-  teamId: row.team_id,
-  submittedAt: row.submitted_at,
-});
+const toResponse = (row: Selectable<HelpdeskCsatResponsesTable>): CsatResponse => ({ ...camelCased(row), rating: Number(row.rating) });
 
 export function csatSurveyStore(base: Kysely<Database>): CsatSurveyStore {
   const db = helpdeskDb(base);
@@ -59,15 +39,7 @@ export function csatSurveyStore(base: Kysely<Database>): CsatSurveyStore {
       // On Postgres a second claim waits for the first's transaction, then inserts nothing.
       const row = await db
         .insertInto('helpdesk_csat_surveys')
-        .values({
-          conversation_id: s.conversationId,
-          workspace_id: s.workspaceId,
-          inbox_id: s.inboxId,
-          message_id: s.messageId,
-          assignee_user_id: s.assigneeUserId,
-          team_id: s.teamId,
-          sent_at: s.sentAt,
-        })
+        .values(snakeCased(s))
         .onConflict((oc) => oc.column('conversation_id').doNothing())
         .returning('conversation_id')
         .executeTakeFirst();
@@ -87,8 +59,9 @@ export function csatSurveyStore(base: Kysely<Database>): CsatSurveyStore {
         .where('s.conversation_id', '=', conversationId.toLowerCase())
         .executeTakeFirst();
       if (!row) return undefined;
+      const { inbox_name: inboxName, workspace_name: workspaceName, ...survey } = row;
       const answer = await db.selectFrom('helpdesk_csat_responses').selectAll().where('conversation_id', '=', row.conversation_id).executeTakeFirst();
-      return { survey: toSurvey(row), workspaceName: row.workspace_name, inboxName: row.inbox_name, response: answer ? toResponse(answer) : null };
+      return { survey: toSurvey(survey), workspaceName, inboxName, response: answer ? toResponse(answer) : null };
     },
   };
 }
@@ -100,16 +73,7 @@ export function csatResponseStore(base: Kysely<Database>): CsatResponseStore {
       // The primary key decides between two submissions at once: the second inserts nothing.
       const row = await db
         .insertInto('helpdesk_csat_responses')
-        .values({
-          conversation_id: r.conversationId,
-          workspace_id: r.workspaceId,
-          inbox_id: r.inboxId,
-          rating: r.rating,
-          comment: r.comment,
-          assignee_user_id: r.assigneeUserId,
-          team_id: r.teamId,
-          submitted_at: r.submittedAt,
-        })
+        .values(snakeCased(r))
         .onConflict((oc) => oc.column('conversation_id').doNothing())
         .returning('conversation_id')
         .executeTakeFirst();
@@ -123,20 +87,12 @@ export function csatResponseStore(base: Kysely<Database>): CsatResponseStore {
       if (filters.inboxId) query = query.where('r.inbox_id', '=', filters.inboxId);
       if (filters.from) query = query.where('r.submitted_at', '>=', filters.from);
       if (filters.to) query = query.where('r.submitted_at', '<=', filters.to);
-      if (request.search) query = query.where('r.comment', 'ilike', like(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query
-        .selectAll('r')
-        .select(['c.display_id', 'c.contact_id'])
-        .orderBy('r.submitted_at', 'desc')
-        .orderBy('r.conversation_id', 'desc')
-        .limit(request.perPage)
-        .offset(pageOffset(request))
-        .execute();
-      return page(
-        rows.map((row) => ({ ...toResponse(row), displayId: Number(row.display_id), contactId: row.contact_id })),
-        Number(total),
+      if (request.search) query = query.where('r.comment', 'ilike', containing(request.search));
+      return pageOfRows(
+        query,
         request,
+        (q) => q.selectAll('r').select(['c.display_id', 'c.contact_id']).orderBy('r.submitted_at', 'desc').orderBy('r.conversation_id', 'desc'),
+        ({ display_id, contact_id, ...row }) => ({ ...toResponse(row), displayId: Number(display_id), contactId: contact_id }),
       );
     },
   };

@@ -1,18 +1,14 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import type { InboxStore, InboxStores, Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import { duplicatePhone, type Contact, type ContactStore, type ContactStores } from '../../../core/helpdesk/contacts/contacts.ts';
 import type { WorkspacePlans } from '../../../core/helpdesk/plan-gate.ts';
 import { helpdeskDb, type HelpdeskContactsTable, type HelpdeskInboxesTable } from '../tables.ts';
-
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function workspacePlans(base: Kysely<Database>): WorkspacePlans {
   return {
@@ -26,36 +22,15 @@ export function workspacePlans(base: Kysely<Database>): WorkspacePlans {
 export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
   const db = helpdeskDb(base);
   const toInbox = (row: Selectable<HelpdeskInboxesTable>): Inbox => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    channelType: row.channel_type,
-    connectionId: row.connection_id,
-    timezone: row.timezone,
-    webhookUrl: row.webhook_url,
-    hmacMandatory: row.hmac_mandatory,
+    ...camelCased(row),
     inboundSecret: row.inbound_secret === null ? null : box.open(row.inbound_secret),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   });
   return {
     async insert(i) {
       try {
         await db
           .insertInto('helpdesk_inboxes')
-          .values({
-            id: i.id,
-            workspace_id: i.workspaceId,
-            name: i.name,
-            channel_type: i.channelType,
-            connection_id: i.connectionId,
-            timezone: i.timezone,
-            webhook_url: i.webhookUrl,
-            hmac_mandatory: i.hmacMandatory,
-            inbound_secret: i.inboundSecret === null ? null : box.seal(i.inboundSecret),
-            created_at: i.createdAt,
-            updated_at: i.updatedAt,
-          })
+          .values({ ...snakeCased(i), inbound_secret: i.inboundSecret === null ? null : box.seal(i.inboundSecret) })
           .execute();
       } catch (error) {
         if (isUniqueViolation(error, 'helpdesk_inboxes_connection_key')) throw conflict('Another inbox of the workspace is already bound to this connection');
@@ -63,19 +38,15 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
       }
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_inboxes').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toInbox(row);
+      return findInWorkspace(db, 'helpdesk_inboxes', workspaceId, id, toInbox);
     },
     async list(workspaceId, request, onlyFor) {
       let query = db.selectFrom('helpdesk_inboxes').where('workspace_id', '=', workspaceId);
       if (onlyFor !== undefined) {
         query = query.where('id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
       }
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toInbox), Number(total), request);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toInbox);
     },
     async update(i) {
       await db
@@ -123,14 +94,8 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
 export function contactStore(base: Kysely<Database>): ContactStore {
   const db = helpdeskDb(base);
   const toContact = (row: Selectable<HelpdeskContactsTable>): Contact => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    phone: row.phone,
-    email: row.email,
+    ...camelCased(row),
     customAttributes: (typeof row.custom_attributes === 'string' ? JSON.parse(row.custom_attributes) : row.custom_attributes) as Record<string, unknown>,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   });
   const rethrow = (error: unknown): never => {
     if (isUniqueViolation(error, 'helpdesk_contacts_phone_key')) throw duplicatePhone();
@@ -140,41 +105,28 @@ export function contactStore(base: Kysely<Database>): ContactStore {
     async insert(c) {
       await db
         .insertInto('helpdesk_contacts')
-        .values({
-          id: c.id,
-          workspace_id: c.workspaceId,
-          name: c.name,
-          phone: c.phone,
-          email: c.email,
-          custom_attributes: JSON.stringify(c.customAttributes),
-          created_at: c.createdAt,
-          updated_at: c.updatedAt,
-        })
+        .values({ ...snakeCased(c), custom_attributes: JSON.stringify(c.customAttributes) })
         .execute()
         .catch(rethrow);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toContact(row);
+      return findInWorkspace(db, 'helpdesk_contacts', workspaceId, id, toContact);
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_contacts').where('workspace_id', '=', workspaceId);
       if (request.search) {
-        const text = like(request.search);
+        const text = containing(request.search);
         const digits = request.search.replace(/\D/g, '');
         query = query.where((eb) =>
           eb.or([
             eb('name', 'ilike', text),
             eb('email', 'ilike', text),
             eb('phone', 'like', text),
-            ...(digits.length > 0 ? [eb('phone', 'like', like(digits))] : []),
+            ...(digits.length > 0 ? [eb('phone', 'like', containing(digits))] : []),
           ]),
         );
       }
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toContact), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toContact);
     },
     async update(c) {
       await db

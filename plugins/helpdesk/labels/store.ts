@@ -1,27 +1,16 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateLabel, type Label, type LabelStore, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
 import { labelKey } from '../../../core/helpdesk/labels/label-sets.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { helpdeskDb, type HelpdeskLabelsTable } from '../tables.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 function toLabel(row: Selectable<HelpdeskLabelsTable>): Label {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    color: row.color,
-    description: row.description,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  const { name_key: _key, ...label } = row;
+  return camelCased(label);
 }
 
 /** The ports of the label use cases (core/helpdesk/labels/labels-catalogue.ts) on a handle. */
@@ -35,16 +24,7 @@ export function labelStores(db: Kysely<Database>, ctx: PluginContext): LabelStor
  */
 export function labelStore(base: Kysely<Database>): LabelStore {
   const db = helpdeskDb(base);
-  const values = (l: Label) => ({
-    id: l.id,
-    workspace_id: l.workspaceId,
-    name: l.name,
-    name_key: labelKey(l.name),
-    color: l.color,
-    description: l.description,
-    created_at: l.createdAt,
-    updated_at: l.updatedAt,
-  });
+  const values = (l: Label) => ({ ...snakeCased(l), name_key: labelKey(l.name) });
   const rethrow = (error: unknown): never => {
     if (isUniqueViolation(error, 'helpdesk_labels_name_key')) throw duplicateLabel();
     throw error;
@@ -52,15 +32,11 @@ export function labelStore(base: Kysely<Database>): LabelStore {
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_labels').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name_key', 'like', like(labelKey(request.search)));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('name_key').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toLabel), Number(total), request);
+      if (request.search) query = query.where('name_key', 'like', containing(labelKey(request.search)));
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('name_key').orderBy('id'), toLabel);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_labels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toLabel(row);
+      return findInWorkspace(db, 'helpdesk_labels', workspaceId, id, toLabel);
     },
     async lock(workspaceId, id) {
       if (!isUuid(id)) return undefined;

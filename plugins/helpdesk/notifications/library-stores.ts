@@ -1,9 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/library/canned-responses.ts';
 import type { MacroAction } from '../../../core/helpdesk/library/macro-actions.ts';
 import type { Macro, MacroStore, MacroStores } from '../../../core/helpdesk/library/macros.ts';
@@ -13,17 +11,10 @@ import { helpdeskMessageStores } from '../conversations/store.ts';
 
 /** The stores of what agents reuse: canned responses and macros. */
 
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-const toCannedResponse = (row: Selectable<HelpdeskCannedResponsesTable>): CannedResponse => ({
-  id: row.id,
-  workspaceId: row.workspace_id,
-  shortCode: row.short_code,
-  content: row.content,
-  createdBy: row.created_by,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
+const toCannedResponse = (row: Selectable<HelpdeskCannedResponsesTable>): CannedResponse => {
+  const { short_code_key: _key, ...response } = row;
+  return camelCased(response);
+};
 
 export function cannedResponseStore(base: Kysely<Database>): CannedResponseStore {
   const db = helpdeskDb(base);
@@ -35,31 +26,18 @@ export function cannedResponseStore(base: Kysely<Database>): CannedResponseStore
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_canned_responses').where('workspace_id', '=', workspaceId);
       if (request.search) {
-        const pattern = like(request.search);
+        const pattern = containing(request.search);
         query = query.where((eb) => eb.or([eb('short_code', 'ilike', pattern), eb('content', 'ilike', pattern)]));
       }
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('short_code_key').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toCannedResponse), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('short_code_key').orderBy('id'), toCannedResponse);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_canned_responses').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toCannedResponse(row);
+      return findInWorkspace(db, 'helpdesk_canned_responses', workspaceId, id, toCannedResponse);
     },
     async insert(c) {
       await db
         .insertInto('helpdesk_canned_responses')
-        .values({
-          id: c.id,
-          workspace_id: c.workspaceId,
-          short_code: c.shortCode,
-          short_code_key: shortCodeKey(c.shortCode),
-          content: c.content,
-          created_by: c.createdBy,
-          created_at: c.createdAt,
-          updated_at: c.updatedAt,
-        })
+        .values({ ...snakeCased(c), short_code_key: shortCodeKey(c.shortCode) })
         .execute()
         .catch(rethrow);
     },
@@ -82,14 +60,8 @@ export function cannedResponseStores(db: Kysely<Database>): CannedResponseStores
 }
 
 const toMacro = (row: Selectable<HelpdeskMacrosTable>): Macro => ({
-  id: row.id,
-  workspaceId: row.workspace_id,
-  name: row.name,
-  visibility: row.visibility,
-  createdBy: row.created_by,
+  ...camelCased(row),
   actions: (typeof row.actions === 'string' ? JSON.parse(row.actions) : row.actions) as MacroAction[],
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
 });
 
 export function macroStore(base: Kysely<Database>): MacroStore {
@@ -100,29 +72,16 @@ export function macroStore(base: Kysely<Database>): MacroStore {
         .selectFrom('helpdesk_macros')
         .where('workspace_id', '=', workspaceId)
         .where((eb) => eb.or([eb('visibility', '=', 'workspace'), eb('created_by', '=', userId)]));
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('name').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toMacro), Number(total), request);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('name').orderBy('id'), toMacro);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_macros').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toMacro(row);
+      return findInWorkspace(db, 'helpdesk_macros', workspaceId, id, toMacro);
     },
     async insert(m) {
       await db
         .insertInto('helpdesk_macros')
-        .values({
-          id: m.id,
-          workspace_id: m.workspaceId,
-          name: m.name,
-          visibility: m.visibility,
-          created_by: m.createdBy,
-          actions: JSON.stringify(m.actions),
-          created_at: m.createdAt,
-          updated_at: m.updatedAt,
-        })
+        .values({ ...snakeCased(m), actions: JSON.stringify(m.actions) })
         .execute();
     },
     async update(m) {

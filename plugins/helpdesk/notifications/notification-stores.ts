@@ -1,8 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { Role } from '../../../core/identity/roles.ts';
 import type { MentionStores } from '../../../core/helpdesk/notifications/mentions.ts';
 import { NOTIFICATION_ANNOUNCE_QUEUE, type Notification, type NotificationStore, type NotifyStores } from '../../../core/helpdesk/notifications/notifications.ts';
@@ -12,21 +11,7 @@ import { attachmentStore } from '../attachments/store.ts';
 import { helpdeskDb, type HelpdeskNotificationsTable } from '../tables.ts';
 
 export function toNotification(row: Selectable<HelpdeskNotificationsTable>): Notification {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    userId: row.user_id,
-    type: row.type,
-    primaryActorType: row.primary_actor_type,
-    primaryActorId: row.primary_actor_id,
-    secondaryActorType: row.secondary_actor_type,
-    secondaryActorId: row.secondary_actor_id,
-    conversationId: row.conversation_id,
-    messageId: row.message_id,
-    sourceEventId: row.source_event_id,
-    readAt: row.read_at,
-    createdAt: row.created_at,
-  };
+  return camelCased(row);
 }
 
 export function notificationStore(base: Kysely<Database>): NotificationStore {
@@ -36,21 +21,7 @@ export function notificationStore(base: Kysely<Database>): NotificationStore {
     async insertIfAbsent(n) {
       const row = await db
         .insertInto('helpdesk_notifications')
-        .values({
-          id: n.id,
-          workspace_id: n.workspaceId,
-          user_id: n.userId,
-          type: n.type,
-          primary_actor_type: n.primaryActorType,
-          primary_actor_id: n.primaryActorId,
-          secondary_actor_type: n.secondaryActorType,
-          secondary_actor_id: n.secondaryActorId,
-          conversation_id: n.conversationId,
-          message_id: n.messageId,
-          source_event_id: n.sourceEventId,
-          read_at: n.readAt,
-          created_at: n.createdAt,
-        })
+        .values(snakeCased(n))
         .onConflict((oc) => oc.constraint('helpdesk_notifications_event_user_key').doNothing())
         .returning('id')
         .executeTakeFirst();
@@ -59,9 +30,7 @@ export function notificationStore(base: Kysely<Database>): NotificationStore {
     async list(workspaceId, userId, request, filters) {
       let query = own(workspaceId, userId);
       if (filters.unread) query = query.where('read_at', 'is', null);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toNotification), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), toNotification);
     },
     async get(workspaceId, userId, id) {
       if (!isUuid(id)) return undefined;
@@ -155,15 +124,7 @@ export function mentionStores(base: Kysely<Database>, ctx: PluginContext): Menti
       async insertIfAbsent(m) {
         const row = await db
           .insertInto('helpdesk_mentions')
-          .values({
-            id: m.id,
-            workspace_id: m.workspaceId,
-            conversation_id: m.conversationId,
-            message_id: m.messageId,
-            mentioned_user_id: m.mentionedUserId,
-            actor_user_id: m.actorUserId,
-            created_at: m.createdAt,
-          })
+          .values(snakeCased(m))
           .onConflict((oc) => oc.constraint('helpdesk_mentions_message_user_key').doNothing())
           .returning('id')
           .executeTakeFirst();

@@ -1,5 +1,5 @@
 import type { Generated, Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, type Database } from '../../kernel/storage.ts';
 import type { Availability, Presence } from '../../../core/helpdesk/assignment/presence.ts';
 
 /** migrations/0004_presence.ts */
@@ -38,13 +38,7 @@ export interface PresenceStore {
 
 type PresenceDatabase = Database & { helpdesk_presence: HelpdeskPresenceTable };
 
-const toRow = (r: Selectable<HelpdeskPresenceTable>): PresenceRow => ({
-  workspaceId: r.workspace_id,
-  userId: r.user_id,
-  availability: r.availability,
-  lastSeenAt: r.last_seen_at,
-  announced: r.announced,
-});
+const toRow = (r: Selectable<HelpdeskPresenceTable>): PresenceRow => camelCased(r);
 
 export function presenceStore(base: Kysely<Database>): PresenceStore {
   const db = base as unknown as Kysely<PresenceDatabase>;

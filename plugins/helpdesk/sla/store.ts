@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, snakeCased, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
@@ -63,19 +62,7 @@ export function inboxHoursStores(base: Kysely<Database>, ctx: PluginContext): In
   return { inboxes: inboxStore(base, ctx.box), plans: workspacePlans(base), hours: inboxHoursStore(base) };
 }
 
-const toPolicy = (row: Selectable<HelpdeskSlaPoliciesTable>, inboxIds: string[]): SlaPolicy => ({
-  id: row.id,
-  workspaceId: row.workspace_id,
-  name: row.name,
-  description: row.description,
-  firstResponseMinutes: row.first_response_minutes,
-  nextResponseMinutes: row.next_response_minutes,
-  resolutionMinutes: row.resolution_minutes,
-  onlyBusinessHours: row.only_business_hours,
-  inboxIds,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
+const toPolicy = (row: Selectable<HelpdeskSlaPoliciesTable>, inboxIds: string[]): SlaPolicy => ({ ...camelCased(row), inboxIds });
 
 /** SLA policies with their inboxes. */
 export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forInbox(inboxId: string): Promise<SlaPolicy | undefined> } {
@@ -97,15 +84,13 @@ export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forIn
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_sla_policies').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('name').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(await withInboxes(rows), Number(total), request);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_sla_policies').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && (await withInboxes([row]))[0];
+      return findInWorkspace(db, 'helpdesk_sla_policies', workspaceId, id, async (row) => (await withInboxes([row]))[0]);
     },
     async forInbox(inboxId) {
       const row = await db
@@ -129,17 +114,10 @@ export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forIn
       return (await query.execute()).map((r) => r.inbox_id);
     },
     async save(p, created) {
-      const values = {
-        name: p.name,
-        description: p.description,
-        first_response_minutes: p.firstResponseMinutes,
-        next_response_minutes: p.nextResponseMinutes,
-        resolution_minutes: p.resolutionMinutes,
-        only_business_hours: p.onlyBusinessHours,
-        updated_at: p.updatedAt,
-      };
+      const { inboxIds: _inboxes, ...policy } = p;
+      const { id, workspace_id, created_at, ...values } = snakeCased(policy);
       try {
-        if (created) await db.insertInto('helpdesk_sla_policies').values({ id: p.id, workspace_id: p.workspaceId, created_at: p.createdAt, ...values }).execute();
+        if (created) await db.insertInto('helpdesk_sla_policies').values({ id, workspace_id, created_at, ...values }).execute();
         else await db.updateTable('helpdesk_sla_policies').set(values).where('id', '=', p.id).execute();
       } catch (error) {
         // Two policies named alike at once: the index decides.

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
@@ -12,46 +12,12 @@ import { helpdeskEventLog } from '../events/event-log.ts';
 import { helpdeskDb, type HelpdeskConversationTimingTable, type HelpdeskSlaBreachesTable } from '../tables.ts';
 import { inboxCalendar, slaPolicyStore } from './store.ts';
 
-const toTiming = (row: Selectable<HelpdeskConversationTimingTable>): ConversationTiming => ({
-  conversationId: row.conversation_id,
-  workspaceId: row.workspace_id,
-  inboxId: row.inbox_id,
-  policyId: row.policy_id,
-  appliedAt: row.applied_at,
-  firstReplyAt: row.first_reply_at,
-  waitingSince: row.waiting_since,
-  resolvedAt: row.resolved_at,
-  reopenedAt: row.reopened_at,
-  firstResponseDueAt: row.first_response_due_at,
-  nextResponseDueAt: row.next_response_due_at,
-  resolutionDueAt: row.resolution_due_at,
-  updatedAt: row.updated_at,
-});
+const toTiming = (row: Selectable<HelpdeskConversationTimingTable>): ConversationTiming => camelCased(row);
 
-const timingValues = (t: ConversationTiming) => ({
-  workspace_id: t.workspaceId,
-  inbox_id: t.inboxId,
-  policy_id: t.policyId,
-  applied_at: t.appliedAt,
-  first_reply_at: t.firstReplyAt,
-  waiting_since: t.waitingSince,
-  resolved_at: t.resolvedAt,
-  reopened_at: t.reopenedAt,
-  first_response_due_at: t.firstResponseDueAt,
-  next_response_due_at: t.nextResponseDueAt,
-  resolution_due_at: t.resolutionDueAt,
-  updated_at: t.updatedAt,
-});
+/** All but the key: what a save changes. */
+const timingValues = ({ conversationId: _key, ...t }: ConversationTiming) => snakeCased(t);
 
-const toBreach = (row: Selectable<HelpdeskSlaBreachesTable>): SlaBreach => ({
-  conversationId: row.conversation_id,
-  workspaceId: row.workspace_id,
-  inboxId: row.inbox_id,
-  policyId: row.policy_id,
-  target: row.target,
-  dueAt: row.due_at,
-  breachedAt: row.breached_at,
-});
+const toBreach = ({ id: _id, ...row }: Selectable<HelpdeskSlaBreachesTable>): SlaBreach => camelCased(row);
 
 export function timingStore(base: Kysely<Database>) {
   const db = helpdeskDb(base);
@@ -65,7 +31,7 @@ export function timingStore(base: Kysely<Database>) {
       // Created on first use; a concurrent creator makes this wait for its commit, then do nothing.
       await db
         .insertInto('helpdesk_conversation_timing')
-        .values({ conversation_id: fresh.conversationId, ...timingValues(fresh) })
+        .values(snakeCased(fresh))
         .onConflict((oc) => oc.column('conversation_id').doNothing())
         .execute();
       const row = await db.selectFrom('helpdesk_conversation_timing').selectAll().where('conversation_id', '=', fresh.conversationId).forUpdate().executeTakeFirstOrThrow();
@@ -83,15 +49,7 @@ export function breachStore(base: Kysely<Database>) {
     async insert(b: SlaBreach): Promise<boolean> {
       const row = await db
         .insertInto('helpdesk_sla_breaches')
-        .values({
-          conversation_id: b.conversationId,
-          workspace_id: b.workspaceId,
-          inbox_id: b.inboxId,
-          policy_id: b.policyId,
-          target: b.target,
-          due_at: b.dueAt,
-          breached_at: b.breachedAt,
-        })
+        .values(snakeCased(b))
         .onConflict((oc) => oc.columns(['conversation_id', 'target', 'due_at']).doNothing())
         .returning('id')
         .executeTakeFirst();

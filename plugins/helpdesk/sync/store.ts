@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -16,21 +16,13 @@ import { chatMessageText } from './chat-text.ts';
 const ONE_TO_ONE = '%@s.whatsapp.net';
 
 function toSync(row: Selectable<HelpdeskInboxSyncsTable>): InboxSync {
+  const { contacts_total, contacts_processed, contacts_created, conversations_total, conversations_processed, conversations_created, ...sync } = row;
   return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    inboxId: row.inbox_id,
-    connectionId: row.connection_id,
-    status: row.status,
-    contacts: { total: Number(row.contacts_total), processed: Number(row.contacts_processed), created: Number(row.contacts_created) },
-    conversations: { total: Number(row.conversations_total), processed: Number(row.conversations_processed), created: Number(row.conversations_created) },
+    ...camelCased(sync),
+    contacts: { total: Number(contacts_total), processed: Number(contacts_processed), created: Number(contacts_created) },
+    conversations: { total: Number(conversations_total), processed: Number(conversations_processed), created: Number(conversations_created) },
     messagesImported: Number(row.messages_imported),
-    cursor: row.cursor,
     chatsPerPage: Number(row.chats_per_page),
-    error: row.error,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    updatedAt: row.updated_at,
   };
 }
 

@@ -1,25 +1,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUniqueViolation } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { duplicateTeamName, type Team, type TeamMember, type TeamStore, type TeamStores } from '../../../core/helpdesk/teams/teams.ts';
 import { conversationStore } from '../conversations/store.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { helpdeskDb, type HelpdeskTeamsTable } from '../tables.ts';
 import { inboxStores, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
 
-const like = (search: string) => `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-const toTeam = (row: Selectable<HelpdeskTeamsTable>): Team => ({
-  id: row.id,
-  workspaceId: row.workspace_id,
-  name: row.name,
-  description: row.description,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
+const toTeam = (row: Selectable<HelpdeskTeamsTable>): Team => camelCased(row);
 
 export function teamStore(base: Kysely<Database>): TeamStore {
   const db = helpdeskDb(base);
@@ -45,21 +34,17 @@ export function teamStore(base: Kysely<Database>): TeamStore {
     async insert(t) {
       await db
         .insertInto('helpdesk_teams')
-        .values({ id: t.id, workspace_id: t.workspaceId, name: t.name, description: t.description, created_at: t.createdAt, updated_at: t.updatedAt })
+        .values(snakeCased(t))
         .execute()
         .catch(rethrow);
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_teams').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toTeam(row);
+      return findInWorkspace(db, 'helpdesk_teams', workspaceId, id, toTeam);
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_teams').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', like(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy(sql`lower(name)`).orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toTeam), Number(total), request);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy(sql`lower(name)`).orderBy('id'), toTeam);
     },
     async update(t) {
       await db

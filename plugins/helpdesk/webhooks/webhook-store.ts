@@ -1,8 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { HelpdeskEventType } from '../../../core/helpdesk/events.ts';
 import type { HelpdeskWebhook, HelpdeskWebhookStore } from '../../../core/helpdesk/webhooks/helpdesk-webhooks.ts';
 import { helpdeskDb, type HelpdeskWebhooksTable } from '../tables.ts';
@@ -11,15 +10,9 @@ import { helpdeskDb, type HelpdeskWebhooksTable } from '../tables.ts';
 export function helpdeskWebhookStore(base: Kysely<Database>, box: SecretBox): HelpdeskWebhookStore {
   const db = helpdeskDb(base);
   const toWebhook = (row: Selectable<HelpdeskWebhooksTable>): HelpdeskWebhook => ({
-    id: row.id,
-    workspaceId: row.workspace_id,
-    url: row.url,
+    ...camelCased(row),
     subscriptions: row.subscriptions as HelpdeskEventType[],
-    inboxId: row.inbox_id,
     signingSecret: box.open(row.signing_secret),
-    secretChosen: row.secret_chosen,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
   });
   const columns = (w: HelpdeskWebhook) => ({
     url: w.url,
@@ -34,16 +27,12 @@ export function helpdeskWebhookStore(base: Kysely<Database>, box: SecretBox): He
       await db.insertInto('helpdesk_webhooks').values({ id: w.id, workspace_id: w.workspaceId, created_at: w.createdAt, ...columns(w) }).execute();
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_webhooks').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toWebhook(row);
+      return findInWorkspace(db, 'helpdesk_webhooks', workspaceId, id, toWebhook);
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_webhooks').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('url', 'ilike', `%${request.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toWebhook), Number(total), request);
+      if (request.search) query = query.where('url', 'ilike', containing(request.search));
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toWebhook);
     },
     async update(w) {
       await db.updateTable('helpdesk_webhooks').set(columns(w)).where('id', '=', w.id).execute();

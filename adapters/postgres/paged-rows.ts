@@ -1,0 +1,19 @@
+import type { SelectQueryBuilder } from 'kysely';
+import { page, pageOffset, type Page, type PageRequest } from '../../core/shared/pagination.ts';
+
+/**
+ * One page of a filtered listing (spec 2.2): the filtered query is counted, then `ordered` picks
+ * and sorts its rows and the page is cut from them. Stores write only their filters, their order
+ * and their row mapper.
+ */
+export async function pageOfRows<DB, TB extends keyof DB, O, Row, T>(
+  filtered: SelectQueryBuilder<DB, TB, O>,
+  request: PageRequest,
+  ordered: (query: SelectQueryBuilder<DB, TB, O>) => SelectQueryBuilder<DB, TB, Row>,
+  toEntity: (row: Row) => T,
+): Promise<Page<T>> {
+  // Kysely cannot name the selection over a generic table list: the count's row is stated.
+  const { total } = (await filtered.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow()) as { total: string };
+  const rows = (await ordered(filtered).limit(request.perPage).offset(pageOffset(request)).execute()) as Row[];
+  return page(rows.map(toEntity), Number(total), request);
+}
