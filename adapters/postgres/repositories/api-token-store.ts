@@ -5,7 +5,7 @@ import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
-import { escapeLike } from './identity-store.ts';
+import { containing } from '../like-pattern.ts';
 
 export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
   return {
@@ -30,7 +30,7 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
 
     async list(workspaceId, request) {
       let query = db.selectFrom('api_tokens').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('name', 'ilike', `%${escapeLike(request.search)}%`);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(rows.map(toToken), Number(total), request);

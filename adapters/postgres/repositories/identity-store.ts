@@ -1,3 +1,4 @@
+import { containing } from '../like-pattern.ts';
 import type { Kysely } from 'kysely';
 import type { IdentityStore, User, Workspace } from '../../../core/identity/identity.ts';
 import type { Role } from '../../../core/identity/roles.ts';
@@ -102,7 +103,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
         .innerJoin('users', 'users.id', 'memberships.user_id')
         .where('memberships.workspace_id', '=', workspaceId);
       if (request.search) {
-        const pattern = `%${escapeLike(request.search)}%`;
+        const pattern = containing(request.search);
         query = query.where((eb) => eb.or([eb('users.email', 'ilike', pattern), eb('users.name', 'ilike', pattern)]));
       }
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
@@ -135,11 +136,6 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
       await db.deleteFrom('memberships').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).execute();
     },
   };
-}
-
-/** `%` and `_` typed by a user are text to find, not wildcards. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 function toUser(row: { id: string; email: string; name: string; created_at: Date }): User {

@@ -6,7 +6,7 @@ import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { ChatsTable, Database, MessagesTable } from '../schema.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { escapeLike } from './identity-store.ts';
+import { containing } from '../like-pattern.ts';
 
 export function messageStore(db: Kysely<Database>): MessageStore {
   async function getMany(ids: readonly string[]) {
@@ -162,7 +162,7 @@ export function chatStore(db: Kysely<Database>): ChatStore {
     async list(connectionId, request) {
       let query = db.selectFrom('chats').where('connection_id', '=', connectionId);
       if (request.search) {
-        const pattern = `%${escapeLike(request.search)}%`;
+        const pattern = containing(request.search);
         query = query.where((eb) => eb.or([eb('remote_jid', 'ilike', pattern), eb('name', 'ilike', pattern)]));
       }
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();

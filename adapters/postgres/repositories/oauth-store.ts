@@ -5,7 +5,7 @@ import type { Scope } from '../../../core/oauth/scopes.ts';
 import type { OAuthStore } from '../../../core/oauth/store.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
-import { escapeLike } from './identity-store.ts';
+import { containing } from '../like-pattern.ts';
 import type { Database, OAuthClientsTable, OAuthCodesTable, OAuthConsentsTable, OAuthPendingRequestsTable, OAuthTokensTable } from '../schema.ts';
 
 export function oauthStore(db: Kysely<Database>): OAuthStore {
@@ -93,7 +93,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
         .innerJoin('oauth_clients as k', 'k.id', 'c.client_id')
         .innerJoin('users as u', 'u.id', 'c.user_id')
         .where('c.workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('k.name', 'ilike', `%${escapeLike(request.search)}%`);
+      if (request.search) query = query.where('k.name', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query
         .selectAll('c')

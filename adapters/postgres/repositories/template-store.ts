@@ -4,7 +4,7 @@ import type { TemplateStatus } from '../../../core/templates/template-status.ts'
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, TemplatesTable } from '../schema.ts';
-import { escapeLike } from './identity-store.ts';
+import { containing } from '../like-pattern.ts';
 
 /** Templates of official connections (migration 0010); newest first; `s` searches the name. */
 export function templateStore(db: Kysely<Database>): TemplateStore {
@@ -12,7 +12,7 @@ export function templateStore(db: Kysely<Database>): TemplateStore {
   return {
     async list(connectionId, request) {
       let query = db.selectFrom('templates').where('connection_id', '=', connectionId);
-      if (request.search) query = query.where('name', 'ilike', `%${escapeLike(request.search)}%`);
+      if (request.search) query = query.where('name', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(rows.map(toTemplate), Number(total), request);

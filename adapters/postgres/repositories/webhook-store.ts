@@ -8,7 +8,7 @@ import type { SecretBox } from '../../crypto/secret-box.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../schema.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { escapeLike } from './identity-store.ts';
+import { containing } from '../like-pattern.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
   // The secret is stored sealed (adapters/crypto/secret-box.ts).
@@ -34,7 +34,7 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
     },
     async list(workspaceId, request) {
       let query = db.selectFrom('webhooks').where('workspace_id', '=', workspaceId);
-      if (request.search) query = query.where('url', 'ilike', `%${escapeLike(request.search)}%`);
+      if (request.search) query = query.where('url', 'ilike', containing(request.search));
       const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
       return page(rows.map(toWebhook), Number(total), request);
