@@ -23,7 +23,12 @@ const timeoutSeconds = Number(process.env.BENCH_TIMEOUT_SECONDS ?? 3600);
 // Reading a campaign counts its recipients by status (a join over the whole audience): polled
 // less often, it weighs less on the two cores the service shares with Postgres.
 const pollSeconds = Number(process.env.BENCH_POLL_SECONDS ?? 1);
-const service = await startServiceProcesses({ PLAN_PRO_MESSAGES: String(Math.max(200_000, 2 * recipients)) });
+// The create request carries every number (about 17 bytes each: 1.7 MB for 100,000), more than the
+// default MAX_BODY_BYTES of 1 MiB; an operator sending audiences this large raises it the same way.
+const service = await startServiceProcesses({
+  PLAN_PRO_MESSAGES: String(Math.max(200_000, 2 * recipients)),
+  MAX_BODY_BYTES: String(Math.max(1024 * 1024, recipients * 24 + 4096)),
+});
 const { api, worker } = service;
 
 const connection = await api('POST', '/v3/connections', { name: 'bench' });

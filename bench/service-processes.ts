@@ -38,6 +38,11 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
   const server = Bun.spawn([process.execPath, ...profile, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
   const url = await listeningUrl(server.stdout);
   const worker = database ? Bun.spawn([process.execPath, ...profile, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
+  // A benchmark that throws must not leave the service running behind it.
+  process.on('exit', () => {
+    server.kill();
+    worker?.kill();
+  });
   const headers = { apikey: token, 'content-type': 'application/json' };
 
   return {
