@@ -4,6 +4,7 @@ import { BOT_HOLD_EVENTS, BOT_HOLD_STATES, BOT_HOLD_TRANSITIONS, holdersAfter, h
 import { botHandoff, handOverHeld, heldConversation, takeTurn, type AgentBotConversationStores } from '../../core/helpdesk/bots/agent-bot-conversations.ts';
 import type { AgentBot } from '../../core/helpdesk/bots/agent-bots.ts';
 import { updateConversation, type Conversation } from '../../core/helpdesk/conversations/conversations.ts';
+import { newConversation } from '../../core/helpdesk/conversations/conversation.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
@@ -94,24 +95,8 @@ class World {
     updatedAt: new Date(0),
   };
   conversation: Conversation = {
-    id: 'c1',
-    workspaceId: 'w1',
+    ...newConversation({ id: 'c1', workspaceId: 'w1', inboxId: 'i1', contactId: 'k1', status: 'OPEN', lastActivityAt: new Date(1000), createdAt: new Date(1000), updatedAt: new Date(1000) }),
     displayId: 1,
-    inboxId: 'i1',
-    contactId: 'k1',
-    status: 'OPEN',
-    snoozedUntil: null,
-    priority: null,
-    assigneeUserId: null,
-    assigneeAgentBotId: null,
-    teamId: null,
-    labels: [],
-    customAttributes: {},
-    aiAgentEnabled: false,
-    assigneeLastSeenAt: null,
-    lastActivityAt: new Date(1000),
-    createdAt: new Date(1000),
-    updatedAt: new Date(1000),
   };
   turns = new Map<string, boolean>();
   events: HelpdeskEvent[] = [];

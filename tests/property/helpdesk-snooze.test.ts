@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { changeConversationStatus, type Conversation, type ConversationStores, type HelpdeskMessage } from '../../core/helpdesk/conversations/conversations.ts';
 import type { ConversationStatus } from '../../core/helpdesk/conversations/conversation-status.ts';
+import { newConversation } from '../../core/helpdesk/conversations/conversation.ts';
 import type { HelpdeskEvent } from '../../core/helpdesk/events.ts';
 import { expireDueSnoozes, runSnoozeJob, snoozeJobOutcome, SnoozeNotDue, type SnoozeJob, type SnoozeStores } from '../../core/helpdesk/conversations/snooze.ts';
 import type { Actor } from '../../core/identity/identity.ts';
@@ -53,24 +54,17 @@ class World {
   constructor() {
     const at = new Date(NOW0);
     this.conversation = {
-      id: '00000000-0000-7000-8000-0000000000c1',
-      workspaceId: ACTOR.workspaceId,
+      ...newConversation({
+        id: '00000000-0000-7000-8000-0000000000c1',
+        workspaceId: ACTOR.workspaceId,
+        inboxId: '00000000-0000-7000-8000-0000000000b1',
+        contactId: '00000000-0000-7000-8000-0000000000d1',
+        status: 'OPEN',
+        lastActivityAt: at,
+        createdAt: at,
+        updatedAt: at,
+      }),
       displayId: 1,
-      inboxId: '00000000-0000-7000-8000-0000000000b1',
-      contactId: '00000000-0000-7000-8000-0000000000d1',
-      status: 'OPEN',
-      snoozedUntil: null,
-      priority: null,
-      assigneeUserId: null,
-      assigneeAgentBotId: null,
-      teamId: null,
-      labels: [],
-      customAttributes: {},
-      aiAgentEnabled: false,
-      assigneeLastSeenAt: null,
-      lastActivityAt: at,
-      createdAt: at,
-      updatedAt: at,
     };
   }
 
