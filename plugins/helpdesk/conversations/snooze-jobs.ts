@@ -1,3 +1,4 @@
+import { DUE_TIME_JOB } from '../due-time-jobs.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
@@ -63,16 +64,8 @@ export function helpdeskJobs(ctx: PluginContext): JobDefinition[] {
   return [
     {
       queue: SNOOZE_EXPIRY_QUEUE,
-      // A job that came early (clocks a little apart) fails with SnoozeNotDue and runs again a
-      // second later; a database outage is ridden out over about half an hour of backoff.
-      retryLimit: 10,
-      retryDelay: 1,
-      retryBackoff: true,
-      expireInSeconds: 30,
-      concurrency: 2,
-      batchSize: 10,
-      // Jobs start at the snooze's time: poll for due ones every second.
-      dueJobPollSeconds: 1,
+      // Jobs start at the snooze's time; an early one fails with SnoozeNotDue and runs again.
+      ...DUE_TIME_JOB,
       handle: async (data: SnoozeJob) => {
         await ctx.storage.transaction(snoozeStores, (stores) => runSnoozeJob(stores, ctx, data));
         // Its own snooze is settled (committed); then any overdue one whose job was lost.

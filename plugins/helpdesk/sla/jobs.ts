@@ -1,3 +1,4 @@
+import { DUE_TIME_JOB } from '../due-time-jobs.ts';
 import type { JobDefinition } from '../../kernel/jobs.ts';
 import { runSlaDeadline, SLA_DEADLINE_QUEUE, SLA_SWEEP_LIMIT, sweepOverdueRounds, type SlaDeadlineJob } from '../../../core/helpdesk/sla/tracking.ts';
 import type { PluginContext } from '../../kernel/plugin.ts';
@@ -9,16 +10,8 @@ export function slaJobs(ctx: PluginContext): JobDefinition[] {
   return [
     {
       queue: SLA_DEADLINE_QUEUE,
-      // A job that came early (clocks a little apart) fails with SlaNotDue and runs again a second
-      // later; a database outage is ridden out over about half an hour of backoff.
-      retryLimit: 10,
-      retryDelay: 1,
-      retryBackoff: true,
-      expireInSeconds: 30,
-      concurrency: 2,
-      batchSize: 10,
-      // Jobs start at their round's due time: poll for due ones every second.
-      dueJobPollSeconds: 1,
+      // Jobs start at their round's due time; an early one fails with SlaNotDue and runs again.
+      ...DUE_TIME_JOB,
       handle: async (data: SlaDeadlineJob) => {
         await ctx.storage.transaction(slaTrackingStores, (s) => runSlaDeadline(s, slaDeps(ctx), data));
         // Its own round is settled (committed); then any overdue round whose job was lost.
