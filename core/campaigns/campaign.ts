@@ -66,6 +66,22 @@ export interface CampaignRecipient {
 export const REPORTED_RECIPIENT_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'READ', 'FAILED', 'SKIPPED', 'OPTED_OUT', 'CANCELLED', 'INVALID'] as const;
 export type ReportedRecipientStatus = (typeof REPORTED_RECIPIENT_STATUSES)[number];
 
+/** A recipient's status as reported: its message's once dispatched (a message gone counts as failed). */
+export function reportedRecipientStatus(recipient: string, message: string | null | undefined): ReportedRecipientStatus {
+  if (recipient !== 'DISPATCHED') return recipient as ReportedRecipientStatus;
+  switch (message) {
+    case 'PENDING':
+      return 'SENDING';
+    case 'SENT':
+    case 'DELIVERED':
+    case 'READ':
+    case 'FAILED':
+      return message;
+    default:
+      return 'FAILED';
+  }
+}
+
 export interface RecipientView {
   position: number;
   phone: string;

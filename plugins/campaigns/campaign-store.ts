@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { camelCased, containing, findInWorkspace, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
+import { reportedRecipientStatus } from '../../core/campaigns/campaign.ts';
 import type {
   Campaign,
   CampaignProgress,
@@ -165,7 +166,7 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
         const n = Number(row.n);
         progress.total += n;
         progress.replied += Number(row.replied);
-        const status = reported(row.recipient, row.message);
+        const status = reportedRecipientStatus(row.recipient, row.message);
         if (status === 'QUEUED') progress.queued += n;
         else if (status === 'SENDING') progress.sending += n;
         else if (status === 'SENT' || status === 'DELIVERED' || status === 'READ') {
@@ -194,7 +195,7 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
         ({ message_status, message_error, ...row }): RecipientView => ({
           ...camelCased(row),
           variables: json(row.variables) as Record<string, string>,
-          status: reported(row.status, message_status),
+          status: reportedRecipientStatus(row.status, message_status),
           error: row.error ?? messageError(message_error),
         }),
       );
@@ -253,22 +254,6 @@ export function optOutStore(base: DatabaseHandle): OptOutStore {
       return Number(result.numDeletedRows ?? 0n) > 0;
     },
   };
-}
-
-/** A recipient's status as reported: its message's once dispatched (a message gone counts as failed). */
-function reported(recipient: string, message: string | null): ReportedRecipientStatus {
-  if (recipient !== 'DISPATCHED') return recipient as ReportedRecipientStatus;
-  switch (message) {
-    case 'PENDING':
-      return 'SENDING';
-    case 'SENT':
-    case 'DELIVERED':
-    case 'READ':
-    case 'FAILED':
-      return message;
-    default:
-      return 'FAILED';
-  }
 }
 
 function reportedFilter(eb: any, status: ReportedRecipientStatus) {

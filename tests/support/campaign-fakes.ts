@@ -1,4 +1,5 @@
 import type { Campaign, CampaignProgress, CampaignRecipient, RecipientView, ReportedRecipientStatus } from '../../core/campaigns/campaign.ts';
+import { reportedRecipientStatus } from '../../core/campaigns/campaign.ts';
 import type { CampaignStores } from '../../core/campaigns/campaigns.ts';
 import type { Connection } from '../../core/connections/connection.ts';
 import type { Workspace } from '../../core/identity/identity.ts';
@@ -69,20 +70,9 @@ const unsupported = (what: string) => () => {
   throw new Error(`campaign fakes: ${what} is not implemented`);
 };
 
-/** A recipient's status as reported (plugins/campaigns/campaign-store.ts `reported`). */
+/** A recipient's status as reported, by the same rule as the real store. */
 export function reportedStatus(recipient: CampaignRecipient, message: ChatMessage | undefined): ReportedRecipientStatus {
-  if (recipient.status !== 'DISPATCHED') return recipient.status as ReportedRecipientStatus;
-  switch (message?.status) {
-    case 'PENDING':
-      return 'SENDING';
-    case 'SENT':
-    case 'DELIVERED':
-    case 'READ':
-    case 'FAILED':
-      return message.status;
-    default:
-      return 'FAILED';
-  }
+  return reportedRecipientStatus(recipient.status, message?.status);
 }
 
 export function fakeCampaignStores(s: FakeState): CampaignStores {
