@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByWorkspace, workspaceRecord, createdAt, timestamps, belongsTo, refersTo, jsonObject } from '../../kernel/table-columns.ts';
 
 /**
  * Campaigns, their recipients and the workspace's opt-out list (issue 8). Frozen: never import app
@@ -11,8 +12,7 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('campaigns')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('connection_id', 'uuid')
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
@@ -28,9 +28,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('next_slot_at', 'timestamptz')
     .addColumn('tick', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_progress_at', 'timestamptz')
-    .addColumn('created_by', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(refersTo('created_by', 'users'))
+    .$call(timestamps)
     .addColumn('started_at', 'timestamptz')
     .addColumn('finished_at', 'timestamptz')
     .execute();
@@ -39,10 +38,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('campaign_recipients')
-    .addColumn('campaign_id', 'uuid', (c) => c.notNull().references('campaigns.id').onDelete('cascade'))
+    .$call(belongsTo('campaign_id', 'campaigns'))
     .addColumn('position', 'integer', (c) => c.notNull())
     .addColumn('phone', 'text', (c) => c.notNull())
-    .addColumn('variables', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
+    .$call(jsonObject('variables'))
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('error', 'text')
     .addColumn('message_id', 'uuid')
@@ -58,10 +57,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('campaign_opt_outs')
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(ownedByWorkspace)
     .addColumn('phone', 'text', (c) => c.notNull())
     .addColumn('reason', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .addPrimaryKeyConstraint('campaign_opt_outs_pkey', ['workspace_id', 'phone'])
     .execute();
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { timestamps } from '../../kernel/table-columns.ts';
 
 /**
  * The Flow encryption key of each business phone number (issue 9 item 4). Frozen: never import
@@ -21,7 +22,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('private_key', 'text', (c) => c.notNull())
     .addColumn('app_secret', 'text', (c) => c.notNull())
     .addColumn('registered_at', 'timestamptz')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
 }

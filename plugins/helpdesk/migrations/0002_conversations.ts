@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { uuidKey, ownedByWorkspace, workspaceRecord, createdAt, timestamps, belongsTo, refersTo, onePer, jsonObject } from '../../kernel/table-columns.ts';
 
 /**
  * Helpdesk conversations and their messages (spec 2.11, 2.12, 3.1, 3.2, 4.6). Frozen: never
@@ -12,30 +13,28 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_display_counters')
-    .addColumn('workspace_id', 'uuid', (c) => c.primaryKey().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('workspace_id', 'workspaces'))
     .addColumn('last_display_id', 'integer', (c) => c.notNull())
     .execute();
 
   await db.schema
     .createTable('helpdesk_conversations')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('display_id', 'integer', (c) => c.notNull())
-    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('contact_id', 'uuid', (c) => c.notNull().references('helpdesk_contacts.id').onDelete('cascade'))
+    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
+    .$call(belongsTo('contact_id', 'helpdesk_contacts'))
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('OPEN', 'PENDING', 'SNOOZED', 'RESOLVED')`))
     .addColumn('snoozed_until', 'timestamptz')
     .addColumn('priority', 'text', (c) => c.check(sql`priority in ('LOW', 'MEDIUM', 'HIGH', 'URGENT')`))
-    .addColumn('assignee_user_id', 'uuid', (c) => c.references('users.id').onDelete('set null'))
+    .$call(refersTo('assignee_user_id', 'users'))
     // Teams come later: no foreign key yet.
     .addColumn('team_id', 'uuid')
     .addColumn('labels', sql`text[]`, (c) => c.notNull().defaultTo(sql`'{}'::text[]`))
-    .addColumn('custom_attributes', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
+    .$call(jsonObject('custom_attributes'))
     .addColumn('ai_agent_enabled', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('assignee_last_seen_at', 'timestamptz')
     .addColumn('last_activity_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   await db.schema.createIndex('helpdesk_conversations_display_key').on('helpdesk_conversations').columns(['workspace_id', 'display_id']).unique().execute();
   await db.schema.createIndex('helpdesk_conversations_workspace_idx').on('helpdesk_conversations').columns(['workspace_id', 'last_activity_at']).execute();
@@ -43,17 +42,17 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('helpdesk_messages')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(uuidKey)
+    .$call(belongsTo('conversation_id', 'helpdesk_conversations'))
+    .$call(ownedByWorkspace)
     .addColumn('direction', 'text', (c) => c.notNull().check(sql`direction in ('incoming', 'outgoing', 'activity')`))
     .addColumn('private', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('content', 'text', (c) => c.notNull())
-    .addColumn('sender_user_id', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('chat_message_id', 'uuid', (c) => c.references('messages.id').onDelete('set null'))
+    .$call(refersTo('sender_user_id', 'users'))
+    .$call(refersTo('chat_message_id', 'messages'))
     .addColumn('status', 'text', (c) => c.check(sql`status in ('PENDING', 'SENT', 'DELIVERED', 'READ', 'FAILED')`))
     .addColumn('external_error', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .execute();
   // Oldest first by (created_at, id); ids are UUID v7, so id order is creation order.
   await db.schema.createIndex('helpdesk_messages_conversation_idx').on('helpdesk_messages').columns(['conversation_id', 'id']).execute();

@@ -1,19 +1,18 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, timestamps } from '../../kernel/table-columns.ts';
 
 /** Helpdesk webhooks (spec 2.9). Frozen: never import app code here. */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_webhooks')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('subscriptions', sql`text[]`, (c) => c.notNull())
     // An inbox's webhook goes with its inbox (widening it to the workspace would leak other inboxes' events).
     .addColumn('inbox_id', 'uuid', (c) => c.references('helpdesk_inboxes.id').onDelete('cascade'))
     .addColumn('signing_secret', 'text', (c) => c.notNull())
     .addColumn('secret_chosen', 'boolean', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   await db.schema.createIndex('helpdesk_webhooks_workspace_idx').on('helpdesk_webhooks').columns(['workspace_id', 'created_at']).execute();
   // Deliveries name their webhook without a foreign key (one engine for every kind of webhook):

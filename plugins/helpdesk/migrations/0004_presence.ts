@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByWorkspace, belongsTo } from '../../kernel/table-columns.ts';
 
 /**
  * Agent presence (spec 3.7), shared by every server process: the availability each member chose,
@@ -11,8 +12,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   const availability = (column: string) => sql`${sql.ref(column)} in ('online', 'busy', 'offline')`;
   await db.schema
     .createTable('helpdesk_presence')
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .$call(ownedByWorkspace)
+    .$call(belongsTo('user_id', 'users'))
     .addColumn('availability', 'text', (c) => c.notNull().defaultTo('online').check(availability('availability')))
     .addColumn('last_seen_at', 'timestamptz')
     .addColumn('announced', 'text', (c) => c.notNull().defaultTo('offline').check(availability('announced')))

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByWorkspace, timestamps, belongsTo, onePer } from '../../kernel/table-columns.ts';
 
 /**
  * The API channel (spec 2.10, 4.5, 5.6, 6.6). Frozen: never import app code here.
@@ -17,26 +18,25 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_api_messages')
-    .addColumn('message_id', 'uuid', (c) => c.primaryKey().references('helpdesk_messages.id').onDelete('cascade'))
-    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
+    .$call(onePer('message_id', 'helpdesk_messages'))
+    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
+    .$call(ownedByWorkspace)
+    .$call(belongsTo('conversation_id', 'helpdesk_conversations'))
     .addColumn('direction', 'text', (c) => c.notNull().check(sql`direction in ('incoming', 'outgoing')`))
     .addColumn('source_id', 'text')
     .addColumn('recipient_identifier', 'text')
     .addColumn('delivery_state', 'text', (c) => c.check(sql`delivery_state in ('PENDING', 'RETRYING', 'SUCCEEDED', 'FAILED')`))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_outcome', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   // NULLs (a reply whose app answered no id yet) do not collide.
   await db.schema.createIndex('helpdesk_api_messages_source_key').on('helpdesk_api_messages').columns(['inbox_id', 'direction', 'source_id']).unique().execute();
 
   await db.schema
     .createTable('helpdesk_api_contacts')
-    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('contact_id', 'uuid', (c) => c.notNull().references('helpdesk_contacts.id').onDelete('cascade'))
+    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
+    .$call(belongsTo('contact_id', 'helpdesk_contacts'))
     .addColumn('identifier', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
     .addPrimaryKeyConstraint('helpdesk_api_contacts_pkey', ['inbox_id', 'contact_id'])

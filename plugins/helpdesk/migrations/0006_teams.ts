@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, createdAt, timestamps, belongsTo } from '../../kernel/table-columns.ts';
 
 /**
  * Helpdesk teams of agents (spec 2.11 `teamId`), their members, the conversations' foreign key to
@@ -7,21 +8,19 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_teams')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('description', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   // A name is unique in its workspace regardless of case ("Billing" and "billing" collide: 409).
   await sql`create unique index helpdesk_teams_name_key on helpdesk_teams (workspace_id, lower(name))`.execute(db);
 
   await db.schema
     .createTable('helpdesk_team_members')
-    .addColumn('team_id', 'uuid', (c) => c.notNull().references('helpdesk_teams.id').onDelete('cascade'))
-    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(belongsTo('team_id', 'helpdesk_teams'))
+    .$call(belongsTo('user_id', 'users'))
+    .$call(createdAt)
     .addPrimaryKeyConstraint('helpdesk_team_members_pkey', ['team_id', 'user_id'])
     .execute();
   await db.schema.createIndex('helpdesk_team_members_user_idx').on('helpdesk_team_members').column('user_id').execute();

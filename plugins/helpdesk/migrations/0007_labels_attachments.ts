@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, createdAt, timestamps, belongsTo, refersTo } from '../../kernel/table-columns.ts';
 
 /**
  * Labels as a workspace resource, and files on helpdesk messages (issue 6; spec 2.12, 4.5, 6.5).
@@ -16,30 +17,27 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_labels')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('name_key', 'text', (c) => c.notNull())
     .addColumn('color', 'text')
     .addColumn('description', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .addUniqueConstraint('helpdesk_labels_name_key', ['workspace_id', 'name_key'])
     .execute();
 
   await db.schema
     .createTable('helpdesk_attachments')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
+    .$call(workspaceRecord)
+    .$call(belongsTo('conversation_id', 'helpdesk_conversations'))
     .addColumn('message_id', 'uuid', (c) => c.references('helpdesk_messages.id').onDelete('cascade'))
-    .addColumn('media_id', 'uuid', (c) => c.references('media.id').onDelete('set null'))
+    .$call(refersTo('media_id', 'media'))
     .addColumn('file_name', 'text', (c) => c.notNull())
     .addColumn('mime_type', 'text', (c) => c.notNull())
     .addColumn('size', 'integer')
     .addColumn('bytes', 'bytea')
-    .addColumn('uploaded_by', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(refersTo('uploaded_by', 'users'))
+    .$call(createdAt)
     .execute();
   await db.schema.createIndex('helpdesk_attachments_message_idx').on('helpdesk_attachments').columns(['message_id', 'created_at']).execute();
   await db.schema.createIndex('helpdesk_attachments_conversation_idx').on('helpdesk_attachments').columns(['conversation_id']).execute();

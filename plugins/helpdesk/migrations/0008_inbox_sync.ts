@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, belongsTo } from '../../kernel/table-columns.ts';
 
 /**
  * History syncs of inboxes (core/helpdesk/inboxes/inbox-sync.ts): one row per sync with its status,
@@ -11,9 +12,8 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_inbox_syncs')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
+    .$call(workspaceRecord)
+    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
     .addColumn('connection_id', 'uuid', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('RUNNING', 'COMPLETED', 'FAILED')`))
     .addColumn('cursor', 'text')

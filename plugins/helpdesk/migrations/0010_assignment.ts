@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByWorkspace, belongsTo, onePer } from '../../kernel/table-columns.ts';
 
 /**
  * Automatic assignment (core/helpdesk/assignment/auto-assignment.ts, round-robin.ts). Frozen: never import
@@ -14,8 +15,8 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_assignment_settings')
-    .addColumn('inbox_id', 'uuid', (c) => c.primaryKey().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('inbox_id', 'helpdesk_inboxes'))
+    .$call(ownedByWorkspace)
     .addColumn('enabled', 'boolean', (c) => c.notNull().defaultTo(true))
     // Null while the switch was never set (the row exists only as the lock).
     .addColumn('updated_at', 'timestamptz')
@@ -24,8 +25,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_assignment_rotations')
     .addColumn('id', 'uuid', (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
+    .$call(ownedByWorkspace)
+    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
     .addColumn('team_id', 'uuid', (c) => c.references('helpdesk_teams.id').onDelete('cascade'))
     // Kept when the member leaves: the position on the circle still says whose turn is next.
     .addColumn('last_user_id', 'uuid')
@@ -37,8 +38,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('helpdesk_assignment_decisions')
-    .addColumn('conversation_id', 'uuid', (c) => c.primaryKey().references('helpdesk_conversations.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('conversation_id', 'helpdesk_conversations'))
+    .$call(ownedByWorkspace)
     .addColumn('inbox_id', 'uuid', (c) => c.notNull())
     .addColumn('team_id', 'uuid')
     // arrival: decided when the conversation was created; handoff: handed to humans later.

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByWorkspace, workspaceRecord, timestamps, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
 
 /**
  * Agent bots (core/helpdesk/bots/agent-bots.ts, agent-bot-conversations.ts). Frozen: never import app code here.
@@ -18,33 +19,31 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_agent_bots')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('name', 'text', (c) => c.notNull().check(sql`char_length(name) between 1 and 100`))
     .addColumn('description', 'text', (c) => c.check(sql`char_length(description) <= 1000`))
     .addColumn('webhook_url', 'text', (c) => c.notNull())
     .addColumn('access_token_hash', 'text', (c) => c.notNull().unique())
     .addColumn('access_token_last4', 'text', (c) => c.notNull())
     .addColumn('signing_secret', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   await db.schema.createIndex('helpdesk_agent_bots_workspace_idx').on('helpdesk_agent_bots').columns(['workspace_id', 'created_at']).execute();
 
   await db.schema
     .createTable('helpdesk_agent_bot_inboxes')
-    .addColumn('inbox_id', 'uuid', (c) => c.primaryKey().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('agent_bot_id', 'uuid', (c) => c.notNull().references('helpdesk_agent_bots.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('inbox_id', 'helpdesk_inboxes'))
+    .$call(belongsTo('agent_bot_id', 'helpdesk_agent_bots'))
+    .$call(ownedByWorkspace)
     .addColumn('bound_at', 'timestamptz', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('helpdesk_agent_bot_inboxes_bot_idx').on('helpdesk_agent_bot_inboxes').column('agent_bot_id').execute();
 
   await db.schema
     .createTable('helpdesk_agent_bot_turns')
-    .addColumn('conversation_id', 'uuid', (c) => c.primaryKey().references('helpdesk_conversations.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('agent_bot_id', 'uuid', (c) => c.references('helpdesk_agent_bots.id').onDelete('set null'))
+    .$call(onePer('conversation_id', 'helpdesk_conversations'))
+    .$call(ownedByWorkspace)
+    .$call(refersTo('agent_bot_id', 'helpdesk_agent_bots'))
     .addColumn('taken', 'boolean', (c) => c.notNull())
     .addColumn('decided_at', 'timestamptz', (c) => c.notNull())
     .execute();

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { onePer } from '../../kernel/table-columns.ts';
 
 /**
  * The workspace's AI provider (core/helpdesk/ai/ai-settings.ts): one row per workspace that saved
@@ -8,7 +9,7 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_ai_settings')
-    .addColumn('workspace_id', 'uuid', (c) => c.primaryKey().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('workspace_id', 'workspaces'))
     .addColumn('enabled', 'boolean', (c) => c.notNull())
     .addColumn('provider', 'text', (c) => c.notNull())
     .addColumn('base_url', 'text')

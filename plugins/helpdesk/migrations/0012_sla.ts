@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByWorkspace, workspaceRecord, timestamps, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
 
 /**
  * Business hours, SLA policies, conversation timing, breaches, out-of-office replies
@@ -26,8 +27,8 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_business_hours')
-    .addColumn('inbox_id', 'uuid', (c) => c.primaryKey().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('inbox_id', 'helpdesk_inboxes'))
+    .$call(ownedByWorkspace)
     .addColumn('enabled', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('weekly_hours', 'jsonb', (c) => c.notNull().defaultTo(sql`'[[],[],[],[],[],[],[]]'::jsonb`))
     .addColumn('holidays', 'jsonb', (c) => c.notNull().defaultTo(sql`'[]'::jsonb`))
@@ -38,33 +39,31 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('helpdesk_sla_policies')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('description', 'text')
     .addColumn('first_response_minutes', 'integer', (c) => c.check(sql`first_response_minutes > 0`))
     .addColumn('next_response_minutes', 'integer', (c) => c.check(sql`next_response_minutes > 0`))
     .addColumn('resolution_minutes', 'integer', (c) => c.check(sql`resolution_minutes > 0`))
     .addColumn('only_business_hours', 'boolean', (c) => c.notNull().defaultTo(true))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   await sql`create unique index helpdesk_sla_policies_name_key on helpdesk_sla_policies (workspace_id, lower(name))`.execute(db);
 
   await db.schema
     .createTable('helpdesk_sla_policy_inboxes')
-    .addColumn('inbox_id', 'uuid', (c) => c.primaryKey().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('policy_id', 'uuid', (c) => c.notNull().references('helpdesk_sla_policies.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('inbox_id', 'helpdesk_inboxes'))
+    .$call(belongsTo('policy_id', 'helpdesk_sla_policies'))
+    .$call(ownedByWorkspace)
     .execute();
   await db.schema.createIndex('helpdesk_sla_policy_inboxes_policy_idx').on('helpdesk_sla_policy_inboxes').column('policy_id').execute();
 
   await db.schema
     .createTable('helpdesk_conversation_timing')
-    .addColumn('conversation_id', 'uuid', (c) => c.primaryKey().references('helpdesk_conversations.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('conversation_id', 'helpdesk_conversations'))
+    .$call(ownedByWorkspace)
     .addColumn('inbox_id', 'uuid', (c) => c.notNull())
-    .addColumn('policy_id', 'uuid', (c) => c.references('helpdesk_sla_policies.id').onDelete('set null'))
+    .$call(refersTo('policy_id', 'helpdesk_sla_policies'))
     .addColumn('applied_at', 'timestamptz', (c) => c.notNull())
     .addColumn('first_reply_at', 'timestamptz')
     .addColumn('waiting_since', 'timestamptz')
@@ -85,8 +84,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_sla_breaches')
     .addColumn('id', 'uuid', (c) => c.primaryKey().defaultTo(sql`gen_random_uuid()`))
-    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(belongsTo('conversation_id', 'helpdesk_conversations'))
+    .$call(ownedByWorkspace)
     .addColumn('inbox_id', 'uuid', (c) => c.notNull())
     .addColumn('policy_id', 'uuid')
     .addColumn('target', 'text', (c) => c.notNull().check(sql`target in ('first_response', 'next_response', 'resolution')`))
@@ -98,10 +97,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('helpdesk_out_of_office_replies')
-    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
+    .$call(belongsTo('conversation_id', 'helpdesk_conversations'))
     .addColumn('reopens_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('message_id', 'uuid', (c) => c.references('helpdesk_messages.id').onDelete('set null'))
+    .$call(ownedByWorkspace)
+    .$call(refersTo('message_id', 'helpdesk_messages'))
     .addColumn('sent_at', 'timestamptz', (c) => c.notNull())
     .addPrimaryKeyConstraint('helpdesk_out_of_office_replies_pkey', ['conversation_id', 'reopens_at'])
     .execute();

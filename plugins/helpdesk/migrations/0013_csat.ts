@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ownedByWorkspace, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
 
 /**
  * Customer satisfaction surveys (core/helpdesk/csat/csat.ts). Frozen: never import app code here.
@@ -15,8 +16,8 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_csat_settings')
-    .addColumn('inbox_id', 'uuid', (c) => c.primaryKey().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(onePer('inbox_id', 'helpdesk_inboxes'))
+    .$call(ownedByWorkspace)
     .addColumn('enabled', 'boolean', (c) => c.notNull())
     .addColumn('message', 'text', (c) => c.check(sql`char_length(message) between 1 and 1000`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
@@ -24,24 +25,24 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('helpdesk_csat_surveys')
-    .addColumn('conversation_id', 'uuid', (c) => c.primaryKey().references('helpdesk_conversations.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
-    .addColumn('message_id', 'uuid', (c) => c.references('helpdesk_messages.id').onDelete('set null'))
-    .addColumn('assignee_user_id', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('team_id', 'uuid', (c) => c.references('helpdesk_teams.id').onDelete('set null'))
+    .$call(onePer('conversation_id', 'helpdesk_conversations'))
+    .$call(ownedByWorkspace)
+    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
+    .$call(refersTo('message_id', 'helpdesk_messages'))
+    .$call(refersTo('assignee_user_id', 'users'))
+    .$call(refersTo('team_id', 'helpdesk_teams'))
     .addColumn('sent_at', 'timestamptz', (c) => c.notNull())
     .execute();
 
   await db.schema
     .createTable('helpdesk_csat_responses')
-    .addColumn('conversation_id', 'uuid', (c) => c.primaryKey().references('helpdesk_csat_surveys.conversation_id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('inbox_id', 'uuid', (c) => c.notNull().references('helpdesk_inboxes.id').onDelete('cascade'))
+    .$call(onePer('conversation_id', 'helpdesk_csat_surveys', 'conversation_id'))
+    .$call(ownedByWorkspace)
+    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
     .addColumn('rating', 'smallint', (c) => c.notNull().check(sql`rating between 1 and 5`))
     .addColumn('comment', 'text', (c) => c.check(sql`char_length(comment) between 1 and 1000`))
-    .addColumn('assignee_user_id', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('team_id', 'uuid', (c) => c.references('helpdesk_teams.id').onDelete('set null'))
+    .$call(refersTo('assignee_user_id', 'users'))
+    .$call(refersTo('team_id', 'helpdesk_teams'))
     .addColumn('submitted_at', 'timestamptz', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('helpdesk_csat_responses_workspace_idx').on('helpdesk_csat_responses').columns(['workspace_id', 'submitted_at']).execute();

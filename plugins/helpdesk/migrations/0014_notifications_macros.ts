@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, createdAt, timestamps, belongsTo, refersTo } from '../../kernel/table-columns.ts';
 
 /**
  * Mentions, in-app notifications, canned responses and macros (issue 7 items 6 and 8).
@@ -14,32 +15,30 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('helpdesk_mentions')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
-    .addColumn('message_id', 'uuid', (c) => c.notNull().references('helpdesk_messages.id').onDelete('cascade'))
-    .addColumn('mentioned_user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('actor_user_id', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(workspaceRecord)
+    .$call(belongsTo('conversation_id', 'helpdesk_conversations'))
+    .$call(belongsTo('message_id', 'helpdesk_messages'))
+    .$call(belongsTo('mentioned_user_id', 'users'))
+    .$call(refersTo('actor_user_id', 'users'))
+    .$call(createdAt)
     .addUniqueConstraint('helpdesk_mentions_message_user_key', ['message_id', 'mentioned_user_id'])
     .execute();
   await db.schema.createIndex('helpdesk_mentions_conversation_idx').on('helpdesk_mentions').columns(['conversation_id']).execute();
 
   await db.schema
     .createTable('helpdesk_notifications')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .$call(workspaceRecord)
+    .$call(belongsTo('user_id', 'users'))
     .addColumn('type', 'text', (c) => c.notNull().check(sql`type in ('mention', 'assigned', 'new_message_in_assigned')`))
     .addColumn('primary_actor_type', 'text', (c) => c.notNull())
     .addColumn('primary_actor_id', 'uuid', (c) => c.notNull())
     .addColumn('secondary_actor_type', 'text')
     .addColumn('secondary_actor_id', 'uuid')
-    .addColumn('conversation_id', 'uuid', (c) => c.notNull().references('helpdesk_conversations.id').onDelete('cascade'))
+    .$call(belongsTo('conversation_id', 'helpdesk_conversations'))
     .addColumn('message_id', 'uuid', (c) => c.references('helpdesk_messages.id').onDelete('cascade'))
     .addColumn('source_event_id', 'uuid', (c) => c.notNull())
     .addColumn('read_at', 'timestamptz')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .addUniqueConstraint('helpdesk_notifications_event_user_key', ['user_id', 'source_event_id'])
     .execute();
   await db.schema.createIndex('helpdesk_notifications_list_idx').on('helpdesk_notifications').columns(['workspace_id', 'user_id', 'created_at']).execute();
@@ -54,27 +53,23 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('helpdesk_canned_responses')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('short_code', 'text', (c) => c.notNull())
     .addColumn('short_code_key', 'text', (c) => c.notNull())
     .addColumn('content', 'text', (c) => c.notNull())
-    .addColumn('created_by', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(refersTo('created_by', 'users'))
+    .$call(timestamps)
     .addUniqueConstraint('helpdesk_canned_responses_short_code_key', ['workspace_id', 'short_code_key'])
     .execute();
 
   await db.schema
     .createTable('helpdesk_macros')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('visibility', 'text', (c) => c.notNull().check(sql`visibility in ('personal', 'workspace')`))
-    .addColumn('created_by', 'uuid', (c) => c.references('users.id').onDelete('set null'))
+    .$call(refersTo('created_by', 'users'))
     .addColumn('actions', 'jsonb', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   await db.schema.createIndex('helpdesk_macros_workspace_idx').on('helpdesk_macros').columns(['workspace_id', 'visibility', 'created_by']).execute();
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, createdAt, timestamps, createdNow, belongsTo, refersTo } from '../../../../plugins/kernel/table-columns.ts';
 
 /** Connections in full, chats, messages, media, upload tickets, the event log, service keys. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -17,7 +18,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('chats')
-    .addColumn('connection_id', 'uuid', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+    .$call(belongsTo('connection_id', 'connections'))
     .addColumn('remote_jid', 'text', (c) => c.notNull())
     .addColumn('name', 'text')
     .addColumn('last_message_at', 'timestamptz', (c) => c.notNull())
@@ -28,9 +29,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('messages')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('connection_id', 'uuid', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+    .$call(workspaceRecord)
+    .$call(belongsTo('connection_id', 'connections'))
     .addColumn('direction', 'text', (c) => c.notNull().check(sql`direction in ('inbound', 'outbound')`))
     .addColumn('remote_jid', 'text', (c) => c.notNull())
     .addColumn('external_id', 'text')
@@ -43,8 +43,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('reply_to', 'text')
     .addColumn('sent_by', 'uuid')
     .addColumn('message_timestamp', 'timestamptz', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   // Dedupe: a network message is stored once per connection, however often it is delivered.
   await db.schema.createIndex('messages_external_idx').on('messages').columns(['connection_id', 'external_id']).unique().where(sql.ref('external_id'), 'is not', null).execute();
@@ -53,16 +52,15 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('media')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('connection_id', 'uuid', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+    .$call(workspaceRecord)
+    .$call(belongsTo('connection_id', 'connections'))
     .addColumn('origin', 'text', (c) => c.notNull().check(sql`origin in ('upload', 'received')`))
     .addColumn('driver_ref', 'text')
     .addColumn('mimetype', 'text', (c) => c.notNull())
     .addColumn('file_name', 'text')
     .addColumn('size', 'integer')
     .addColumn('bytes', 'bytea')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .execute();
 
   await db.schema
@@ -73,13 +71,12 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('events')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('connection_id', 'uuid', (c) => c.references('connections.id').onDelete('set null'))
+    .$call(workspaceRecord)
+    .$call(refersTo('connection_id', 'connections'))
     .addColumn('event', 'text', (c) => c.notNull())
     .addColumn('remote_jid', 'text')
     .addColumn('payload', 'jsonb', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .execute();
   await db.schema.createIndex('events_connection_idx').on('events').columns(['connection_id', 'created_at']).execute();
 
@@ -87,6 +84,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('service_keys')
     .addColumn('name', 'text', (c) => c.primaryKey())
     .addColumn('secret', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .$call(createdNow)
     .execute();
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { createdNow, belongsTo, onePer } from '../../../../plugins/kernel/table-columns.ts';
 
 /**
  * Sessions of the unofficial network driver (adapters/drivers/baileys), kept in the database so
@@ -17,7 +18,7 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('connection_leases')
-    .addColumn('connection_id', 'uuid', (c) => c.primaryKey().references('connections.id').onDelete('cascade'))
+    .$call(onePer('connection_id', 'connections'))
     .addColumn('owner', 'text', (c) => c.notNull())
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('acquired_at', 'timestamptz', (c) => c.notNull())
@@ -25,7 +26,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('baileys_auth')
-    .addColumn('connection_id', 'uuid', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+    .$call(belongsTo('connection_id', 'connections'))
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('key_id', 'text', (c) => c.notNull())
     .addColumn('value', 'text', (c) => c.notNull())
@@ -35,14 +36,14 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('baileys_messages')
-    .addColumn('connection_id', 'uuid', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+    .$call(belongsTo('connection_id', 'connections'))
     .addColumn('message_id', 'text', (c) => c.notNull())
     .addColumn('remote_jid', 'text', (c) => c.notNull())
     .addColumn('from_me', 'boolean', (c) => c.notNull())
     .addColumn('has_media', 'boolean', (c) => c.notNull().defaultTo(false))
     .addColumn('album_id', 'text')
     .addColumn('raw', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .$call(createdNow)
     .addPrimaryKeyConstraint('baileys_messages_pk', ['connection_id', 'message_id'])
     .execute();
   await db.schema.createIndex('baileys_messages_created_idx').on('baileys_messages').column('created_at').execute();

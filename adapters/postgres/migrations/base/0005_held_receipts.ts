@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { belongsTo } from '../../../../plugins/kernel/table-columns.ts';
 
 /**
  * Receipts that arrive before the send they belong to has recorded its network id (a provider
@@ -7,7 +8,7 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('held_receipts')
-    .addColumn('connection_id', 'uuid', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+    .$call(belongsTo('connection_id', 'connections'))
     .addColumn('external_id', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('error', 'jsonb')

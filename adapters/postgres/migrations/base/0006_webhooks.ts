@@ -1,11 +1,11 @@
 import { sql, type Kysely } from 'kysely';
+import { uuidKey, workspaceRecord, timestamps, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
 
 /** Connection webhooks, their deliveries and attempts, and held batches (spec 2.8, 6.3, 6.4). */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('webhooks')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('events', sql`text[]`, (c) => c.notNull())
     .addColumn('connections', sql`uuid[]`, (c) => c.notNull().defaultTo(sql`'{}'`))
@@ -13,30 +13,28 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('secret', 'text', (c) => c.notNull())
     .addColumn('message_group_delay', 'integer', (c) => c.check(sql`message_group_delay between 1 and 300`))
     .addColumn('enable_simulate_typing', 'boolean', (c) => c.notNull().defaultTo(false))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   await db.schema.createIndex('webhooks_workspace_idx').on('webhooks').column('workspace_id').execute();
   await sql`create index webhooks_connections_idx on webhooks using gin (connections)`.execute(db);
 
   await db.schema
     .createTable('webhook_deliveries')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('webhook_id', 'uuid', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
+    .$call(uuidKey)
+    .$call(belongsTo('webhook_id', 'webhooks'))
     .addColumn('workspace_id', 'uuid', (c) => c.notNull())
     .addColumn('event', 'text', (c) => c.notNull())
     .addColumn('event_ids', sql`uuid[]`, (c) => c.notNull())
     .addColumn('body', 'text', (c) => c.notNull())
     .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('PENDING', 'RETRYING', 'SUCCEEDED', 'FAILED')`))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .execute();
   await db.schema.createIndex('webhook_deliveries_webhook_idx').on('webhook_deliveries').columns(['webhook_id', 'created_at']).execute();
 
   await db.schema
     .createTable('webhook_attempts')
-    .addColumn('delivery_id', 'uuid', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+    .$call(belongsTo('delivery_id', 'webhook_deliveries'))
     .addColumn('attempt', 'integer', (c) => c.notNull())
     .addColumn('at', 'timestamptz', (c) => c.notNull())
     .addColumn('status_code', 'integer')
@@ -47,7 +45,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('webhook_batches')
-    .addColumn('webhook_id', 'uuid', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
+    .$call(belongsTo('webhook_id', 'webhooks'))
     .addColumn('connection_id', 'uuid', (c) => c.notNull())
     .addColumn('remote_jid', 'text', (c) => c.notNull())
     .addColumn('closes_at', 'timestamptz', (c) => c.notNull())

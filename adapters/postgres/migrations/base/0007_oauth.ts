@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { uuidKey, ownedByWorkspace, createdAt, timestamps, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
 
 /**
  * The OAuth 2.1 authorization server (spec 2.5–2.7, 3.3): clients, pending authorization
@@ -23,13 +24,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('registration', 'text', (c) => c.notNull().check(sql`registration in ('DYNAMIC', 'DASHBOARD')`))
     .addColumn('workspace_id', 'uuid', (c) => c.references('workspaces.id').onDelete('cascade'))
     .addColumn('created_by', 'uuid')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .execute();
   await db.schema.createIndex('oauth_clients_workspace_idx').on('oauth_clients').column('workspace_id').execute();
 
   await db.schema
     .createTable('oauth_pending_requests')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .$call(uuidKey)
     .addColumn('client_id', 'text', (c) => c.notNull().references('oauth_clients.id').onDelete('cascade'))
     .addColumn('redirect_uri', 'text', (c) => c.notNull())
     .addColumn('scopes', sql`text[]`, (c) => c.notNull())
@@ -37,20 +38,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('code_challenge', 'text', (c) => c.notNull())
     .addColumn('resource', 'text')
     .addColumn('prompt', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('decided_at', 'timestamptz')
     .execute();
 
   await db.schema
     .createTable('oauth_consents')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .$call(uuidKey)
     .addColumn('client_id', 'text', (c) => c.notNull().references('oauth_clients.id').onDelete('cascade'))
-    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(belongsTo('user_id', 'users'))
+    .$call(ownedByWorkspace)
     .addColumn('scopes', sql`text[]`, (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .addUniqueConstraint('oauth_consents_grant_key', ['client_id', 'user_id', 'workspace_id'])
     .execute();
   await db.schema.createIndex('oauth_consents_workspace_idx').on('oauth_consents').column('workspace_id').execute();
@@ -58,30 +58,30 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('oauth_codes')
     .addColumn('hash', 'text', (c) => c.primaryKey())
-    .addColumn('consent_id', 'uuid', (c) => c.notNull().references('oauth_consents.id').onDelete('cascade'))
+    .$call(belongsTo('consent_id', 'oauth_consents'))
     .addColumn('client_id', 'text', (c) => c.notNull())
     .addColumn('redirect_uri', 'text', (c) => c.notNull())
     .addColumn('code_challenge', 'text', (c) => c.notNull())
     .addColumn('scopes', sql`text[]`, (c) => c.notNull())
     .addColumn('resource', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .addColumn('used_at', 'timestamptz')
     .execute();
 
   await db.schema
     .createTable('oauth_tokens')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
+    .$call(uuidKey)
     .addColumn('hash', 'text', (c) => c.notNull().unique())
     .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('ACCESS', 'REFRESH')`))
     .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('ACTIVE', 'ROTATED', 'REVOKED')`))
-    .addColumn('consent_id', 'uuid', (c) => c.notNull().references('oauth_consents.id').onDelete('cascade'))
+    .$call(belongsTo('consent_id', 'oauth_consents'))
     .addColumn('client_id', 'text', (c) => c.notNull())
     .addColumn('user_id', 'uuid', (c) => c.notNull())
     .addColumn('workspace_id', 'uuid', (c) => c.notNull())
     .addColumn('scopes', sql`text[]`, (c) => c.notNull())
     .addColumn('resource', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .addColumn('expires_at', 'timestamptz')
     .execute();
   await db.schema.createIndex('oauth_tokens_consent_idx').on('oauth_tokens').column('consent_id').execute();
@@ -89,9 +89,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('web_sessions')
     .addColumn('id_hash', 'text', (c) => c.primaryKey())
-    .addColumn('user_id', 'uuid', (c) => c.notNull().references('users.id').onDelete('cascade'))
+    .$call(belongsTo('user_id', 'users'))
     .addColumn('csrf', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .$call(createdAt)
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .execute();
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, timestamps, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
 
 /**
  * Message templates of official connections (spec 3.5, 4.3): what was submitted, the platform's
@@ -7,9 +8,8 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('templates')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('connection_id', 'uuid', (c) => c.notNull().references('connections.id').onDelete('cascade'))
+    .$call(workspaceRecord)
+    .$call(belongsTo('connection_id', 'connections'))
     .addColumn('external_id', 'text', (c) => c.notNull())
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('language', 'text', (c) => c.notNull())
@@ -17,8 +17,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('components', 'jsonb', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('rejected_reason', 'text')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(timestamps)
     .addUniqueConstraint('templates_name_language_key', ['connection_id', 'name', 'language'])
     .execute();
   await db.schema.createIndex('templates_external_idx').on('templates').columns(['connection_id', 'external_id']).execute();

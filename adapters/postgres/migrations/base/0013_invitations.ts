@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { workspaceRecord, timestamps, refersTo } from '../../../../plugins/kernel/table-columns.ts';
 
 /**
  * Invitations to join a workspace (issue 19, section 3). Only the SHA-256 of an invitation's
@@ -11,18 +12,16 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('invitations')
-    .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'uuid', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .$call(workspaceRecord)
     .addColumn('email', 'text', (c) => c.notNull())
     .addColumn('roles', sql`text[]`, (c) => c.notNull().check(sql`cardinality(roles) > 0`))
-    .addColumn('invited_by', 'uuid', (c) => c.references('users.id').onDelete('set null'))
+    .$call(refersTo('invited_by', 'users'))
     .addColumn('token_hash', 'text', (c) => c.notNull().unique())
     .addColumn('delivered_by', 'text', (c) => c.notNull().check(sql`delivered_by in ('mail', 'link')`))
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('PENDING', 'ACCEPTED', 'DECLINED', 'REVOKED', 'EXPIRED')`))
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('accepted_by', 'uuid', (c) => c.references('users.id').onDelete('set null'))
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .$call(refersTo('accepted_by', 'users'))
+    .$call(timestamps)
     .execute();
   await sql`create unique index invitations_pending_idx on invitations (workspace_id, email) where status = 'PENDING'`.execute(db);
 }
