@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { workspaceRecord, createdAt, timestamps, belongsTo, refersTo, jsonObject } from '../../kernel/table-columns.ts';
+import { workspaceRecord, timestamps, refersTo, jsonObject } from '../../kernel/table-columns.ts';
+import { createMemberTable } from './member-tables.ts';
 
 /** Helpdesk inboxes, their members, and contacts (spec 2.10, 4.6). Frozen: never import app code here. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -19,14 +20,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   // One inbox per connection in a workspace (NULLs, API inboxes, do not collide).
   await db.schema.createIndex('helpdesk_inboxes_connection_key').on('helpdesk_inboxes').columns(['workspace_id', 'connection_id']).unique().execute();
 
-  await db.schema
-    .createTable('helpdesk_inbox_members')
-    .$call(belongsTo('inbox_id', 'helpdesk_inboxes'))
-    .$call(belongsTo('user_id', 'users'))
-    .$call(createdAt)
-    .addPrimaryKeyConstraint('helpdesk_inbox_members_pkey', ['inbox_id', 'user_id'])
-    .execute();
-  await db.schema.createIndex('helpdesk_inbox_members_user_idx').on('helpdesk_inbox_members').column('user_id').execute();
+  await createMemberTable(db, 'helpdesk_inbox_members', { column: 'inbox_id', table: 'helpdesk_inboxes' });
 
   await db.schema
     .createTable('helpdesk_contacts')

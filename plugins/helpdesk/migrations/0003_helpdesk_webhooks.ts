@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, timestamps } from '../../kernel/table-columns.ts';
+import { deliveriesGoWithTheirWebhook } from './webhook-history.ts';
 
 /** Helpdesk webhooks (spec 2.9). Frozen: never import app code here. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -17,13 +18,5 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('helpdesk_webhooks_workspace_idx').on('helpdesk_webhooks').columns(['workspace_id', 'created_at']).execute();
   // Deliveries name their webhook without a foreign key (one engine for every kind of webhook):
   // a helpdesk webhook's history goes with it, however it is deleted (by hand, with its inbox).
-  await sql`
-    create function helpdesk_webhooks_drop_deliveries() returns trigger language plpgsql as $$
-    begin
-      delete from webhook_deliveries where webhook_id = old.id and target = 'helpdesk';
-      return old;
-    end $$`.execute(db);
-  await sql`
-    create trigger helpdesk_webhooks_drop_deliveries after delete on helpdesk_webhooks
-    for each row execute function helpdesk_webhooks_drop_deliveries()`.execute(db);
+  await deliveriesGoWithTheirWebhook(db, 'helpdesk_webhooks', 'helpdesk');
 }

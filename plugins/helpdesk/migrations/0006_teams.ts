@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { workspaceRecord, createdAt, timestamps, belongsTo } from '../../kernel/table-columns.ts';
+import { workspaceRecord, timestamps } from '../../kernel/table-columns.ts';
+import { createMemberTable } from './member-tables.ts';
 
 /**
  * Helpdesk teams of agents (spec 2.11 `teamId`), their members, the conversations' foreign key to
@@ -16,14 +17,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   // A name is unique in its workspace regardless of case ("Billing" and "billing" collide: 409).
   await sql`create unique index helpdesk_teams_name_key on helpdesk_teams (workspace_id, lower(name))`.execute(db);
 
-  await db.schema
-    .createTable('helpdesk_team_members')
-    .$call(belongsTo('team_id', 'helpdesk_teams'))
-    .$call(belongsTo('user_id', 'users'))
-    .$call(createdAt)
-    .addPrimaryKeyConstraint('helpdesk_team_members_pkey', ['team_id', 'user_id'])
-    .execute();
-  await db.schema.createIndex('helpdesk_team_members_user_idx').on('helpdesk_team_members').column('user_id').execute();
+  await createMemberTable(db, 'helpdesk_team_members', { column: 'team_id', table: 'helpdesk_teams' });
 
   // No team could be set before this migration; a stray id would block the foreign key.
   await sql`update helpdesk_conversations set team_id = null where team_id is not null and team_id not in (select id from helpdesk_teams)`.execute(db);

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ownedByWorkspace, workspaceRecord, timestamps, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
+import { deliveriesGoWithTheirWebhook } from './webhook-history.ts';
 
 /**
  * Agent bots (core/helpdesk/bots/agent-bots.ts, agent-bot-conversations.ts). Frozen: never import app code here.
@@ -59,13 +60,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('sender_agent_bot_id', 'uuid', (c) => c.references('helpdesk_agent_bots.id').onDelete('set null'))
     .execute();
 
-  await sql`
-    create function helpdesk_agent_bots_drop_deliveries() returns trigger language plpgsql as $$
-    begin
-      delete from webhook_deliveries where webhook_id = old.id and target = 'agent_bot';
-      return old;
-    end $$`.execute(db);
-  await sql`
-    create trigger helpdesk_agent_bots_drop_deliveries after delete on helpdesk_agent_bots
-    for each row execute function helpdesk_agent_bots_drop_deliveries()`.execute(db);
+  await deliveriesGoWithTheirWebhook(db, 'helpdesk_agent_bots', 'agent_bot');
 }
