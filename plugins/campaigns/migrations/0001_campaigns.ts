@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ownedByWorkspace, workspaceRecord, createdAt, timestamps, belongsTo, refersTo, jsonObject } from '../../kernel/table-columns.ts';
+import { indexWorkspaceListing } from '../../kernel/table-indexes.ts';
 
 /**
  * Campaigns, their recipients and the workspace's opt-out list (issue 8). Frozen: never import app
@@ -33,7 +34,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('started_at', 'timestamptz')
     .addColumn('finished_at', 'timestamptz')
     .execute();
-  await db.schema.createIndex('campaigns_workspace_idx').on('campaigns').columns(['workspace_id', 'created_at']).execute();
+  await indexWorkspaceListing(db, 'campaigns');
   await db.schema.createIndex('campaigns_connection_idx').on('campaigns').columns(['connection_id', 'status']).execute();
 
   await db.schema

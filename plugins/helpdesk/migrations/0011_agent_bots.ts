@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ownedByWorkspace, workspaceRecord, timestamps, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
+import { indexWorkspaceListing } from '../../kernel/table-indexes.ts';
 import { deliveriesGoWithTheirWebhook } from './webhook-history.ts';
 
 /**
@@ -29,7 +30,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('signing_secret', 'text', (c) => c.notNull())
     .$call(timestamps)
     .execute();
-  await db.schema.createIndex('helpdesk_agent_bots_workspace_idx').on('helpdesk_agent_bots').columns(['workspace_id', 'created_at']).execute();
+  await indexWorkspaceListing(db, 'helpdesk_agent_bots');
 
   await db.schema
     .createTable('helpdesk_agent_bot_inboxes')

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { uuidKey, ownedByWorkspace, workspaceRecord, createdNow, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
+import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
 
 /** Users, workspaces, memberships, API tokens. Frozen: never import app code here. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -42,5 +43,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(createdNow)
     .addColumn('last_used_at', 'timestamptz')
     .execute();
-  await db.schema.createIndex('api_tokens_workspace_idx').on('api_tokens').column('workspace_id').execute();
+  await indexByWorkspace(db, 'api_tokens');
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, createdAt, createdNow, onePer } from '../../../../plugins/kernel/table-columns.ts';
+import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
 
 /** Credit ledger and the connections a plan counts. The checks back up the core invariants. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -32,5 +33,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('status', 'text', (c) => c.notNull())
     .$call(createdNow)
     .execute();
-  await db.schema.createIndex('connections_workspace_idx').on('connections').column('workspace_id').execute();
+  await indexByWorkspace(db, 'connections');
 }

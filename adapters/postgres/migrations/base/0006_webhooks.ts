@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { uuidKey, workspaceRecord, timestamps, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
+import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
 
 /** Connection webhooks, their deliveries and attempts, and held batches (spec 2.8, 6.3, 6.4). */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -15,7 +16,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('enable_simulate_typing', 'boolean', (c) => c.notNull().defaultTo(false))
     .$call(timestamps)
     .execute();
-  await db.schema.createIndex('webhooks_workspace_idx').on('webhooks').column('workspace_id').execute();
+  await indexByWorkspace(db, 'webhooks');
   await sql`create index webhooks_connections_idx on webhooks using gin (connections)`.execute(db);
 
   await db.schema

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { uuidKey, ownedByWorkspace, createdAt, timestamps, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
+import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
 
 /**
  * The OAuth 2.1 authorization server (spec 2.5–2.7, 3.3): clients, pending authorization
@@ -26,7 +27,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_by', 'uuid')
     .$call(createdAt)
     .execute();
-  await db.schema.createIndex('oauth_clients_workspace_idx').on('oauth_clients').column('workspace_id').execute();
+  await indexByWorkspace(db, 'oauth_clients');
 
   await db.schema
     .createTable('oauth_pending_requests')
@@ -53,7 +54,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(timestamps)
     .addUniqueConstraint('oauth_consents_grant_key', ['client_id', 'user_id', 'workspace_id'])
     .execute();
-  await db.schema.createIndex('oauth_consents_workspace_idx').on('oauth_consents').column('workspace_id').execute();
+  await indexByWorkspace(db, 'oauth_consents');
 
   await db.schema
     .createTable('oauth_codes')
