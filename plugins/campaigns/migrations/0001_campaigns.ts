@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ownedByWorkspace, workspaceRecord, createdAt, timestamps, belongsTo, refersTo, jsonObject } from '../../kernel/table-columns.ts';
-import { indexWorkspaceListing } from '../../kernel/table-indexes.ts';
+import { indexInOrder } from '../../kernel/table-indexes.ts';
 
 /**
  * Campaigns, their recipients and the workspace's opt-out list (issue 8). Frozen: never import app
@@ -34,7 +34,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('started_at', 'timestamptz')
     .addColumn('finished_at', 'timestamptz')
     .execute();
-  await indexWorkspaceListing(db, 'campaigns');
+  await indexInOrder(db, 'campaigns', 'workspace');
   await db.schema.createIndex('campaigns_connection_idx').on('campaigns').columns(['connection_id', 'status']).execute();
 
   await db.schema

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, timestamps, refersTo, jsonObject } from '../../kernel/table-columns.ts';
-import { indexWorkspaceListing } from '../../kernel/table-indexes.ts';
+import { indexInOrder } from '../../kernel/table-indexes.ts';
 import { createMemberTable } from './member-tables.ts';
 
 /** Helpdesk inboxes, their members, and contacts (spec 2.10, 4.6). Frozen: never import app code here. */
@@ -17,7 +17,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('inbound_secret', 'text')
     .$call(timestamps)
     .execute();
-  await indexWorkspaceListing(db, 'helpdesk_inboxes');
+  await indexInOrder(db, 'helpdesk_inboxes', 'workspace');
   // One inbox per connection in a workspace (NULLs, API inboxes, do not collide).
   await db.schema.createIndex('helpdesk_inboxes_connection_key').on('helpdesk_inboxes').columns(['workspace_id', 'connection_id']).unique().execute();
 
@@ -32,6 +32,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(jsonObject('custom_attributes'))
     .$call(timestamps)
     .execute();
-  await indexWorkspaceListing(db, 'helpdesk_contacts');
+  await indexInOrder(db, 'helpdesk_contacts', 'workspace');
   await db.schema.createIndex('helpdesk_contacts_phone_key').on('helpdesk_contacts').columns(['workspace_id', 'phone']).unique().execute();
 }

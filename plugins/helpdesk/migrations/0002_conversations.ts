@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { uuidKey, ownedByWorkspace, workspaceRecord, createdAt, timestamps, belongsTo, refersTo, onePer, jsonObject } from '../../kernel/table-columns.ts';
+import { indexInOrder } from '../../kernel/table-indexes.ts';
 
 /**
  * Helpdesk conversations and their messages (spec 2.11, 2.12, 3.1, 3.2, 4.6). Frozen: never
@@ -37,7 +38,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(timestamps)
     .execute();
   await db.schema.createIndex('helpdesk_conversations_display_key').on('helpdesk_conversations').columns(['workspace_id', 'display_id']).unique().execute();
-  await db.schema.createIndex('helpdesk_conversations_workspace_idx').on('helpdesk_conversations').columns(['workspace_id', 'last_activity_at']).execute();
+  await indexInOrder(db, 'helpdesk_conversations', 'workspace', 'last_activity_at');
   await db.schema.createIndex('helpdesk_conversations_contact_idx').on('helpdesk_conversations').columns(['inbox_id', 'contact_id', 'created_at']).execute();
 
   await db.schema

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, timestamps } from '../../kernel/table-columns.ts';
-import { indexWorkspaceListing } from '../../kernel/table-indexes.ts';
+import { indexInOrder } from '../../kernel/table-indexes.ts';
 import { deliveriesGoWithTheirWebhook } from './webhook-history.ts';
 
 /** Helpdesk webhooks (spec 2.9). Frozen: never import app code here. */
@@ -16,7 +16,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('secret_chosen', 'boolean', (c) => c.notNull())
     .$call(timestamps)
     .execute();
-  await indexWorkspaceListing(db, 'helpdesk_webhooks');
+  await indexInOrder(db, 'helpdesk_webhooks', 'workspace');
   // Deliveries name their webhook without a foreign key (one engine for every kind of webhook):
   // a helpdesk webhook's history goes with it, however it is deleted (by hand, with its inbox).
   await deliveriesGoWithTheirWebhook(db, 'helpdesk_webhooks', 'helpdesk');

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, createdAt, timestamps, belongsTo, refersTo } from '../../kernel/table-columns.ts';
+import { indexBy, indexInOrder } from '../../kernel/table-indexes.ts';
 
 /**
  * Labels as a workspace resource, and files on helpdesk messages (issue 6; spec 2.12, 4.5, 6.5).
@@ -39,8 +40,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(refersTo('uploaded_by', 'users'))
     .$call(createdAt)
     .execute();
-  await db.schema.createIndex('helpdesk_attachments_message_idx').on('helpdesk_attachments').columns(['message_id', 'created_at']).execute();
-  await db.schema.createIndex('helpdesk_attachments_conversation_idx').on('helpdesk_attachments').columns(['conversation_id']).execute();
+  await indexInOrder(db, 'helpdesk_attachments', 'message');
+  await indexBy(db, 'helpdesk_attachments', 'conversation');
 
   // The labels already on conversations become the workspace's labels.
   const rows = await db

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, belongsTo } from '../../kernel/table-columns.ts';
+import { indexInOrder } from '../../kernel/table-indexes.ts';
 
 /**
  * History syncs of inboxes (core/helpdesk/inboxes/inbox-sync.ts): one row per sync with its status,
@@ -30,7 +31,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('finished_at', 'timestamptz')
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('helpdesk_inbox_syncs_inbox_idx').on('helpdesk_inbox_syncs').columns(['inbox_id', 'started_at']).execute();
+  await indexInOrder(db, 'helpdesk_inbox_syncs', 'inbox', 'started_at');
   await db.schema
     .createIndex('helpdesk_inbox_syncs_running_key')
     .on('helpdesk_inbox_syncs')

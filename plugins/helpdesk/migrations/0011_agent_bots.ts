@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ownedByWorkspace, workspaceRecord, timestamps, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
-import { indexWorkspaceListing } from '../../kernel/table-indexes.ts';
+import { indexInOrder } from '../../kernel/table-indexes.ts';
 import { deliveriesGoWithTheirWebhook } from './webhook-history.ts';
 
 /**
@@ -30,7 +30,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('signing_secret', 'text', (c) => c.notNull())
     .$call(timestamps)
     .execute();
-  await indexWorkspaceListing(db, 'helpdesk_agent_bots');
+  await indexInOrder(db, 'helpdesk_agent_bots', 'workspace');
 
   await db.schema
     .createTable('helpdesk_agent_bot_inboxes')

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ownedByWorkspace, workspaceRecord, timestamps, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
+import { indexBy, indexInOrder } from '../../kernel/table-indexes.ts';
 
 /**
  * Business hours, SLA policies, conversation timing, breaches, out-of-office replies
@@ -56,7 +57,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(belongsTo('policy_id', 'helpdesk_sla_policies'))
     .$call(ownedByWorkspace)
     .execute();
-  await db.schema.createIndex('helpdesk_sla_policy_inboxes_policy_idx').on('helpdesk_sla_policy_inboxes').column('policy_id').execute();
+  await indexBy(db, 'helpdesk_sla_policy_inboxes', 'policy');
 
   await db.schema
     .createTable('helpdesk_conversation_timing')
@@ -75,7 +76,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('helpdesk_conversation_timing_workspace_idx').on('helpdesk_conversation_timing').columns(['workspace_id', 'inbox_id']).execute();
-  await db.schema.createIndex('helpdesk_conversation_timing_policy_idx').on('helpdesk_conversation_timing').column('policy_id').execute();
+  await indexBy(db, 'helpdesk_conversation_timing', 'policy');
   // The deadline jobs' sweep looks for running rounds past due (core/helpdesk/sla/tracking.ts).
   for (const column of ['first_response_due_at', 'next_response_due_at', 'resolution_due_at']) {
     await sql`create index ${sql.raw(`helpdesk_conversation_timing_${column}_idx`)} on helpdesk_conversation_timing (${sql.ref(column)}) where ${sql.ref(column)} is not null`.execute(db);
@@ -93,7 +94,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('breached_at', 'timestamptz', (c) => c.notNull())
     .addUniqueConstraint('helpdesk_sla_breaches_round_key', ['conversation_id', 'target', 'due_at'])
     .execute();
-  await db.schema.createIndex('helpdesk_sla_breaches_workspace_idx').on('helpdesk_sla_breaches').columns(['workspace_id', 'due_at']).execute();
+  await indexInOrder(db, 'helpdesk_sla_breaches', 'workspace', 'due_at');
 
   await db.schema
     .createTable('helpdesk_out_of_office_replies')

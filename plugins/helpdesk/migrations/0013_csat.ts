@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ownedByWorkspace, belongsTo, refersTo, onePer } from '../../kernel/table-columns.ts';
+import { indexInOrder } from '../../kernel/table-indexes.ts';
 
 /**
  * Customer satisfaction surveys (core/helpdesk/csat/csat.ts). Frozen: never import app code here.
@@ -45,6 +46,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(refersTo('team_id', 'helpdesk_teams'))
     .addColumn('submitted_at', 'timestamptz', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('helpdesk_csat_responses_workspace_idx').on('helpdesk_csat_responses').columns(['workspace_id', 'submitted_at']).execute();
-  await db.schema.createIndex('helpdesk_csat_responses_inbox_idx').on('helpdesk_csat_responses').columns(['inbox_id', 'submitted_at']).execute();
+  await indexInOrder(db, 'helpdesk_csat_responses', 'workspace', 'submitted_at');
+  await indexInOrder(db, 'helpdesk_csat_responses', 'inbox', 'submitted_at');
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, createdAt, timestamps, belongsTo, refersTo } from '../../kernel/table-columns.ts';
+import { indexBy } from '../../kernel/table-indexes.ts';
 
 /**
  * Mentions, in-app notifications, canned responses and macros (issue 7 items 6 and 8).
@@ -23,7 +24,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(createdAt)
     .addUniqueConstraint('helpdesk_mentions_message_user_key', ['message_id', 'mentioned_user_id'])
     .execute();
-  await db.schema.createIndex('helpdesk_mentions_conversation_idx').on('helpdesk_mentions').columns(['conversation_id']).execute();
+  await indexBy(db, 'helpdesk_mentions', 'conversation');
 
   await db.schema
     .createTable('helpdesk_notifications')
@@ -48,8 +49,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['workspace_id', 'user_id'])
     .where(sql.ref('read_at'), 'is', null)
     .execute();
-  await db.schema.createIndex('helpdesk_notifications_conversation_idx').on('helpdesk_notifications').columns(['conversation_id']).execute();
-  await db.schema.createIndex('helpdesk_notifications_message_idx').on('helpdesk_notifications').columns(['message_id']).execute();
+  await indexBy(db, 'helpdesk_notifications', 'conversation');
+  await indexBy(db, 'helpdesk_notifications', 'message');
 
   await db.schema
     .createTable('helpdesk_canned_responses')

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { belongsTo, createdAt } from '../../kernel/table-columns.ts';
+import { indexBy } from '../../kernel/table-indexes.ts';
 
 /**
  * The members of a group (an inbox's, a team's): one row per group and user, gone with either,
@@ -13,5 +14,5 @@ export async function createMemberTable(db: Kysely<any>, table: string, group: {
     .$call(createdAt)
     .addPrimaryKeyConstraint(`${table}_pkey`, [group.column, 'user_id'])
     .execute();
-  await db.schema.createIndex(`${table}_user_idx`).on(table).column('user_id').execute();
+  await indexBy(db, table, 'user');
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { uuidKey, ownedByWorkspace, workspaceRecord, createdNow, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
-import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
+import { indexBy } from '../../../../plugins/kernel/table-indexes.ts';
 
 /** Users, workspaces, memberships, API tokens. Frozen: never import app code here. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -31,7 +31,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(createdNow)
     .addPrimaryKeyConstraint('memberships_pkey', ['workspace_id', 'user_id'])
     .execute();
-  await db.schema.createIndex('memberships_user_idx').on('memberships').column('user_id').execute();
+  await indexBy(db, 'memberships', 'user');
 
   await db.schema
     .createTable('api_tokens')
@@ -43,5 +43,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(createdNow)
     .addColumn('last_used_at', 'timestamptz')
     .execute();
-  await indexByWorkspace(db, 'api_tokens');
+  await indexBy(db, 'api_tokens', 'workspace');
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, createdAt, createdNow, onePer } from '../../../../plugins/kernel/table-columns.ts';
-import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
+import { indexBy } from '../../../../plugins/kernel/table-indexes.ts';
 
 /** Credit ledger and the connections a plan counts. The checks back up the core invariants. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -33,5 +33,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('status', 'text', (c) => c.notNull())
     .$call(createdNow)
     .execute();
-  await indexByWorkspace(db, 'connections');
+  await indexBy(db, 'connections', 'workspace');
 }

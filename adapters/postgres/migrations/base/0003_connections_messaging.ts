@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { workspaceRecord, createdAt, timestamps, createdNow, belongsTo, refersTo } from '../../../../plugins/kernel/table-columns.ts';
+import { indexInOrder } from '../../../../plugins/kernel/table-indexes.ts';
 
 /** Connections in full, chats, messages, media, upload tickets, the event log, service keys. */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -78,7 +79,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('payload', 'jsonb', (c) => c.notNull())
     .$call(createdAt)
     .execute();
-  await db.schema.createIndex('events_connection_idx').on('events').columns(['connection_id', 'created_at']).execute();
+  await indexInOrder(db, 'events', 'connection');
 
   await db.schema
     .createTable('service_keys')

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { uuidKey, workspaceRecord, timestamps, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
-import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
+import { indexBy, indexInOrder } from '../../../../plugins/kernel/table-indexes.ts';
 
 /** Connection webhooks, their deliveries and attempts, and held batches (spec 2.8, 6.3, 6.4). */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -16,7 +16,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('enable_simulate_typing', 'boolean', (c) => c.notNull().defaultTo(false))
     .$call(timestamps)
     .execute();
-  await indexByWorkspace(db, 'webhooks');
+  await indexBy(db, 'webhooks', 'workspace');
   await sql`create index webhooks_connections_idx on webhooks using gin (connections)`.execute(db);
 
   await db.schema
@@ -31,7 +31,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .$call(timestamps)
     .execute();
-  await db.schema.createIndex('webhook_deliveries_webhook_idx').on('webhook_deliveries').columns(['webhook_id', 'created_at']).execute();
+  await indexInOrder(db, 'webhook_deliveries', 'webhook');
 
   await db.schema
     .createTable('webhook_attempts')

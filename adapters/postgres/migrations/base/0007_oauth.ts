@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { uuidKey, ownedByWorkspace, createdAt, timestamps, belongsTo } from '../../../../plugins/kernel/table-columns.ts';
-import { indexByWorkspace } from '../../../../plugins/kernel/table-indexes.ts';
+import { indexBy } from '../../../../plugins/kernel/table-indexes.ts';
 
 /**
  * The OAuth 2.1 authorization server (spec 2.5–2.7, 3.3): clients, pending authorization
@@ -27,7 +27,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_by', 'uuid')
     .$call(createdAt)
     .execute();
-  await indexByWorkspace(db, 'oauth_clients');
+  await indexBy(db, 'oauth_clients', 'workspace');
 
   await db.schema
     .createTable('oauth_pending_requests')
@@ -54,7 +54,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(timestamps)
     .addUniqueConstraint('oauth_consents_grant_key', ['client_id', 'user_id', 'workspace_id'])
     .execute();
-  await indexByWorkspace(db, 'oauth_consents');
+  await indexBy(db, 'oauth_consents', 'workspace');
 
   await db.schema
     .createTable('oauth_codes')
@@ -85,7 +85,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .$call(createdAt)
     .addColumn('expires_at', 'timestamptz')
     .execute();
-  await db.schema.createIndex('oauth_tokens_consent_idx').on('oauth_tokens').column('consent_id').execute();
+  await indexBy(db, 'oauth_tokens', 'consent');
 
   await db.schema
     .createTable('web_sessions')
