@@ -1,4 +1,5 @@
 import { t } from 'elysia';
+import type { TObject } from '@sinclair/typebox';
 import {
   AGENT_BOT_TOKEN_HEADER,
   agentBotDeliveries,
@@ -51,6 +52,14 @@ const Settings = {
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 
+/** A rotation's options: no input but the bot, and the bot with its new credential (shown this once) as the answer. */
+const rotation = <C extends TObject>(credential: C, summary: string) => ({
+  params: Id,
+  body: t.Optional(t.Object({}, { description: 'No fields' })),
+  response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, credential]) },
+  detail: { summary },
+});
+
 /** Agent bots (issue 7 item 4): settings, secrets, delivery history. Helpdesk configuration (Owner, Admin, Manager), PRO plan for writes. */
 export function agentBotRoutes(ctx: PluginContext) {
   return catalogueRoutes(ctx, {
@@ -98,12 +107,7 @@ export function agentBotRoutes(ctx: PluginContext) {
             const rotated = await ctx.storage.transaction(agentBotStores, (s) => rotateAgentBotToken(s, ctx, actor, params.id));
             return { ...present(rotated.bot), accessToken: rotated.accessToken };
           },
-          {
-            params: Id,
-            body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, t.Object({ accessToken: AccessToken })]) },
-            detail: { summary: 'A new access token for the bot (PRO plan); the old one stops working at once' },
-          },
+          rotation(t.Object({ accessToken: AccessToken }), 'A new access token for the bot (PRO plan); the old one stops working at once'),
         )
         .post(
           '/:id/signing-secret/rotate',
@@ -112,12 +116,10 @@ export function agentBotRoutes(ctx: PluginContext) {
             const rotated = await ctx.storage.transaction(agentBotStores, (s) => rotateAgentBotSigningSecret(s, ctx, actor, params.id));
             return { ...present(rotated.bot), signingSecret: rotated.signingSecret };
           },
-          {
-            params: Id,
-            body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, t.Object({ signingSecret: SigningSecret })]) },
-            detail: { summary: 'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it' },
-          },
+          rotation(
+            t.Object({ signingSecret: SigningSecret }),
+            'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it',
+          ),
         ),
     )
     .use(
