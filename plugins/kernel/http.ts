@@ -4,7 +4,7 @@
  * runs its use case through `ctx.storage` (one transaction with the plugin's stores).
  */
 import { authentication as hostAuthentication } from '../../adapters/http/auth.ts';
-import { countRefusal as hostCountRefusal } from '../../adapters/http/auth-failures.ts';
+import { checkSignedLink as hostCheckSignedLink, countRefusal as hostCountRefusal } from '../../adapters/http/auth-failures.ts';
 import { authenticatedRoutes as hostAuthenticatedRoutes } from '../../adapters/http/route-group.ts';
 import { onPluginContext } from './host.ts';
 
@@ -12,6 +12,8 @@ import { onPluginContext } from './host.ts';
 export const authentication = onPluginContext(hostAuthentication);
 /** Counts a refused credential towards the client's failure limit (429 after `AUTH_FAILURE_LIMIT`). */
 export const countRefusal = onPluginContext(hostCountRefusal);
+/** Checks a signed link's token; a refusal counts towards the client's failure limit. */
+export const checkSignedLink = onPluginContext(hostCheckSignedLink);
 /**
  * A feature's router: named, prefixed, tagged, authenticated, with `{ auth: true }` (and the
  * group's `role`, if any) guarding every route declared on it after.

@@ -6,7 +6,7 @@ import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
 import { authenticatedRoutes } from '../../kernel/http.ts';
 import { bodyLimits, readBytes, readMultipart } from '../../kernel/http.ts';
-import { countRefusal } from '../../kernel/http.ts';
+import { checkSignedLink } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { authErrors, StandardError } from '../../kernel/http.ts';
 import { fetchReceivedMedia } from '../../kernel/jobs.ts';
@@ -63,12 +63,7 @@ export function attachmentRoutes(ctx: PluginContext) {
     .get(
       '/v3/helpdesk/messages/attachments/:id/public/download',
       async ({ params, query, request, server }) => {
-        try {
-          assertAttachmentToken(links, params.id, query.token);
-        } catch (error) {
-          await countRefusal(ctx, 'signed-link', request, error, server?.requestIP(request)?.address);
-          throw error;
-        }
+        await checkSignedLink(ctx, request, server?.requestIP(request)?.address, () => assertAttachmentToken(links, params.id, query.token));
         const downloads = ctx.storage.read(attachmentDownloads);
         const found = await downloads.find(params.id);
         if (!found) throw notFound('Attachment not found');
