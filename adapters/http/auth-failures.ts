@@ -107,6 +107,16 @@ export async function countRefusal(ctx: AppContext, kind: FailureKind, request: 
   if (error instanceof DomainError && (error.kind === 'unauthenticated' || error.kind === 'not_found')) await authFailures(ctx).failed(kind, clientAddress(ctx, request, peer));
 }
 
+/** Checks a signed link's token (`check` throws when it is refused); a refusal counts towards the client's failure limit. */
+export async function checkSignedLink(ctx: AppContext, request: Request, peer: string | null | undefined, check: () => void): Promise<void> {
+  try {
+    check();
+  } catch (error) {
+    await countRefusal(ctx, 'signed-link', request, error, peer);
+    throw error;
+  }
+}
+
 /**
  * The client's address: the peer of the TCP connection, or with `TRUST_PROXY=<n>` the address
  * the n-th proxy in front of the service saw (the n-th `X-Forwarded-For` entry from the right).

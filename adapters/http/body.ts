@@ -60,7 +60,12 @@ export async function readBytes(request: Request, limit: number): Promise<Uint8A
     reader.releaseLock();
   }
   if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(received);
+  return joinChunks(chunks, received);
+}
+
+/** The chunks of a body read to its end, as one array of `length` bytes. */
+export function joinChunks(chunks: readonly Uint8Array[], length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);

@@ -43,11 +43,7 @@ export const BASE_ROUTE_SCOPES: RouteScope[] = [
   { method: 'PATCH', path: '/v3/oauth/clients/:clientId', scopes: null },
   { method: 'DELETE', path: '/v3/oauth/clients/:clientId', scopes: null },
 
-  { method: 'GET', path: '/v3/connections', scopes: ['connections:read'] },
-  { method: 'GET', path: '/v3/connections/:id', scopes: ['connections:read'] },
-  { method: 'POST', path: '/v3/connections', scopes: ['connections:write'] },
-  { method: 'PATCH', path: '/v3/connections/:id', scopes: ['connections:write'] },
-  { method: 'DELETE', path: '/v3/connections/:id', scopes: ['connections:write'] },
+  ...catalogueRouteScopes('/v3/connections', { read: ['connections:read'], write: ['connections:write'] }),
   { method: 'POST', path: '/v3/connections/:id/connect', scopes: ['connections:connect'] },
   { method: 'POST', path: '/v3/connections/:id/disconnect', scopes: ['connections:connect'] },
   { method: 'POST', path: '/v3/connections/:id/logout', scopes: ['connections:connect'] },
@@ -79,12 +75,8 @@ export const BASE_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/connections/:id/sandbox/edits', scopes: ['connections:write'] },
   { method: 'POST', path: '/v3/connections/:id/sandbox/deletes', scopes: ['connections:write'] },
 
-  { method: 'GET', path: '/v3/webhooks', scopes: ['webhooks:read'] },
-  { method: 'GET', path: '/v3/webhooks/:id', scopes: ['webhooks:read'] },
+  ...catalogueRouteScopes('/v3/webhooks', { read: ['webhooks:read'], write: ['webhooks:write'] }),
   { method: 'GET', path: '/v3/webhooks/:id/deliveries', scopes: ['webhooks:read'] },
-  { method: 'POST', path: '/v3/webhooks', scopes: ['webhooks:write'] },
-  { method: 'PATCH', path: '/v3/webhooks/:id', scopes: ['webhooks:write'] },
-  { method: 'DELETE', path: '/v3/webhooks/:id', scopes: ['webhooks:write'] },
   { method: 'GET', path: '/v3/webhooks/:id/secret', scopes: ['webhooks:write'] },
   { method: 'POST', path: '/v3/webhooks/:id/secret/rotate', scopes: ['webhooks:write'] },
   { method: 'POST', path: '/v3/webhooks/:id/deliveries/:deliveryId/redeliver', scopes: ['webhooks:write'] },
@@ -93,6 +85,21 @@ export const BASE_ROUTE_SCOPES: RouteScope[] = [
   { method: 'GET', path: '/v3/mcp', scopes: [] },
   { method: 'DELETE', path: '/v3/mcp', scopes: [] },
 ];
+
+/**
+ * The rows of a catalogue's five routes (list and create on the prefix; read, change and delete
+ * one item at `/:id`): reading needs one of `read`, the changes one of `write`.
+ */
+export function catalogueRouteScopes(prefix: string, scopes: { read: Scope[]; write: Scope[] }): RouteScope[] {
+  const item = `${prefix}/:id`;
+  return [
+    { method: 'GET', path: prefix, scopes: scopes.read },
+    { method: 'GET', path: item, scopes: scopes.read },
+    { method: 'POST', path: prefix, scopes: scopes.write },
+    { method: 'PATCH', path: item, scopes: scopes.write },
+    { method: 'DELETE', path: item, scopes: scopes.write },
+  ];
+}
 
 export function routeScopeTable(rows: readonly RouteScope[]): RouteScopeTable {
   const table = new Map<string, Scope[] | null>();

@@ -1,5 +1,5 @@
 import { t, type TSchema } from 'elysia';
-import { MAX_PER_PAGE } from '../../core/shared/pagination.ts';
+import { MAX_PER_PAGE, type Page } from '../../core/shared/pagination.ts';
 
 /** Shared HTTP models: error bodies (spec 7.2), page query and envelope (spec 2.2). */
 export const StandardError = t.Object(
@@ -43,6 +43,11 @@ export function PageOf<T extends TSchema>(item: T) {
     currentPage: t.Integer(),
     perPage: t.Integer(),
   });
+}
+
+/** A page of items as the API shows it (`PageOf`): the same page, each item presented. */
+export function presentPage<T, V>(page: Page<T>, present: (item: T) => V): Omit<Page<T>, 'data'> & { data: V[] } {
+  return { ...page, data: page.data.map(present) };
 }
 
 export const Timestamp = t.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds' });

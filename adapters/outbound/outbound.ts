@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { hostAllowed, inCidr, parseAddress, resolvedRefusal, urlVerdict, type OutboundAllowList, type OutboundPolicy } from '../../core/shared/outbound-policy.ts';
+import { joinChunks } from '../http/body.ts';
 
 /** Every address a name has now (the resolver port; tests inject one to play DNS rebinding). */
 export type Resolve = (host: string) => Promise<string[]>;
@@ -117,11 +118,5 @@ export async function readBounded(response: Response, maxBytes: number): Promise
     }
     chunks.push(value);
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return joinChunks(chunks, total);
 }

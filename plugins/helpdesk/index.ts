@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { Plugin } from '../kernel/plugin.ts';
-import type { RouteScope } from '../kernel/http.ts';
+import { catalogueRouteScopes, type RouteScope } from '../kernel/http.ts';
+import type { Scope } from '../../core/oauth/scopes.ts';
 import * as helpdesk0001 from './migrations/0001_helpdesk.ts';
 import * as helpdesk0002 from './migrations/0002_conversations.ts';
 import * as helpdesk0004 from './migrations/0004_presence.ts';
@@ -33,6 +34,9 @@ import { AGENT_BOT_TARGET } from '../../core/helpdesk/bots/agent-bot-delivery.ts
 import { agentBotDeliveryTarget } from './bots/use-case-stores.ts';
 import { helpdeskContactsAudience } from './contacts/campaign-audience.ts';
 
+/** Reading and changing the helpdesk's own records (inboxes, teams, labels). */
+const HELPDESK_SCOPES: { read: Scope[]; write: Scope[] } = { read: ['helpdesk:read'], write: ['helpdesk:write'] };
+
 /**
  * OAuth scopes of the helpdesk routes (spec 2.7). Inboxes: `helpdesk:read` / `helpdesk:write`.
  * Contacts: either the contacts scope or the helpdesk one (`helpdesk:read` is described as
@@ -40,12 +44,8 @@ import { helpdeskContactsAudience } from './contacts/campaign-audience.ts';
  * `contacts:*` manages contacts, and one granted `helpdesk:*` works the whole helpdesk.
  */
 export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
-  { method: 'GET', path: '/v3/helpdesk/inboxes', scopes: ['helpdesk:read'] },
-  { method: 'GET', path: '/v3/helpdesk/inboxes/:id', scopes: ['helpdesk:read'] },
+  ...catalogueRouteScopes('/v3/helpdesk/inboxes', HELPDESK_SCOPES),
   { method: 'GET', path: '/v3/helpdesk/inboxes/:id/members', scopes: ['helpdesk:read'] },
-  { method: 'POST', path: '/v3/helpdesk/inboxes', scopes: ['helpdesk:write'] },
-  { method: 'PATCH', path: '/v3/helpdesk/inboxes/:id', scopes: ['helpdesk:write'] },
-  { method: 'DELETE', path: '/v3/helpdesk/inboxes/:id', scopes: ['helpdesk:write'] },
   { method: 'PUT', path: '/v3/helpdesk/inboxes/:id/members', scopes: ['helpdesk:write'] },
   { method: 'GET', path: '/v3/helpdesk/inboxes/:id/sync', scopes: ['helpdesk:read'] },
   { method: 'POST', path: '/v3/helpdesk/inboxes/:id/sync', scopes: ['helpdesk:write'] },
@@ -64,31 +64,19 @@ export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
   { method: 'GET', path: '/v3/helpdesk/conversations/:id/messages', scopes: ['helpdesk:read'] },
   { method: 'POST', path: '/v3/helpdesk/conversations/:id/messages', scopes: ['helpdesk:write'] },
 
-  { method: 'GET', path: '/v3/helpdesk/teams', scopes: ['helpdesk:read'] },
-  { method: 'GET', path: '/v3/helpdesk/teams/:id', scopes: ['helpdesk:read'] },
+  ...catalogueRouteScopes('/v3/helpdesk/teams', HELPDESK_SCOPES),
   { method: 'GET', path: '/v3/helpdesk/teams/:id/members', scopes: ['helpdesk:read'] },
-  { method: 'POST', path: '/v3/helpdesk/teams', scopes: ['helpdesk:write'] },
-  { method: 'PATCH', path: '/v3/helpdesk/teams/:id', scopes: ['helpdesk:write'] },
-  { method: 'DELETE', path: '/v3/helpdesk/teams/:id', scopes: ['helpdesk:write'] },
   { method: 'PUT', path: '/v3/helpdesk/teams/:id/members', scopes: ['helpdesk:write'] },
 
-  { method: 'GET', path: '/v3/helpdesk/labels', scopes: ['helpdesk:read'] },
-  { method: 'GET', path: '/v3/helpdesk/labels/:id', scopes: ['helpdesk:read'] },
-  { method: 'POST', path: '/v3/helpdesk/labels', scopes: ['helpdesk:write'] },
-  { method: 'PATCH', path: '/v3/helpdesk/labels/:id', scopes: ['helpdesk:write'] },
-  { method: 'DELETE', path: '/v3/helpdesk/labels/:id', scopes: ['helpdesk:write'] },
+  ...catalogueRouteScopes('/v3/helpdesk/labels', HELPDESK_SCOPES),
   { method: 'PATCH', path: '/v3/helpdesk/conversations/:id/messages/:messageId', scopes: ['helpdesk:write'] },
   { method: 'DELETE', path: '/v3/helpdesk/conversations/:id/messages/:messageId', scopes: ['helpdesk:write'] },
   { method: 'DELETE', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:write'] },
   { method: 'POST', path: '/v3/helpdesk/conversations/:id/attachments', scopes: ['helpdesk:write'] },
 
   // Helpdesk webhooks are webhooks (spec 2.7 "webhooks:read — read webhooks and delivery history").
-  { method: 'GET', path: '/v3/helpdesk/webhooks', scopes: ['webhooks:read'] },
-  { method: 'GET', path: '/v3/helpdesk/webhooks/:id', scopes: ['webhooks:read'] },
+  ...catalogueRouteScopes('/v3/helpdesk/webhooks', { read: ['webhooks:read'], write: ['webhooks:write'] }),
   { method: 'GET', path: '/v3/helpdesk/webhooks/:id/deliveries', scopes: ['webhooks:read'] },
-  { method: 'POST', path: '/v3/helpdesk/webhooks', scopes: ['webhooks:write'] },
-  { method: 'PATCH', path: '/v3/helpdesk/webhooks/:id', scopes: ['webhooks:write'] },
-  { method: 'DELETE', path: '/v3/helpdesk/webhooks/:id', scopes: ['webhooks:write'] },
   { method: 'POST', path: '/v3/helpdesk/webhooks/:id/test', scopes: ['webhooks:write'] },
   { method: 'POST', path: '/v3/helpdesk/webhooks/:id/deliveries/:deliveryId/redeliver', scopes: ['webhooks:write'] },
 ];

@@ -12,7 +12,7 @@ import type { Actor } from '../../core/identity/identity.ts';
 import { pageRequest, type Page, type PageRequest } from '../../core/shared/pagination.ts';
 import type { RoleCheck } from '../../adapters/http/auth.ts';
 import type { PluginContext, StoreFactory } from './context.ts';
-import { authentication, authErrors, PageOf, PageQuery } from './http.ts';
+import { authentication, authErrors, PageOf, PageQuery, presentPage } from './http.ts';
 
 export interface Catalogue<S, T, C extends TSchema, U extends TSchema> {
   /** The router's name (Elysia declares a named router once). */
@@ -56,10 +56,8 @@ export function catalogueRoutes<S, T, C extends TSchema, U extends TSchema>(ctx:
     list: (app) =>
       app.get(
         '',
-        async ({ actor, query }: { actor: Actor; query: Record<string, string | undefined> }) => {
-          const found = await catalogue.list!.run(storage.read(stores), actor, pageRequest(query));
-          return { ...found, data: found.data.map((item) => present(item, actor)) };
-        },
+        async ({ actor, query }: { actor: Actor; query: Record<string, string | undefined> }) =>
+          presentPage(await catalogue.list!.run(storage.read(stores), actor, pageRequest(query)), (item) => present(item, actor)),
         route(catalogue.list!, { query: PageQuery }, 200, PageOf(view)),
       ),
     create: (app) =>

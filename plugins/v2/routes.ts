@@ -1,5 +1,5 @@
-import { Elysia, t } from 'elysia';
-import { authentication } from '../kernel/http.ts';
+import { t } from 'elysia';
+import { authenticatedRoutes, presentPage } from '../kernel/http.ts';
 import type { PluginContext } from '../kernel/context.ts';
 import { authErrors, CodedError, PageOf, PageQuery, StandardError } from '../kernel/http.ts';
 import { messagingDeps, messagingStores } from '../kernel/storage.ts';
@@ -70,87 +70,80 @@ const NotFound = { 404: t.Union([CodedError, StandardError]) };
  * media download. Every handler calls the use cases v3 calls; only the shapes differ.
  */
 export function v2Routes(ctx: PluginContext) {
-  return new Elysia({ name: 'plugins.v2', prefix: '/v2/connections', detail: { tags: ['v2'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
-      app
-        .get('', async ({ actor }) => (await listConnections(ctx.storage.read(messagingStores).connections, actor)).map(presentConnection), {
-          response: { ...authErrors, 200: t.Array(V2Connection) },
-          detail: { summary: 'v2: the connections of the workspace, with their status' },
-        })
-        .get('/:id', async ({ actor, params }) => presentConnection(await getConnection(ctx.storage.read(messagingStores).connections, actor, params.id)), {
-          params: Id,
-          response: { ...authErrors, ...NotFound, 200: V2Connection },
-          detail: { summary: 'v2: one connection and its status' },
-        })
-        .get(
-          '/:id/chats',
-          async ({ actor, params, query }) => {
-            const found = await listChats(ctx.storage.read(messagingStores), actor, params.id, pageRequest(query));
-            return { ...found, data: found.data.map(presentChat) };
-          },
-          { params: Id, query: PageQuery, response: { ...authErrors, ...NotFound, 200: PageOf(V2Chat) }, detail: { summary: 'v2: chats of the connection, most recent first' } },
-        )
-        .post(
-          '/:id/chats/:remoteJid/presence',
-          async ({ actor, params, body, set }) => {
-            const signal = await ctx.storage.transaction(messagingStores, (stores) => signalPresence(stores, messagingDeps(ctx), actor, params.id, jidOf(params.remoteJid), body.presence));
-            set.status = 202;
-            return { presence: signal.typing ? 'composing' : 'paused' };
-          },
-          {
-            role: ['messages.send', 'write'],
-            params: Chat,
-            body: t.Object({ presence: t.String({ description: PRESENCES.join(' or ') }) }),
-            response: { ...authErrors, ...NotFound, 202: t.Object({ presence: t.String() }), 422: StandardError },
-            detail: { summary: 'v2: show (composing) or clear (paused) “typing…” in the chat; accepted at once, sent by the worker' },
-          },
-        )
-        .post(
-          '/:id/chats/:remoteJid/messages',
-          async ({ actor, params, body, headers, set }) => {
-            const kinds = V2_KINDS.filter((kind) => (body as Record<string, unknown>)[kind] !== undefined);
-            if (kinds.length !== 1) throw badRequest([`body must contain exactly one message field: ${V2_KINDS.join(', ')}`]);
-            const { message, created } = await sendFromRequest(ctx, actor, params.id, { ...body, to: jidOf(params.remoteJid) }, headers['idempotency-key']);
-            set.status = created ? 201 : 200;
-            return presentMessage(message);
-          },
-          {
-            role: ['messages.send', 'write'],
-            params: Chat,
-            body: V2SendBody,
-            response: { ...authErrors, ...NotFound, 200: V2Message, 201: V2Message, 413: StandardError, 422: StandardError },
-            detail: {
-              summary: 'v2: send a message to the chat in the path; answers at once with status PENDING',
-              description: `Exactly one of text, image, video, audio, document, sticker, list, buttons or template. An \`Idempotency-Key\` header makes a retry answer the first message (200). ${mediaSendLimitsText()}`,
-            },
-          },
-        )
-        .get(
-          '/:id/chats/:remoteJid/messages',
-          async ({ actor, params, query }) => {
-            const limit = query.limit === undefined ? undefined : Number(query.limit);
-            return (await chatHistory(ctx.storage.read(messagingStores), actor, params.id, { chat: jidOf(params.remoteJid), limit, cursor: query.cursor })).map(presentMessage);
-          },
-          {
-            params: Chat,
-            query: t.Object({ limit: t.Optional(t.String({ description: '1 to 100; default 50' })), cursor: t.Optional(t.String({ description: 'The id of the oldest message already held' })) }),
-            response: { ...authErrors, ...NotFound, 200: t.Array(V2Message) },
-            detail: { summary: 'v2: the chat’s messages, oldest first, `limit` of them before `cursor`' },
-          },
-        )
-        .get(
-          '/:id/chats/:remoteJid/messages/:messageId/media',
-          async ({ actor, params }) => mediaDownload(ctx, await mediaOfChatMessage(ctx.storage.read(messagingStores), actor, params.id, jidOf(params.remoteJid), params.messageId)),
-          {
-            params: t.Object({ id: t.String(), remoteJid: t.String(), messageId: t.String() }),
-            response: { ...authErrors, ...NotFound, 200: t.Any({ description: 'The raw bytes, with their Content-Type' }), 502: StandardError },
-            detail: {
-              summary: 'v2: the media of a message, as bytes (with the API key)',
-              description: '404 when the network no longer has the media, 502 when it failed to serve it.',
-            },
-          },
-        ),
+  return authenticatedRoutes(ctx, { name: 'plugins.v2', prefix: '/v2/connections', tags: ['v2'] })
+    .get('', async ({ actor }) => (await listConnections(ctx.storage.read(messagingStores).connections, actor)).map(presentConnection), {
+      response: { ...authErrors, 200: t.Array(V2Connection) },
+      detail: { summary: 'v2: the connections of the workspace, with their status' },
+    })
+    .get('/:id', async ({ actor, params }) => presentConnection(await getConnection(ctx.storage.read(messagingStores).connections, actor, params.id)), {
+      params: Id,
+      response: { ...authErrors, ...NotFound, 200: V2Connection },
+      detail: { summary: 'v2: one connection and its status' },
+    })
+    .get(
+      '/:id/chats',
+      async ({ actor, params, query }) => presentPage(await listChats(ctx.storage.read(messagingStores), actor, params.id, pageRequest(query)), presentChat),
+      { params: Id, query: PageQuery, response: { ...authErrors, ...NotFound, 200: PageOf(V2Chat) }, detail: { summary: 'v2: chats of the connection, most recent first' } },
+    )
+    .post(
+      '/:id/chats/:remoteJid/presence',
+      async ({ actor, params, body, set }) => {
+        const signal = await ctx.storage.transaction(messagingStores, (stores) => signalPresence(stores, messagingDeps(ctx), actor, params.id, jidOf(params.remoteJid), body.presence));
+        set.status = 202;
+        return { presence: signal.typing ? 'composing' : 'paused' };
+      },
+      {
+        role: ['messages.send', 'write'],
+        params: Chat,
+        body: t.Object({ presence: t.String({ description: PRESENCES.join(' or ') }) }),
+        response: { ...authErrors, ...NotFound, 202: t.Object({ presence: t.String() }), 422: StandardError },
+        detail: { summary: 'v2: show (composing) or clear (paused) “typing…” in the chat; accepted at once, sent by the worker' },
+      },
+    )
+    .post(
+      '/:id/chats/:remoteJid/messages',
+      async ({ actor, params, body, headers, set }) => {
+        const kinds = V2_KINDS.filter((kind) => (body as Record<string, unknown>)[kind] !== undefined);
+        if (kinds.length !== 1) throw badRequest([`body must contain exactly one message field: ${V2_KINDS.join(', ')}`]);
+        const { message, created } = await sendFromRequest(ctx, actor, params.id, { ...body, to: jidOf(params.remoteJid) }, headers['idempotency-key']);
+        set.status = created ? 201 : 200;
+        return presentMessage(message);
+      },
+      {
+        role: ['messages.send', 'write'],
+        params: Chat,
+        body: V2SendBody,
+        response: { ...authErrors, ...NotFound, 200: V2Message, 201: V2Message, 413: StandardError, 422: StandardError },
+        detail: {
+          summary: 'v2: send a message to the chat in the path; answers at once with status PENDING',
+          description: `Exactly one of text, image, video, audio, document, sticker, list, buttons or template. An \`Idempotency-Key\` header makes a retry answer the first message (200). ${mediaSendLimitsText()}`,
+        },
+      },
+    )
+    .get(
+      '/:id/chats/:remoteJid/messages',
+      async ({ actor, params, query }) => {
+        const limit = query.limit === undefined ? undefined : Number(query.limit);
+        return (await chatHistory(ctx.storage.read(messagingStores), actor, params.id, { chat: jidOf(params.remoteJid), limit, cursor: query.cursor })).map(presentMessage);
+      },
+      {
+        params: Chat,
+        query: t.Object({ limit: t.Optional(t.String({ description: '1 to 100; default 50' })), cursor: t.Optional(t.String({ description: 'The id of the oldest message already held' })) }),
+        response: { ...authErrors, ...NotFound, 200: t.Array(V2Message) },
+        detail: { summary: 'v2: the chat’s messages, oldest first, `limit` of them before `cursor`' },
+      },
+    )
+    .get(
+      '/:id/chats/:remoteJid/messages/:messageId/media',
+      async ({ actor, params }) => mediaDownload(ctx, await mediaOfChatMessage(ctx.storage.read(messagingStores), actor, params.id, jidOf(params.remoteJid), params.messageId)),
+      {
+        params: t.Object({ id: t.String(), remoteJid: t.String(), messageId: t.String() }),
+        response: { ...authErrors, ...NotFound, 200: t.Any({ description: 'The raw bytes, with their Content-Type' }), 502: StandardError },
+        detail: {
+          summary: 'v2: the media of a message, as bytes (with the API key)',
+          description: '404 when the network no longer has the media, 502 when it failed to serve it.',
+        },
+      },
     );
 }
 

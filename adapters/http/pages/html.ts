@@ -5,6 +5,8 @@
  * Interpolated values are escaped unless they are `Html` made by this tag (or `raw`); arrays are
  * joined; `null`, `undefined` and `false` render nothing.
  */
+import { Elysia } from 'elysia';
+
 export class Html {
   constructor(readonly value: string) {}
   toString(): string {
@@ -120,6 +122,11 @@ ${body}
 </html>`.value;
 }
 
+/** The router of a feature's web pages: named once, and left out of the OpenAPI document (pages are no API operations). */
+export function webPages(name: string) {
+  return new Elysia({ name, detail: { hide: true } });
+}
+
 /** A page with a heading and one message (errors, confirmations). */
 export function messagePage(title: string, message: string, options: { kind?: 'error' | 'notice'; extra?: Html } = {}): string {
   const kind = options.kind ?? 'error';
@@ -128,6 +135,19 @@ export function messagePage(title: string, message: string, options: { kind?: 'e
     html`<h1>${title}</h1>
 <p class="${kind}" id="${kind === 'error' ? 'error' : 'notice'}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</p>
 ${options.extra}`,
+  );
+}
+
+/**
+ * 403 for a form whose CSRF token does not match (expired, or not sent from this site), with a
+ * link to a fresh form where there is one.
+ */
+export function expiredForm(retry: { href: string; label: string } | undefined, outcome = 'Nothing was changed.'): Response {
+  return htmlResponse(
+    messagePage('Form expired', `This form has expired or was not sent from this site. ${outcome}`, {
+      extra: retry ? html`<p><a href="${retry.href}" id="retry">${retry.label}</a></p>` : undefined,
+    }),
+    { status: 403 },
   );
 }
 

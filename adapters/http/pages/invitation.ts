@@ -1,4 +1,3 @@
-import { Elysia } from 'elysia';
 import { acceptInvitation, declineInvitation, InvitationUnusable, openInvitation, type InvitationDetails } from '../../../core/identity/invitations.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../../core/identity/passwords.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
@@ -9,7 +8,7 @@ import { authFailures, clientAddress } from '../auth-failures.ts';
 import { endSession, startSession } from '../web-session.ts';
 import { announceAccessChange } from '../../realtime/hub.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
-import { formField, html, htmlResponse, isFormPost, layout, messagePage, type Html } from './html.ts';
+import { expiredForm, formField, html, type Html, htmlResponse, isFormPost, layout, messagePage, webPages } from './html.ts';
 
 /**
  * Answering an invitation: `GET /invitations/accept?token=…` shows the workspace, the roles and
@@ -23,24 +22,17 @@ import { formField, html, htmlResponse, isFormPost, layout, messagePage, type Ht
  */
 export function invitationPages(ctx: AppContext) {
   const throttle = authFailures(ctx);
-  const hidden = { detail: { hide: true } };
 
-  return new Elysia({ name: 'pages.invitation' })
+  return webPages('pages.invitation')
     .get(
       '/invitations/accept',
       async ({ request, query }) => {
         const token = formField(query, 'token');
-        let details: InvitationDetails;
-        try {
-          details = await openInvitation(baseStores(ctx.db), ctx, token);
-        } catch (error) {
-          if (error instanceof DomainError) return unusable(error);
-          throw error;
-        }
+        const details = await orUnusable(openInvitation(baseStores(ctx.db), ctx, token));
+        if (details instanceof Response) return details;
         const { csrf, setCookie } = formToken(ctx, request);
         return htmlResponse(invitationPage({ details, token: token!, csrf }), { cookies: [setCookie] });
       },
-      hidden,
     )
     .post(
       '/invitations/accept',
@@ -48,34 +40,20 @@ export function invitationPages(ctx: AppContext) {
         if (!isFormPost(request)) return htmlResponse(messagePage('Cannot answer the invitation', 'Send the form from the invitation page.'), { status: 415 });
         const token = formField(body, 'token');
         if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) {
-          return htmlResponse(
-            messagePage('Form expired', 'This form has expired or was not sent from this site. Nothing was changed.', {
-              extra: token ? html`<p><a href="/invitations/accept?token=${encodeURIComponent(token)}" id="retry">Open the invitation again</a></p>` : undefined,
-            }),
-            { status: 403 },
-          );
+          return expiredForm(token ? { href: `/invitations/accept?token=${encodeURIComponent(token)}`, label: 'Open the invitation again' } : undefined);
         }
 
         if (formField(body, 'action') === 'decline') {
-          try {
-            await ctx.db.transaction().execute((trx) => declineInvitation(baseStores(trx), ctx, token));
-          } catch (error) {
-            if (error instanceof DomainError) return unusable(error);
-            throw error;
-          }
+          const declined = await orUnusable(ctx.db.transaction().execute((trx) => declineInvitation(baseStores(trx), ctx, token)));
+          if (declined instanceof Response) return declined;
           return htmlResponse(messagePage('Invitation declined', 'You declined the invitation. Nothing else changed.', { kind: 'notice' }));
         }
 
         // A password typed here is a sign-in attempt for the invited address: the same throttle
         // (per account, per address, in Postgres) as /signin, so an inviter holding the link
         // cannot guess an existing account's password faster than at the sign-in page.
-        let invited: InvitationDetails;
-        try {
-          invited = await openInvitation(baseStores(ctx.db), ctx, token);
-        } catch (error) {
-          if (error instanceof DomainError) return unusable(error);
-          throw error;
-        }
+        const invited = await orUnusable(openInvitation(baseStores(ctx.db), ctx, token));
+        if (invited instanceof Response) return invited;
         const attempt = await throttle.signIn(invited.invitation.email, clientAddress(ctx, request, server?.requestIP(request)?.address));
         if (!attempt.admitted) {
           return htmlResponse(messagePage('Too many attempts', `Too many failed attempts. Wait ${attempt.retryAfterSeconds} seconds, then try again.`), {
@@ -107,13 +85,8 @@ export function invitationPages(ctx: AppContext) {
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
           if (error instanceof InvitationUnusable) return unusable(error);
-          let details: InvitationDetails;
-          try {
-            details = await openInvitation(baseStores(ctx.db), ctx, token);
-          } catch (again) {
-            if (again instanceof DomainError) return unusable(again);
-            throw again;
-          }
+          const details = await orUnusable(openInvitation(baseStores(ctx.db), ctx, token));
+          if (details instanceof Response) return details;
           const { csrf, setCookie } = formToken(ctx, request);
           return htmlResponse(invitationPage({ details, token: token!, csrf, errors: error.messages ?? [error.message], name: formField(body, 'name') }), {
             status: 400,
@@ -121,8 +94,17 @@ export function invitationPages(ctx: AppContext) {
           });
         }
       },
-      hidden,
     );
+}
+
+/** The step's outcome, or the "not valid" page when the invitation cannot be used (unknown, expired, answered). */
+async function orUnusable<T>(step: Promise<T>): Promise<T | Response> {
+  try {
+    return await step;
+  } catch (error) {
+    if (error instanceof DomainError) return unusable(error);
+    throw error;
+  }
 }
 
 function unusable(error: DomainError): Response {

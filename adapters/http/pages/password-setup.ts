@@ -1,4 +1,3 @@
-import { Elysia } from 'elysia';
 import {
   checkPasswordSetupToken,
   PASSWORD_LINK_INVALID,
@@ -15,7 +14,7 @@ import { announceAccessChange } from '../../realtime/hub.ts';
 import type { AppContext } from '../context.ts';
 import { endSession, startSession } from '../web-session.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
-import { formField, html, htmlResponse, isFormPost, layout, messagePage } from './html.ts';
+import { expiredForm, formField, html, htmlResponse, isFormPost, layout, messagePage, webPages } from './html.ts';
 
 /**
  * Setting a password from a signed link (core/identity/passwords.ts; invitations no longer hand
@@ -25,9 +24,8 @@ import { formField, html, htmlResponse, isFormPost, layout, messagePage } from '
  */
 export function passwordSetupPages(ctx: AppContext) {
   const deps = () => ({ clock: ctx.clock, signingKey: ctx.keys.signing });
-  const hidden = { detail: { hide: true } };
 
-  return new Elysia({ name: 'pages.password-setup' })
+  return webPages('pages.password-setup')
     .get(
       '/account/password',
       async ({ request, query }) => {
@@ -42,7 +40,6 @@ export function passwordSetupPages(ctx: AppContext) {
         const { csrf, setCookie } = formToken(ctx, request);
         return htmlResponse(passwordPage({ email: user.email, token: token!, csrf }), { cookies: [setCookie] });
       },
-      hidden,
     )
     .post(
       '/account/password',
@@ -50,12 +47,7 @@ export function passwordSetupPages(ctx: AppContext) {
         if (!isFormPost(request)) return htmlResponse(messagePage('Cannot set the password', 'Send the form from the password page.'), { status: 415 });
         const token = formField(body, 'token');
         if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) {
-          return htmlResponse(
-            messagePage('Form expired', 'This form has expired or was not sent from this site. Nothing was changed.', {
-              extra: token ? html`<p><a href="/account/password?token=${encodeURIComponent(token)}" id="retry">Open the form again</a></p>` : undefined,
-            }),
-            { status: 403 },
-          );
+          return expiredForm(token ? { href: `/account/password?token=${encodeURIComponent(token)}`, label: 'Open the form again' } : undefined);
         }
         const password = formField(body, 'password') ?? '';
         const confirmation = formField(body, 'password_confirm');
@@ -94,7 +86,6 @@ export function passwordSetupPages(ctx: AppContext) {
           { cookies: [setCookie] },
         );
       },
-      hidden,
     );
 }
 

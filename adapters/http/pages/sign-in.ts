@@ -1,11 +1,10 @@
-import { Elysia } from 'elysia';
 import { verifySignIn } from '../../../core/identity/passwords.ts';
 import { passwordHasher } from '../../crypto/password-hasher.ts';
 import { baseStores } from '../../postgres/stores.ts';
 import type { AppContext } from '../context.ts';
 import { csrfMatches, currentSession, endSession, startSession } from '../web-session.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
-import { formField, html, htmlResponse, isFormPost, layout, messagePage, safeReturnPath, seeOther } from './html.ts';
+import { expiredForm, formField, html, htmlResponse, isFormPost, layout, messagePage, safeReturnPath, seeOther, webPages } from './html.ts';
 import { authFailures, clientAddress } from '../auth-failures.ts';
 
 /**
@@ -16,9 +15,8 @@ import { authFailures, clientAddress } from '../auth-failures.ts';
  */
 export function signInPages(ctx: AppContext) {
   const throttle = authFailures(ctx);
-  const hidden = { detail: { hide: true } };
 
-  return new Elysia({ name: 'pages.sign-in' })
+  return webPages('pages.sign-in')
     .get(
       '/signin',
       async ({ request, query }) => {
@@ -27,14 +25,13 @@ export function signInPages(ctx: AppContext) {
         const { csrf, setCookie } = formToken(ctx, request);
         return htmlResponse(signInPage({ csrf, returnTo }), { cookies: [setCookie] });
       },
-      hidden,
     )
     .post(
       '/signin',
       async ({ request, body, server }) => {
         if (!isFormPost(request)) return htmlResponse(messagePage('Cannot sign in', 'Send the sign-in form from the sign-in page.'), { status: 415 });
         const returnTo = safeReturnPath(formField(body, 'return_to'));
-        if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) return expiredForm(returnTo);
+        if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) return expiredSignInForm(returnTo);
         // Throttled per account and address with a growing delay, never a block (auth-failures.ts);
         // the attempt counts before the (slow) verification, and is forgiven when it succeeds.
         const email = formField(body, 'email') ?? '';
@@ -57,17 +54,15 @@ export function signInPages(ctx: AppContext) {
         const { setCookie } = await startSession(ctx, user.id);
         return seeOther(returnTo, [setCookie]);
       },
-      hidden,
     )
     .post(
       '/signout',
       async ({ request, body }) => {
         const session = await currentSession(ctx, request);
         if (!session) return seeOther('/signin');
-        if (!isFormPost(request) || !csrfMatches(session, formField(body, 'csrf'))) return expiredForm('/account');
+        if (!isFormPost(request) || !csrfMatches(session, formField(body, 'csrf'))) return expiredSignInForm('/account');
         return seeOther('/signin', [await endSession(ctx, request)]);
       },
-      hidden,
     )
     .get(
       '/account',
@@ -87,7 +82,6 @@ export function signInPages(ctx: AppContext) {
           ),
         );
       },
-      hidden,
     );
 }
 
@@ -109,11 +103,6 @@ ${view.error ? html`<p class="error" id="error" role="alert">${view.error}</p>` 
 }
 
 /** 403: the form's CSRF token is missing or wrong (expired cookie, or a post from another site). */
-function expiredForm(returnTo: string): Response {
-  return htmlResponse(
-    messagePage('Form expired', 'This form has expired or was not sent from this site. Nothing was done.', {
-      extra: html`<p><a href="/signin?return_to=${encodeURIComponent(returnTo)}" id="retry">Go back to sign in</a></p>`,
-    }),
-    { status: 403 },
-  );
+function expiredSignInForm(returnTo: string): Response {
+  return expiredForm({ href: `/signin?return_to=${encodeURIComponent(returnTo)}`, label: 'Go back to sign in' }, 'Nothing was done.');
 }

@@ -11,7 +11,7 @@ import { bodyLimits, PayloadTooLarge, readBytes } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { presentMessage } from '../presenters/message.ts';
-import { countRefusal } from '../auth-failures.ts';
+import { checkSignedLink } from '../auth-failures.ts';
 
 /** Raw uploads are read by the handler (no JSON parsing); this documents them. */
 const RAW_BYTES = {
@@ -100,12 +100,7 @@ export function mediaRoutes(ctx: AppContext) {
     .get(
       '/v3/connections/media/:mediaId/download',
       async ({ params, query, request, server }) => {
-        try {
-          assertDownloadToken(deps, params.mediaId, query.token);
-        } catch (error) {
-          await countRefusal(ctx, 'signed-link', request, error, server?.requestIP(request)?.address);
-          throw error;
-        }
+        await checkSignedLink(ctx, request, server?.requestIP(request)?.address, () => assertDownloadToken(deps, params.mediaId, query.token));
         return mediaDownload(ctx, params.mediaId);
       },
       {

@@ -6,7 +6,7 @@ import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { sendFromRequest } from '../../connections/send-request.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
-import { authErrors, CodedError, iso, PageOf, PageQuery, StandardError, Timestamp } from '../schemas.ts';
+import { authErrors, CodedError, iso, PageOf, PageQuery, presentPage, StandardError, Timestamp } from '../schemas.ts';
 import { MessageView, presentMessage } from '../presenters/message.ts';
 import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
 import { SendBody } from '../send-body.ts';
@@ -66,10 +66,7 @@ export function messageRoutes(ctx: AppContext) {
         )
         .get(
           '',
-          async ({ actor, params, query }) => {
-            const found = await listChats(messagingStores(ctx.db, ctx), actor, params.id, pageRequest(query));
-            return { ...found, data: found.data.map(presentChat) };
-          },
+          async ({ actor, params, query }) => presentPage(await listChats(messagingStores(ctx.db, ctx), actor, params.id, pageRequest(query)), presentChat),
           { query: PageQuery, response: { ...authErrors, ...NotFound, 200: PageOf(ChatView) }, detail: { summary: 'Chats of the connection, most recent first; `s` searches number and name' } },
         )
         .get(

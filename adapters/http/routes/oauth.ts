@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia';
 import { startAuthorization, consentScreen, decide, type AuthorizeParams } from '../../../core/oauth/authorize.ts';
 import { authenticateClient, type ClientCredentials } from '../../../core/oauth/client-auth.ts';
-import { registerClient } from '../../../core/oauth/clients.ts';
+import { registerClient, type OAuthClient } from '../../../core/oauth/clients.ts';
 import { OAuthError } from '../../../core/oauth/errors.ts';
 import type { OAuthDeps } from '../../../core/oauth/store.ts';
 import { grantTokens, introspectToken, revokeToken, type TokenParams } from '../../../core/oauth/tokens.ts';
@@ -122,37 +122,35 @@ export function oauthRoutes(ctx: AppContext) {
     )
     .post(
       '/v3/oauth/token',
-      async ({ request, server }) => {
-        limit('token', request, server);
-        const params = await formOrJson(request, bodyLimit);
-        const client = await authenticated(request, params);
-        const tokens = await grantTokens(unitOfWork(ctx.db), deps, client, params);
-        return new Response(JSON.stringify(tokens), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store', pragma: 'no-cache' } });
-      },
+      forClient('token', (client, params) => grantTokens(unitOfWork(ctx.db), deps, client, params), { pragma: 'no-cache' }),
       { parse: 'none', detail: OAUTH_DOCS.token },
     )
     .post(
       '/v3/oauth/revoke',
-      async ({ request, server }) => {
-        limit('revoke', request, server);
-        const params = await formOrJson(request, bodyLimit);
-        const client = await authenticated(request, params);
+      forClient('revoke', async (client, params) => {
         await inTransaction((stores) => revokeToken(stores, deps, client, params));
-        return new Response('{}', { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
-      },
+        return {};
+      }),
       { parse: 'none', detail: OAUTH_DOCS.revoke },
     )
-    .post(
-      '/v3/oauth/introspect',
-      async ({ request, server }) => {
-        limit('introspect', request, server);
-        const params = await formOrJson(request, bodyLimit);
-        const client = await authenticated(request, params);
-        const answer = await introspectToken(baseStores(ctx.db), deps, client, params);
-        return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
-      },
-      { parse: 'none', detail: OAUTH_DOCS.introspect },
-    );
+    .post('/v3/oauth/introspect', forClient('introspect', (client, params) => introspectToken(baseStores(ctx.db), deps, client, params)), {
+      parse: 'none',
+      detail: OAUTH_DOCS.introspect,
+    });
+
+  /**
+   * The endpoints a client calls with its own credentials (token, revoke, introspect): rate
+   * limited, form or JSON parameters, the client authenticated, the answer JSON never cached.
+   */
+  function forClient(endpoint: 'token' | 'revoke' | 'introspect', run: (client: OAuthClient, params: TokenParams) => Promise<unknown>, headers: Record<string, string> = {}) {
+    return async ({ request, server }: { request: Request; server: { requestIP(r: Request): { address: string } | null } | null }) => {
+      limit(endpoint, request, server);
+      const params = await formOrJson(request, bodyLimit);
+      const client = await authenticated(request, params);
+      const answer = await run(client, params);
+      return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers } });
+    };
+  }
 
   /** Client authentication; an `invalid_client` after HTTP Basic carries a Basic challenge (RFC 6749 5.2). */
   async function authenticated(request: Request, params: TokenParams) {

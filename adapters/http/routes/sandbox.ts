@@ -13,6 +13,8 @@ import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, OneOf, StandardError } from '../schemas.ts';
 import { MessageView, presentMessage } from '../presenters/message.ts';
 
+const Ok = t.Object({ ok: t.Literal(true) });
+
 /**
  * The sandbox network's controls: act as a contact (messages of any 2.13 type, receipts,
  * presence, edits, deletions). They exist only on sandbox connections.
@@ -27,6 +29,22 @@ export function sandboxRoutes(ctx: AppContext) {
     return connection;
   };
   const errors = { ...authErrors, 404: t.Union([CodedError, StandardError]), 422: StandardError };
+  // A simulated contact edits or deletes one of their messages: the driver gets the network's event.
+  const changeByContact = async (
+    actor: Actor,
+    connectionId: string,
+    messageId: string,
+    set: { status?: number | string },
+    event: 'messages.edited' | 'messages.delete',
+    change: Record<string, unknown>,
+  ) => {
+    const connection = await sandboxConnection(actor, connectionId);
+    const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, messageId);
+    if (!message) throw notFound('No message with that network id');
+    await driverEventsFor(ctx, connection.id).passthrough(event, message.remoteJid, { key: { id: messageId, remoteJid: message.remoteJid, fromMe: false }, ...change });
+    set.status = 201;
+    return { ok: true as const };
+  };
 
   return new Elysia({ name: 'routes.sandbox', prefix: '/v3/connections/:id/sandbox', detail: { tags: ['Sandbox network'] } })
     .use(authentication(ctx))
@@ -96,46 +114,23 @@ export function sandboxRoutes(ctx: AppContext) {
           },
           {
             body: t.Object({ from: t.String(), presence: t.UnionEnum(['available', 'unavailable', 'composing', 'recording', 'paused']) }),
-            response: { ...errors, 201: t.Object({ ok: t.Literal(true) }) },
+            response: { ...errors, 201: Ok },
             detail: { summary: 'A simulated contact comes online or types' },
           },
         )
         .post(
           '/edits',
-          async ({ actor, params, body, set }) => {
-            const connection = await sandboxConnection(actor, params.id);
-            const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, body.messageId);
-            if (!message) throw notFound('No message with that network id');
-            await driverEventsFor(ctx, connection.id).passthrough('messages.edited', message.remoteJid, {
-              key: { id: body.messageId, remoteJid: message.remoteJid, fromMe: false },
-              editedMessage: { conversation: body.text },
-            });
-            set.status = 201;
-            return { ok: true as const };
-          },
+          ({ actor, params, body, set }) => changeByContact(actor, params.id, body.messageId, set, 'messages.edited', { editedMessage: { conversation: body.text } }),
           {
             body: t.Object({ messageId: t.String({ description: 'Network id of the contact’s message' }), text: t.String() }),
-            response: { ...errors, 201: t.Object({ ok: t.Literal(true) }) },
+            response: { ...errors, 201: Ok },
             detail: { summary: 'A simulated contact edits a message' },
           },
         )
-        .post(
-          '/deletes',
-          async ({ actor, params, body, set }) => {
-            const connection = await sandboxConnection(actor, params.id);
-            const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, body.messageId);
-            if (!message) throw notFound('No message with that network id');
-            await driverEventsFor(ctx, connection.id).passthrough('messages.delete', message.remoteJid, {
-              key: { id: body.messageId, remoteJid: message.remoteJid, fromMe: false },
-            });
-            set.status = 201;
-            return { ok: true as const };
-          },
-          {
-            body: t.Object({ messageId: t.String() }),
-            response: { ...errors, 201: t.Object({ ok: t.Literal(true) }) },
-            detail: { summary: 'A simulated contact deletes a message for everyone' },
-          },
-        ),
+        .post('/deletes', ({ actor, params, body, set }) => changeByContact(actor, params.id, body.messageId, set, 'messages.delete', {}), {
+          body: t.Object({ messageId: t.String() }),
+          response: { ...errors, 201: Ok },
+          detail: { summary: 'A simulated contact deletes a message for everyone' },
+        })
     );
 }

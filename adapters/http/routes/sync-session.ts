@@ -2,7 +2,8 @@ import { Elysia, t } from 'elysia';
 import { completeSyncSession, issueSyncToken, readSyncToken, SYNC_TOKEN_MINUTES, type SyncMode } from '../../../core/connections/sync-session.ts';
 import { badRequest, DomainError } from '../../../core/shared/errors.ts';
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
-import { authentication, REALM } from '../auth.ts';
+import { REALM } from '../auth.ts';
+import { authenticatedRoutes } from '../route-group.ts';
 import { countRefusal } from '../auth-failures.ts';
 import { bodyLimits, readText } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -64,32 +65,29 @@ const COMPLETE_ERRORS = {
 /** `POST /v3/connections/{id}/sync-session`: a member asks for the sync token (API key or OAuth). */
 export function syncTokenRoutes(ctx: AppContext) {
   const deps = messagingDeps(ctx);
-  return new Elysia({ name: 'routes.sync-token', prefix: '/v3/connections', detail: { tags: ['Connections'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
-      app.post(
-        '/:id/sync-session',
-        async ({ actor, params, set }) => {
-          const issued = await issueSyncToken(messagingStores(ctx.db, ctx), deps, actor, params.id);
-          set.status = 201;
-          return {
-            syncToken: issued.syncToken,
-            expiresAt: iso(issued.expiresAt),
-            connectionId: issued.connection.id,
-            completeUrl: `${ctx.config.publicUrl}${SYNC_COMPLETE_PATH}`,
-            reconnectCompleteUrl: `${ctx.config.publicUrl}${SYNC_RECONNECT_PATH}`,
-          };
+  return authenticatedRoutes(ctx, { name: 'routes.sync-token', prefix: '/v3/connections', tags: ['Connections'] })
+    .post(
+      '/:id/sync-session',
+      async ({ actor, params, set }) => {
+        const issued = await issueSyncToken(messagingStores(ctx.db, ctx), deps, actor, params.id);
+        set.status = 201;
+        return {
+          syncToken: issued.syncToken,
+          expiresAt: iso(issued.expiresAt),
+          connectionId: issued.connection.id,
+          completeUrl: `${ctx.config.publicUrl}${SYNC_COMPLETE_PATH}`,
+          reconnectCompleteUrl: `${ctx.config.publicUrl}${SYNC_RECONNECT_PATH}`,
+        };
+      },
+      {
+        role: ['connections', 'write'],
+        params: t.Object({ id: t.String() }),
+        body: t.Optional(t.Object({}, { description: 'No fields' })),
+        response: { ...authErrors, 201: SyncTokenView, 404: t.Union([CodedError, StandardError]), 422: StandardError },
+        detail: {
+          summary: `A sync token for this connection (signed, single-use, valid ${SYNC_TOKEN_MINUTES} minutes): a companion holding the account's session completes the pairing with it`,
         },
-        {
-          role: ['connections', 'write'],
-          params: t.Object({ id: t.String() }),
-          body: t.Optional(t.Object({}, { description: 'No fields' })),
-          response: { ...authErrors, 201: SyncTokenView, 404: t.Union([CodedError, StandardError]), 422: StandardError },
-          detail: {
-            summary: `A sync token for this connection (signed, single-use, valid ${SYNC_TOKEN_MINUTES} minutes): a companion holding the account's session completes the pairing with it`,
-          },
-        },
-      ),
+      },
     );
 }
 
@@ -102,7 +100,8 @@ export function syncSessionRoutes(ctx: AppContext) {
   const deps = messagingDeps(ctx);
   const limit = bodyLimits(ctx.config).media;
 
-  const complete = async (mode: SyncMode, request: Request, peer: string | undefined) => {
+  // Pairing anew and re-pairing: 201 with the connection once its session opened (or CONNECTING).
+  const complete = async (mode: SyncMode, request: Request, set: { status?: number | string }, peer: string | undefined) => {
     const token = bearerToken(request);
     try {
       readSyncToken(deps, token);
@@ -115,7 +114,9 @@ export function syncSessionRoutes(ctx: AppContext) {
           expectedConnectionId: body.connectionId,
         }),
       );
-      return present(ctx, await settled(ctx, connection.workspaceId, connection.id));
+      const view = await present(ctx, await settled(ctx, connection.workspaceId, connection.id));
+      set.status = 201;
+      return view;
     } catch (error) {
       await countRefusal(ctx, 'signed-link', request, error, peer);
       if (error instanceof DomainError && error.kind === 'unauthenticated') {
@@ -136,22 +137,14 @@ export function syncSessionRoutes(ctx: AppContext) {
   return new Elysia({ name: 'routes.sync-session', detail: { tags: ['Connections'] } })
     .post(
       SYNC_COMPLETE_PATH,
-      async ({ request, set, server }) => {
-        const view = await complete('pair', request, server?.requestIP(request)?.address);
-        set.status = 201;
-        return view;
-      },
+      ({ request, set, server }) => complete('pair', request, set, server?.requestIP(request)?.address),
       options(
         'Complete the pairing of a new connection with the account’s session material (bearer: sync token). Answers the connection once its session opened (up to 5 s), else CONNECTING.',
       ),
     )
     .post(
       SYNC_RECONNECT_PATH,
-      async ({ request, set, server }) => {
-        const view = await complete('reconnect', request, server?.requestIP(request)?.address);
-        set.status = 201;
-        return view;
-      },
+      ({ request, set, server }) => complete('reconnect', request, set, server?.requestIP(request)?.address),
       options(
         'Re-pair a connection that was paired before (logged out, dropped) with session material of the same number (bearer: sync token). A CONNECTED connection answers 409: disconnect or log it out first.',
       ),

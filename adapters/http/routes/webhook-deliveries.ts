@@ -11,7 +11,7 @@ import { pageRequest, type Page, type PageRequest } from '../../../core/shared/p
 import type { Delivery, DeliveryAttempt, DispatchDeps } from '../../../core/webhooks/dispatch.ts';
 import type { Storage, StoreFactory } from '../../postgres/storage.ts';
 import type { authentication } from '../auth.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { authErrors, iso, PageOf, PageQuery, presentPage, StandardError, Timestamp, Uuid } from '../schemas.ts';
 
 /** One kind of webhook endpoint as its delivery routes see it. */
 export interface DeliveryEndpoints<S, C> {
@@ -47,10 +47,7 @@ export function deliveryRoutes<S, C>(endpoints: DeliveryEndpoints<S, C>) {
       app
         .get(
           '/:id/deliveries',
-          async ({ actor, params, query }) => {
-            const found = await endpoints.history(storage.read(stores), actor, params.id, pageRequest(query));
-            return { ...found, data: found.data.map(presentDelivery) };
-          },
+          async ({ actor, params, query }) => presentPage(await endpoints.history(storage.read(stores), actor, params.id, pageRequest(query)), presentDelivery),
           historyRoute,
         )
         .post(

@@ -15,7 +15,7 @@ import { messagingStores } from '../../connections/stores.ts';
 import { dispatchDeps } from '../../webhooks/jobs.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../schemas.ts';
+import { authErrors, iso, PageOf, PageQuery, presentPage, StandardError, Timestamp, Uuid } from '../schemas.ts';
 import { deliveryRoutes } from './webhook-deliveries.ts';
 
 const WebhookView = t.Object({
@@ -64,10 +64,7 @@ export function webhookRoutes(ctx: AppContext) {
         )
         .get(
           '',
-          async ({ actor, query }) => {
-            const found = await listWebhooks(ctx.storage.read(messagingStores), actor, pageRequest(query));
-            return { ...found, data: found.data.map(present) };
-          },
+          async ({ actor, query }) => presentPage(await listWebhooks(ctx.storage.read(messagingStores), actor, pageRequest(query)), present),
           { query: PageQuery, response: { ...authErrors, 200: PageOf(WebhookView) }, detail: { summary: 'Webhooks of the workspace; `s` searches the URL' } },
         )
         .get('/:id', async ({ actor, params }) => present(await getWebhook(ctx.storage.read(messagingStores), actor, params.id)), {

@@ -1,9 +1,9 @@
-import { Elysia, t } from 'elysia';
+import { t, type TSchema } from 'elysia';
+import type { Actor } from '../../../core/identity/identity.ts';
 import { AI_PROVIDERS, getAiSettings, MAX_AI_BASE_URL_LENGTH, MAX_AI_MODEL_LENGTH, putAiSettings, type AiSettingsView } from '../../../core/helpdesk/ai/ai-settings.ts';
-import { AI_TIMEOUT_MS, summarizeConversation, suggestReply } from '../../../core/helpdesk/ai/ai-assist.ts';
-import { authentication } from '../../kernel/http.ts';
+import { AI_TIMEOUT_MS, summarizeConversation, suggestReply, type AiAssistStores, type ChatCompletions } from '../../../core/helpdesk/ai/ai-assist.ts';
+import { authenticatedRoutes, authErrors, iso, OneOf, StandardError, Timestamp } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { authErrors, iso, OneOf, StandardError, Timestamp } from '../../kernel/http.ts';
 import { chatCompletions } from './chat-completions.ts';
 import { aiAssistStores, aiSettingsStores } from './store.ts';
 
@@ -30,48 +30,47 @@ const Id = t.Object({ id: t.String() });
 const actionErrors = { ...authErrors, 422: StandardError, 502: StandardError };
 const NoBody = t.Optional(t.Object({}, { description: 'No fields', additionalProperties: true }));
 
+/** An AI action's options: no input but the conversation, its answer, and the errors every action shares. */
+const assistOptions = <A extends TSchema>(answer: A, summary: string) => ({
+  params: Id,
+  body: NoBody,
+  response: { ...actionErrors, 201: answer },
+  detail: { summary: `${summary} (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s` },
+});
+
 /** The workspace's AI settings (spec 2.14 row "Helpdesk: AI configuration") and the AI actions on conversations. */
 export function aiRoutes(ctx: PluginContext) {
   const ai = chatCompletions(ctx.outbound);
+  /** An AI action on one conversation: 201 with what the provider wrote (nothing is sent or stored). */
+  const assist =
+    <R>(run: (stores: AiAssistStores, ai: ChatCompletions, actor: Actor, conversationId: string) => Promise<R>) =>
+    async ({ actor, params, set }: { actor: Actor; params: { id: string }; set: { status?: number | string } }) => {
+      set.status = 201;
+      return run(ctx.storage.read(aiAssistStores), ai, actor, params.id);
+    };
 
-  return new Elysia({ name: 'plugins.helpdesk.ai', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk AI'] } })
-    .use(authentication(ctx))
-    // The AI actions keep their role check in core: an Agent outside the conversation's inbox gets
-    // 404 first (and `helpdesk.work` is every role's anyway).
-    .guard({ auth: true }, (app) =>
-      app
-        .get('/ai-settings', async ({ actor }) => present(await getAiSettings(ctx.storage.read(aiSettingsStores), actor)), {
-          response: { ...authErrors, 200: AiSettingsResponse },
-          detail: { summary: 'The workspace\'s AI provider (every member reads; the key is never returned, apiKeySet says whether one is stored)' },
-        })
-        .put('/ai-settings', async ({ actor, body }) => present(await ctx.storage.transaction(aiSettingsStores, (s) => putAiSettings(s, ctx, actor, body))), {
-          role: ['helpdesk.ai', 'write'],
-          body: AiSettingsBody,
-          response: { ...authErrors, 200: AiSettingsResponse },
-          detail: { summary: 'Replace the AI settings (Owner, Admin; PRO plan); a PUT without apiKey keeps the stored key' },
-        })
-        .post('/conversations/:id/ai/suggest-reply', async ({ actor, params, set }) => {
-          set.status = 201;
-          return suggestReply(ctx.storage.read(aiAssistStores), ai, actor, params.id);
-        }, {
-          params: Id,
-          body: NoBody,
-          response: { ...actionErrors, 201: t.Object({ suggestion: t.String({ description: 'A reply the agent may edit and send; nothing is sent' }) }) },
-          detail: {
-            summary: `Suggest the next reply from the conversation's recent messages (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s`,
-          },
-        })
-        .post('/conversations/:id/ai/summarize', async ({ actor, params, set }) => {
-          set.status = 201;
-          return summarizeConversation(ctx.storage.read(aiAssistStores), ai, actor, params.id);
-        }, {
-          params: Id,
-          body: NoBody,
-          response: { ...actionErrors, 201: t.Object({ summary: t.String({ description: 'A few sentences for a colleague taking over (private notes included)' }) }) },
-          detail: {
-            summary: `Summarize the conversation's recent messages (PRO plan); 422 "AI not configured"; 502 when the provider fails or does not answer within ${AI_TIMEOUT_MS / 1000} s`,
-          },
-        }),
+  // The AI actions keep their role check in core: an Agent outside the conversation's inbox gets
+  // 404 first (and `helpdesk.work` is every role's anyway).
+  return authenticatedRoutes(ctx, { name: 'plugins.helpdesk.ai', prefix: '/v3/helpdesk', tags: ['Helpdesk AI'] })
+    .get('/ai-settings', async ({ actor }) => present(await getAiSettings(ctx.storage.read(aiSettingsStores), actor)), {
+      response: { ...authErrors, 200: AiSettingsResponse },
+      detail: { summary: 'The workspace\'s AI provider (every member reads; the key is never returned, apiKeySet says whether one is stored)' },
+    })
+    .put('/ai-settings', async ({ actor, body }) => present(await ctx.storage.transaction(aiSettingsStores, (s) => putAiSettings(s, ctx, actor, body))), {
+      role: ['helpdesk.ai', 'write'],
+      body: AiSettingsBody,
+      response: { ...authErrors, 200: AiSettingsResponse },
+      detail: { summary: 'Replace the AI settings (Owner, Admin; PRO plan); a PUT without apiKey keeps the stored key' },
+    })
+    .post(
+      '/conversations/:id/ai/suggest-reply',
+      assist(suggestReply),
+      assistOptions(t.Object({ suggestion: t.String({ description: 'A reply the agent may edit and send; nothing is sent' }) }), "Suggest the next reply from the conversation's recent messages"),
+    )
+    .post(
+      '/conversations/:id/ai/summarize',
+      assist(summarizeConversation),
+      assistOptions(t.Object({ summary: t.String({ description: 'A few sentences for a colleague taking over (private notes included)' }) }), "Summarize the conversation's recent messages"),
     );
 }
 

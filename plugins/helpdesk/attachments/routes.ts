@@ -4,9 +4,9 @@ import { assertAttachmentToken, attachmentDownloadLink } from '../../../core/hel
 import { badRequest, notFound } from '../../../core/shared/errors.ts';
 import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { DriverError } from '../../../core/connections/driver.ts';
-import { authentication } from '../../kernel/http.ts';
+import { authenticatedRoutes } from '../../kernel/http.ts';
 import { bodyLimits, readBytes, readMultipart } from '../../kernel/http.ts';
-import { countRefusal } from '../../kernel/http.ts';
+import { checkSignedLink } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { authErrors, StandardError } from '../../kernel/http.ts';
 import { fetchReceivedMedia } from '../../kernel/jobs.ts';
@@ -31,34 +31,31 @@ const UPLOAD_BODY = {
 export function attachmentRoutes(ctx: PluginContext) {
   const links = attachmentLinkDeps(ctx);
 
-  const upload = new Elysia({ name: 'plugins.helpdesk.attachments.upload', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
-      app.post(
-        '/:id/attachments',
-        async ({ actor, params, request, set }) => {
-          const file = await readFile(request, bodyLimits(ctx.config).media);
-          const attachment = await ctx.storage.transaction(conversationStores, (stores) => uploadAttachment(stores, ctx, actor, params.id, file));
-          set.status = 201;
-          return {
-            id: attachment.id,
-            fileName: attachment.fileName,
-            mimeType: attachment.mimeType,
-            size: attachment.size,
-            downloadUrl: attachmentDownloadLink(links, attachment.id),
-          };
+  const upload = authenticatedRoutes(ctx, { name: 'plugins.helpdesk.attachments.upload', prefix: '/v3/helpdesk/conversations', tags: ['Helpdesk'] })
+    .post(
+      '/:id/attachments',
+      async ({ actor, params, request, set }) => {
+        const file = await readFile(request, bodyLimits(ctx.config).media);
+        const attachment = await ctx.storage.transaction(conversationStores, (stores) => uploadAttachment(stores, ctx, actor, params.id, file));
+        set.status = 201;
+        return {
+          id: attachment.id,
+          fileName: attachment.fileName,
+          mimeType: attachment.mimeType,
+          size: attachment.size,
+          downloadUrl: attachmentDownloadLink(links, attachment.id),
+        };
+      },
+      {
+        parse: 'none',
+        params: t.Object({ id: t.String() }),
+        response: { ...authErrors, 404: StandardError, 201: AttachmentView, 413: StandardError },
+        detail: {
+          summary: 'Upload a file for a reply or a note to come (PRO plan; at most MAX_MEDIA_BYTES): raw bytes with their Content-Type and X-File-Name, or multipart with one `file`; name it in POST …/messages `attachments: [{ id }]` within a day',
+          description: `A file sent in a reply on a connection goes out as an image, video or audio by its Content-Type (otherwise a document) and is held to that kind's limit when the reply is posted (413). ${mediaLimitsText()}`,
+          requestBody: UPLOAD_BODY,
         },
-        {
-          parse: 'none',
-          params: t.Object({ id: t.String() }),
-          response: { ...authErrors, 404: StandardError, 201: AttachmentView, 413: StandardError },
-          detail: {
-            summary: 'Upload a file for a reply or a note to come (PRO plan; at most MAX_MEDIA_BYTES): raw bytes with their Content-Type and X-File-Name, or multipart with one `file`; name it in POST …/messages `attachments: [{ id }]` within a day',
-            description: `A file sent in a reply on a connection goes out as an image, video or audio by its Content-Type (otherwise a document) and is held to that kind's limit when the reply is posted (413). ${mediaLimitsText()}`,
-            requestBody: UPLOAD_BODY,
-          },
-        },
-      ),
+      },
     );
 
   return new Elysia({ name: 'plugins.helpdesk.attachments', detail: { tags: ['Helpdesk'] } })
@@ -66,12 +63,7 @@ export function attachmentRoutes(ctx: PluginContext) {
     .get(
       '/v3/helpdesk/messages/attachments/:id/public/download',
       async ({ params, query, request, server }) => {
-        try {
-          assertAttachmentToken(links, params.id, query.token);
-        } catch (error) {
-          await countRefusal(ctx, 'signed-link', request, error, server?.requestIP(request)?.address);
-          throw error;
-        }
+        await checkSignedLink(ctx, request, server?.requestIP(request)?.address, () => assertAttachmentToken(links, params.id, query.token));
         const downloads = ctx.storage.read(attachmentDownloads);
         const found = await downloads.find(params.id);
         if (!found) throw notFound('Attachment not found');

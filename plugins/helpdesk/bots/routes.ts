@@ -1,4 +1,5 @@
 import { t } from 'elysia';
+import type { TObject } from '@sinclair/typebox';
 import {
   AGENT_BOT_TOKEN_HEADER,
   agentBotDeliveries,
@@ -14,7 +15,10 @@ import {
   rotateAgentBotToken,
   updateAgentBot,
   type AgentBot,
+  type AgentBotDeps,
+  type AgentBotStores,
 } from '../../../core/helpdesk/bots/agent-bots.ts';
+import type { Actor } from '../../../core/identity/identity.ts';
 import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import { authentication } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
@@ -51,8 +55,25 @@ const Settings = {
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 
+/** A rotation's options: no input but the bot, and the bot with its new credential (shown this once) as the answer. */
+const rotation = <C extends TObject>(credential: C, summary: string) => ({
+  params: Id,
+  body: t.Optional(t.Object({}, { description: 'No fields' })),
+  response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, credential]) },
+  detail: { summary },
+});
+
 /** Agent bots (issue 7 item 4): settings, secrets, delivery history. Helpdesk configuration (Owner, Admin, Manager), PRO plan for writes. */
 export function agentBotRoutes(ctx: PluginContext) {
+  // A rotation: 201 with the bot and its new credential, changed in one transaction.
+  const rotate =
+    <R extends { bot: AgentBot }>(run: (stores: AgentBotStores, deps: AgentBotDeps, actor: Actor, id: string) => Promise<R>) =>
+    async ({ actor, params, set }: { actor: Actor; params: { id: string }; set: { status?: number | string } }) => {
+      set.status = 201;
+      const { bot, ...credential } = await ctx.storage.transaction(agentBotStores, (s) => run(s, ctx, actor, params.id));
+      return { ...present(bot), ...credential };
+    };
+
   return catalogueRoutes(ctx, {
     name: 'plugins.helpdesk.agent-bots',
     prefix: '/v3/helpdesk/agent-bots',
@@ -93,31 +114,16 @@ export function agentBotRoutes(ctx: PluginContext) {
         )
         .post(
           '/:id/token/rotate',
-          async ({ actor, params, set }) => {
-            set.status = 201;
-            const rotated = await ctx.storage.transaction(agentBotStores, (s) => rotateAgentBotToken(s, ctx, actor, params.id));
-            return { ...present(rotated.bot), accessToken: rotated.accessToken };
-          },
-          {
-            params: Id,
-            body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, t.Object({ accessToken: AccessToken })]) },
-            detail: { summary: 'A new access token for the bot (PRO plan); the old one stops working at once' },
-          },
+          rotate(rotateAgentBotToken),
+          rotation(t.Object({ accessToken: AccessToken }), 'A new access token for the bot (PRO plan); the old one stops working at once'),
         )
         .post(
           '/:id/signing-secret/rotate',
-          async ({ actor, params, set }) => {
-            set.status = 201;
-            const rotated = await ctx.storage.transaction(agentBotStores, (s) => rotateAgentBotSigningSecret(s, ctx, actor, params.id));
-            return { ...present(rotated.bot), signingSecret: rotated.signingSecret };
-          },
-          {
-            params: Id,
-            body: t.Optional(t.Object({}, { description: 'No fields' })),
-            response: { ...authErrors, ...NotFound, 201: t.Composite([AgentBotView, t.Object({ signingSecret: SigningSecret })]) },
-            detail: { summary: 'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it' },
-          },
+          rotate(rotateAgentBotSigningSecret),
+          rotation(
+            t.Object({ signingSecret: SigningSecret }),
+            'A new signing secret for the bot\'s deliveries (PRO plan); every attempt from now on, retries included, is signed with it',
+          ),
         ),
     )
     .use(

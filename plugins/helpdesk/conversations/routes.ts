@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import {
   changeConversationStatus,
   getConversation,
@@ -16,9 +16,8 @@ import { pageRequest } from '../../../core/shared/pagination.ts';
 import { MAX_ATTACHMENTS } from '../../../core/helpdesk/conversations/attachments.ts';
 import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { deleteConversation, deleteNote, editNote } from '../../../core/helpdesk/conversations/message-edits.ts';
-import { authentication } from '../../kernel/http.ts';
+import { authenticatedRoutes, authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { helpdeskMessageStores } from './store.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from './views.ts';
@@ -44,151 +43,147 @@ export function conversationRoutes(ctx: PluginContext) {
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);
 
-  return new Elysia({ name: 'plugins.helpdesk.conversations', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
-      app
-        .get(
-          '',
-          async ({ actor, query }) => {
-            const found = await listConversations(ctx.storage.read(helpdeskMessageStores), actor, pageRequest(query), { status: query.status as ConversationStatus | undefined, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
-            return { ...found, data: found.data.map(present) };
-          },
-          {
-            query: ListQuery,
-            response: { ...authErrors, 200: PageOf(ConversationView) },
-            detail: { summary: 'Conversations, latest activity first (an Agent sees those of their inboxes); filters status, inboxId, assigneeUserId, teamId' },
-          },
-        )
-        .get('/:id', async ({ actor, params }) => present(await getConversation(ctx.storage.read(helpdeskMessageStores), actor, params.id)), {
-          params: Id,
-          response: { ...authErrors, ...NotFound, 200: ConversationView },
-          detail: { summary: 'One conversation (by id; displayId is in the body)' },
-        })
-        .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(helpdeskMessageStores, (s) => updateConversation(s, deps, actor, params.id, body))), {
-          params: Id,
-          body: t.Object({
-            priority: t.Optional(t.Nullable(OneOf(PRIORITIES))),
-            assigneeUserId: t.Optional(t.Nullable(t.String({ description: 'A member of the inbox, or a Manager, Admin or Owner; null unassigns' }))),
-            customAttributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'Replaces the whole set' })),
-            aiAgentEnabled: t.Optional(t.Boolean()),
-            teamId: t.Optional(
-              t.Nullable(
-                t.String({
-                  description:
-                    'A team of the workspace; null clears it. With a team, a given assignee must be a member of it; moving to another team without an assignee unassigns one who is not a member',
-                }),
-              ),
-            ),
-          }),
-          response: { ...authErrors, ...NotFound, 200: ConversationView },
-          detail: { summary: 'Change priority, assignee, team, custom attributes or aiAgentEnabled (PRO plan); fields left out keep their value' },
-        })
-        .post(
-          '/:id/status',
-          async ({ actor, params, body, set }) => {
-          set.status = 201;
-          return present((await ctx.storage.transaction(helpdeskMessageStores, (s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation);
-        },
-          {
-            params: Id,
-            body: t.Object({
-              status: t.UnionEnum([...REQUESTED_STATUSES], { description: 'OPEN reopens, PENDING waits, RESOLVED resolves, SNOOZED snoozes until snoozedUntil' }),
-              snoozedUntil: t.Optional(t.Nullable(t.String({ format: 'date-time', description: 'Required with SNOOZED; strictly in the future' }))),
+  return authenticatedRoutes(ctx, { name: 'plugins.helpdesk.conversations', prefix: '/v3/helpdesk/conversations', tags: ['Helpdesk'] })
+    .get(
+      '',
+      async ({ actor, query }) => {
+        const found = await listConversations(ctx.storage.read(helpdeskMessageStores), actor, pageRequest(query), { status: query.status as ConversationStatus | undefined, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
+        return { ...found, data: found.data.map(present) };
+      },
+      {
+        query: ListQuery,
+        response: { ...authErrors, 200: PageOf(ConversationView) },
+        detail: { summary: 'Conversations, latest activity first (an Agent sees those of their inboxes); filters status, inboxId, assigneeUserId, teamId' },
+      },
+    )
+    .get('/:id', async ({ actor, params }) => present(await getConversation(ctx.storage.read(helpdeskMessageStores), actor, params.id)), {
+      params: Id,
+      response: { ...authErrors, ...NotFound, 200: ConversationView },
+      detail: { summary: 'One conversation (by id; displayId is in the body)' },
+    })
+    .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(helpdeskMessageStores, (s) => updateConversation(s, deps, actor, params.id, body))), {
+      params: Id,
+      body: t.Object({
+        priority: t.Optional(t.Nullable(OneOf(PRIORITIES))),
+        assigneeUserId: t.Optional(t.Nullable(t.String({ description: 'A member of the inbox, or a Manager, Admin or Owner; null unassigns' }))),
+        customAttributes: t.Optional(t.Record(t.String(), t.Unknown(), { description: 'Replaces the whole set' })),
+        aiAgentEnabled: t.Optional(t.Boolean()),
+        teamId: t.Optional(
+          t.Nullable(
+            t.String({
+              description:
+                'A team of the workspace; null clears it. With a team, a given assignee must be a member of it; moving to another team without an assignee unassigns one who is not a member',
             }),
-            response: { ...authErrors, ...NotFound, 201: ConversationView, 422: StandardError },
-            detail: { summary: 'Change the status (PRO plan); a change leaves an activity message; a move the status table refuses is 422' },
-          },
-        )
-        .post('/:id/labels', async ({ actor, params, body, set }) => {
-          set.status = 201;
-          return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => setConversationLabels(s, deps, actor, params.id, body.labels)));
-        }, {
-          params: Id,
-          body: t.Object({ labels: t.Array(t.String(), { maxItems: 100, description: 'Replaces the labels; trimmed, unique case-insensitively' }) }),
-          response: { ...authErrors, ...NotFound, 201: ConversationView },
-          detail: { summary: 'Replace the labels (PRO plan)' },
-        })
-        .post('/:id/read', async ({ actor, params, set }) => {
-          set.status = 201;
-          return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => markConversationRead(s, deps, actor, params.id)));
-        }, {
-          params: Id,
-          body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
-          response: { ...authErrors, ...NotFound, 201: ConversationView },
-          detail: { summary: 'Mark as read by the assignee (assigneeLastSeenAt; PRO plan)' },
-        })
-        .get('/:id/messages', async ({ actor, params, query }) => (await listHelpdeskMessages(ctx.storage.read(helpdeskMessageStores), actor, params.id, query)).map(presentMessage), {
-          params: Id,
-          query: t.Object(
-            {
-              limit: t.Optional(t.String({ description: `Integer from 1 to ${MAX_MESSAGE_LIMIT}; default 20` })),
-              cursor: t.Optional(t.String({ description: 'Id of the oldest message already held; answers the messages before it' })),
-            },
-            { additionalProperties: true },
           ),
-          response: { ...authErrors, ...NotFound, 200: t.Array(HelpdeskMessageView, { description: 'Bare array, oldest first; fewer than limit means the beginning' }) },
-          detail: { summary: 'Messages of the conversation, oldest first (cursor pagination)' },
-        })
-        .post(
-          '/:id/messages',
-          async ({ actor, params, body, set }) => {
-            const message = await ctx.storage.transaction(helpdeskMessageStores, (s, trx) => sendHelpdeskMessage(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, body));
-            set.status = 201;
-            return presentMessage(message);
-          },
-          {
-            params: Id,
-            body: t.Object({
-              content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only with attachments` }),
-              private: t.Optional(t.Boolean({ description: 'A private note: stored, never sent' })),
-              attachments: t.Optional(
-                t.Array(
-                  t.Object({
-                    id: t.Optional(t.String({ description: 'An upload to this conversation (POST …/attachments) not yet on a message' })),
-                    mediaId: t.Optional(t.String({ description: 'Or: media of the workspace uploaded through the connection media API' })),
-                    fileName: t.Optional(t.String({ description: 'Overrides the file name' })),
-                  }),
-                  { maxItems: MAX_ATTACHMENTS, description: 'Files: a note takes several; a reply on a connection one, sent as a media message with the content as caption' },
-                ),
-              ),
-            }),
-            response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 409: StandardError, 413: StandardError, 422: StandardError },
-            detail: {
-              summary: 'Reply (PRO plan; PENDING at once, sent on the inbox\'s connection) or add a private note, with optional attachments; 422 while aiAgentEnabled',
-              description: `A reply's file is sent as an image, video or audio by its type (otherwise a document): over that kind's limit, 413 and nothing is stored. ${mediaLimitsText()}`,
-            },
-          },
-        )
-        .patch('/:id/messages/:messageId', async ({ actor, params, body }) => presentMessage(await ctx.storage.transaction(helpdeskMessageStores, (s) => editNote(s, actor, params.id, params.messageId, body))), {
-          params: MessageId,
-          body: t.Object({ content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only on a note with attachments` }) }),
-          response: { ...authErrors, ...NotFound, 200: HelpdeskMessageView, 422: StandardError },
-          detail: { summary: 'Edit a private note (its author, or a Manager and above; PRO plan); replies and contact messages cannot change: 422' },
-        })
-        .delete(
-          '/:id/messages/:messageId',
-          async ({ actor, params }) => {
-            await ctx.storage.transaction(helpdeskMessageStores, (s) => deleteNote(s, actor, params.id, params.messageId));
-            return { id: params.messageId, deleted: true as const };
-          },
-          {
-            params: MessageId,
-            response: { ...authErrors, ...NotFound, 200: Deleted, 422: StandardError },
-            detail: { summary: 'Delete a private note and its attachments (its author, or a Manager and above; PRO plan); other messages: 422' },
-          },
-        )
-        .delete(
-          '/:id',
-          async ({ actor, params }) => {
-            await ctx.storage.transaction(helpdeskMessageStores, (s) => deleteConversation(s, actor, params.id));
-            return { id: params.id, deleted: true as const };
-          },
-          {
-            params: Id,
-            response: { ...authErrors, ...NotFound, 200: Deleted },
-            detail: { summary: 'Delete a conversation with its messages and attachments (Manager and above, PRO plan)' },
-          },
         ),
+      }),
+      response: { ...authErrors, ...NotFound, 200: ConversationView },
+      detail: { summary: 'Change priority, assignee, team, custom attributes or aiAgentEnabled (PRO plan); fields left out keep their value' },
+    })
+    .post(
+      '/:id/status',
+      async ({ actor, params, body, set }) => {
+      set.status = 201;
+      return present((await ctx.storage.transaction(helpdeskMessageStores, (s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation);
+    },
+      {
+        params: Id,
+        body: t.Object({
+          status: t.UnionEnum([...REQUESTED_STATUSES], { description: 'OPEN reopens, PENDING waits, RESOLVED resolves, SNOOZED snoozes until snoozedUntil' }),
+          snoozedUntil: t.Optional(t.Nullable(t.String({ format: 'date-time', description: 'Required with SNOOZED; strictly in the future' }))),
+        }),
+        response: { ...authErrors, ...NotFound, 201: ConversationView, 422: StandardError },
+        detail: { summary: 'Change the status (PRO plan); a change leaves an activity message; a move the status table refuses is 422' },
+      },
+    )
+    .post('/:id/labels', async ({ actor, params, body, set }) => {
+      set.status = 201;
+      return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => setConversationLabels(s, deps, actor, params.id, body.labels)));
+    }, {
+      params: Id,
+      body: t.Object({ labels: t.Array(t.String(), { maxItems: 100, description: 'Replaces the labels; trimmed, unique case-insensitively' }) }),
+      response: { ...authErrors, ...NotFound, 201: ConversationView },
+      detail: { summary: 'Replace the labels (PRO plan)' },
+    })
+    .post('/:id/read', async ({ actor, params, set }) => {
+      set.status = 201;
+      return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => markConversationRead(s, deps, actor, params.id)));
+    }, {
+      params: Id,
+      body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
+      response: { ...authErrors, ...NotFound, 201: ConversationView },
+      detail: { summary: 'Mark as read by the assignee (assigneeLastSeenAt; PRO plan)' },
+    })
+    .get('/:id/messages', async ({ actor, params, query }) => (await listHelpdeskMessages(ctx.storage.read(helpdeskMessageStores), actor, params.id, query)).map(presentMessage), {
+      params: Id,
+      query: t.Object(
+        {
+          limit: t.Optional(t.String({ description: `Integer from 1 to ${MAX_MESSAGE_LIMIT}; default 20` })),
+          cursor: t.Optional(t.String({ description: 'Id of the oldest message already held; answers the messages before it' })),
+        },
+        { additionalProperties: true },
+      ),
+      response: { ...authErrors, ...NotFound, 200: t.Array(HelpdeskMessageView, { description: 'Bare array, oldest first; fewer than limit means the beginning' }) },
+      detail: { summary: 'Messages of the conversation, oldest first (cursor pagination)' },
+    })
+    .post(
+      '/:id/messages',
+      async ({ actor, params, body, set }) => {
+        const message = await ctx.storage.transaction(helpdeskMessageStores, (s, trx) => sendHelpdeskMessage(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, body));
+        set.status = 201;
+        return presentMessage(message);
+      },
+      {
+        params: Id,
+        body: t.Object({
+          content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only with attachments` }),
+          private: t.Optional(t.Boolean({ description: 'A private note: stored, never sent' })),
+          attachments: t.Optional(
+            t.Array(
+              t.Object({
+                id: t.Optional(t.String({ description: 'An upload to this conversation (POST …/attachments) not yet on a message' })),
+                mediaId: t.Optional(t.String({ description: 'Or: media of the workspace uploaded through the connection media API' })),
+                fileName: t.Optional(t.String({ description: 'Overrides the file name' })),
+              }),
+              { maxItems: MAX_ATTACHMENTS, description: 'Files: a note takes several; a reply on a connection one, sent as a media message with the content as caption' },
+            ),
+          ),
+        }),
+        response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 409: StandardError, 413: StandardError, 422: StandardError },
+        detail: {
+          summary: 'Reply (PRO plan; PENDING at once, sent on the inbox\'s connection) or add a private note, with optional attachments; 422 while aiAgentEnabled',
+          description: `A reply's file is sent as an image, video or audio by its type (otherwise a document): over that kind's limit, 413 and nothing is stored. ${mediaLimitsText()}`,
+        },
+      },
+    )
+    .patch('/:id/messages/:messageId', async ({ actor, params, body }) => presentMessage(await ctx.storage.transaction(helpdeskMessageStores, (s) => editNote(s, actor, params.id, params.messageId, body))), {
+      params: MessageId,
+      body: t.Object({ content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only on a note with attachments` }) }),
+      response: { ...authErrors, ...NotFound, 200: HelpdeskMessageView, 422: StandardError },
+      detail: { summary: 'Edit a private note (its author, or a Manager and above; PRO plan); replies and contact messages cannot change: 422' },
+    })
+    .delete(
+      '/:id/messages/:messageId',
+      async ({ actor, params }) => {
+        await ctx.storage.transaction(helpdeskMessageStores, (s) => deleteNote(s, actor, params.id, params.messageId));
+        return { id: params.messageId, deleted: true as const };
+      },
+      {
+        params: MessageId,
+        response: { ...authErrors, ...NotFound, 200: Deleted, 422: StandardError },
+        detail: { summary: 'Delete a private note and its attachments (its author, or a Manager and above; PRO plan); other messages: 422' },
+      },
+    )
+    .delete(
+      '/:id',
+      async ({ actor, params }) => {
+        await ctx.storage.transaction(helpdeskMessageStores, (s) => deleteConversation(s, actor, params.id));
+        return { id: params.id, deleted: true as const };
+      },
+      {
+        params: Id,
+        response: { ...authErrors, ...NotFound, 200: Deleted },
+        detail: { summary: 'Delete a conversation with its messages and attachments (Manager and above, PRO plan)' },
+      },
     );
 }

@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import {
   DEFAULT_SURVEY_MESSAGE,
   getCsatSettings,
@@ -9,10 +9,9 @@ import {
   type ListedCsatResponse,
 } from '../../../core/helpdesk/csat/csat.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { authentication } from '../../kernel/http.ts';
+import { authenticatedRoutes, authErrors, iso, PageOf, PageQuery, presentPage, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { RouteScope } from '../../kernel/http.ts';
-import { authErrors, iso, PageOf, PageQuery, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { csatStores } from './store.ts';
 
 /**
@@ -59,43 +58,36 @@ const ListQuery = t.Composite(
 /** CSAT configuration per inbox and the answers, for managers. */
 export function csatRoutes(ctx: PluginContext) {
 
-  return new Elysia({ name: 'plugins.helpdesk.csat', prefix: '/v3/helpdesk', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
-      app
-        .get('/inboxes/:id/csat', async ({ actor, params }) => getCsatSettings(ctx.storage.read(csatStores), actor, params.id), {
-          role: ['helpdesk.configure', 'read'],
-          params: Id,
-          response: { ...authErrors, 404: StandardError, 200: CsatSettingsView },
-          detail: { summary: 'The inbox\'s CSAT survey setting (off by default); Owners, Admins and Managers' },
-        })
-        .put('/inboxes/:id/csat', async ({ actor, params, body }) => ctx.storage.transaction(csatStores, (s) => setCsatSettings(s, ctx, actor, params.id, body)), {
-          role: ['helpdesk.configure', 'write'],
-          params: Id,
-          body: t.Object({
-            enabled: t.Boolean(),
-            message: t.Optional(t.Nullable(t.String({ description: `1 to ${MAX_SURVEY_MESSAGE_LENGTH} characters sent before the link; left out or null: the default text` }))),
-          }),
-          response: { ...authErrors, 404: StandardError, 200: CsatSettingsView },
-          detail: {
-            summary: 'Turn the CSAT survey on or off for the inbox (PRO plan)',
-            description:
-              'When on, a conversation of the inbox that is resolved sends its contact, once per conversation, the message and the link `/public/helpdesk/csat/{conversationId}` (no token, no expiry; answered once) as a reply from the helpdesk itself.',
-          },
-        })
-        .get(
-          '/csat-responses',
-          async ({ actor, query }) => {
-            const found = await listCsatResponses(ctx.storage.read(csatStores), actor, pageRequest(query), query);
-            return { ...found, data: found.data.map(present) };
-          },
-          {
-            role: ['helpdesk.reports', 'read'],
-            query: ListQuery,
-            response: { ...authErrors, 200: PageOf(CsatResponseView) },
-            detail: { summary: 'Survey answers, newest first (helpdesk reports: Owners, Admins, Managers); filters inboxId, from, to; `s` searches comments' },
-          },
-        ),
+  return authenticatedRoutes(ctx, { name: 'plugins.helpdesk.csat', prefix: '/v3/helpdesk', tags: ['Helpdesk'] })
+    .get('/inboxes/:id/csat', async ({ actor, params }) => getCsatSettings(ctx.storage.read(csatStores), actor, params.id), {
+      role: ['helpdesk.configure', 'read'],
+      params: Id,
+      response: { ...authErrors, 404: StandardError, 200: CsatSettingsView },
+      detail: { summary: 'The inbox\'s CSAT survey setting (off by default); Owners, Admins and Managers' },
+    })
+    .put('/inboxes/:id/csat', async ({ actor, params, body }) => ctx.storage.transaction(csatStores, (s) => setCsatSettings(s, ctx, actor, params.id, body)), {
+      role: ['helpdesk.configure', 'write'],
+      params: Id,
+      body: t.Object({
+        enabled: t.Boolean(),
+        message: t.Optional(t.Nullable(t.String({ description: `1 to ${MAX_SURVEY_MESSAGE_LENGTH} characters sent before the link; left out or null: the default text` }))),
+      }),
+      response: { ...authErrors, 404: StandardError, 200: CsatSettingsView },
+      detail: {
+        summary: 'Turn the CSAT survey on or off for the inbox (PRO plan)',
+        description:
+          'When on, a conversation of the inbox that is resolved sends its contact, once per conversation, the message and the link `/public/helpdesk/csat/{conversationId}` (no token, no expiry; answered once) as a reply from the helpdesk itself.',
+      },
+    })
+    .get(
+      '/csat-responses',
+      async ({ actor, query }) => presentPage(await listCsatResponses(ctx.storage.read(csatStores), actor, pageRequest(query), query), present),
+      {
+        role: ['helpdesk.reports', 'read'],
+        query: ListQuery,
+        response: { ...authErrors, 200: PageOf(CsatResponseView) },
+        detail: { summary: 'Survey answers, newest first (helpdesk reports: Owners, Admins, Managers); filters inboxId, from, to; `s` searches comments' },
+      },
     );
 }
 

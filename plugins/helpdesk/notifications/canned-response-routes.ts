@@ -10,18 +10,11 @@ import {
 import { MAX_CONTENT_LENGTH } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import type { RouteScope } from '../../kernel/http.ts';
-import { StandardError } from '../../kernel/http.ts';
+import { catalogueRouteScopes, StandardError, type RouteScope } from '../../kernel/http.ts';
 import { cannedResponseStores } from './library-stores.ts';
 import { CannedResponseView, presentCannedResponse } from './views.ts';
 
-export const CANNED_RESPONSE_ROUTE_SCOPES: RouteScope[] = [
-  { method: 'GET', path: '/v3/helpdesk/canned-responses', scopes: ['helpdesk:read'] },
-  { method: 'GET', path: '/v3/helpdesk/canned-responses/:id', scopes: ['helpdesk:read'] },
-  { method: 'POST', path: '/v3/helpdesk/canned-responses', scopes: ['helpdesk:write'] },
-  { method: 'PATCH', path: '/v3/helpdesk/canned-responses/:id', scopes: ['helpdesk:write'] },
-  { method: 'DELETE', path: '/v3/helpdesk/canned-responses/:id', scopes: ['helpdesk:write'] },
-];
+export const CANNED_RESPONSE_ROUTE_SCOPES: RouteScope[] = catalogueRouteScopes('/v3/helpdesk/canned-responses', { read: ['helpdesk:read'], write: ['helpdesk:write'] });
 
 const ShortCode = t.String({ description: `1 to ${SHORT_CODE_MAX_LENGTH} letters, digits, _ or - (a leading / is dropped); unique in the workspace case-insensitively` });
 const Content = t.String({ description: `1 to ${MAX_CONTENT_LENGTH} characters (trimmed)` });

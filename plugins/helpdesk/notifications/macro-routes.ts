@@ -1,22 +1,17 @@
 import { Elysia, t } from 'elysia';
 import { MACRO_ACTION_TYPES, MAX_MACRO_ACTIONS } from '../../../core/helpdesk/library/macro-actions.ts';
 import { createMacro, deleteMacro, getMacro, listMacros, MACRO_NAME_MAX_LENGTH, MACRO_VISIBILITIES, runMacro, updateMacro } from '../../../core/helpdesk/library/macros.ts';
-import { authentication } from '../../kernel/http.ts';
+import { authenticatedRoutes, authErrors, catalogueRouteScopes, OneOf, StandardError } from '../../kernel/http.ts';
 import { catalogueRoutes } from '../../kernel/catalogue-routes.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { RouteScope } from '../../kernel/http.ts';
-import { authErrors, OneOf, StandardError } from '../../kernel/http.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from '../conversations/views.ts';
 import { macroRunStores, macroStores } from './library-stores.ts';
 import { MacroView, presentMacro } from './views.ts';
 
 export const MACRO_ROUTE_SCOPES: RouteScope[] = [
-  { method: 'GET', path: '/v3/helpdesk/macros', scopes: ['helpdesk:read'] },
-  { method: 'GET', path: '/v3/helpdesk/macros/:id', scopes: ['helpdesk:read'] },
-  { method: 'POST', path: '/v3/helpdesk/macros', scopes: ['helpdesk:write'] },
-  { method: 'PATCH', path: '/v3/helpdesk/macros/:id', scopes: ['helpdesk:write'] },
-  { method: 'DELETE', path: '/v3/helpdesk/macros/:id', scopes: ['helpdesk:write'] },
+  ...catalogueRouteScopes('/v3/helpdesk/macros', { read: ['helpdesk:read'], write: ['helpdesk:write'] }),
   { method: 'POST', path: '/v3/helpdesk/conversations/:id/macros/:macroId/run', scopes: ['helpdesk:write'] },
 ];
 
@@ -71,37 +66,34 @@ export function macroRoutes(ctx: PluginContext) {
     remove: { run: deleteMacro, summary: 'Delete a macro (PRO plan; yours if personal, Manager and above for workspace macros)' },
   });
 
-  const runs = new Elysia({ name: 'plugins.helpdesk.macro-runs', prefix: '/v3/helpdesk/conversations', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
-    // Role checked in core, after the conversation's and the macro's visibility (404 first).
-    .guard({ auth: true }, (app) =>
-      app.post(
-        '/:id/macros/:macroId/run',
-        async ({ actor, params, set }) => {
-          set.status = 201;
-          const result = await ctx.storage.transaction(macroRunStores, (stores, trx) =>
-            runMacro(stores, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, params.macroId),
-          );
-          return { conversation: present(result.conversation), messages: result.messages.map(presentMessage) };
+  // Role checked in core, after the conversation's and the macro's visibility (404 first).
+  const runs = authenticatedRoutes(ctx, { name: 'plugins.helpdesk.macro-runs', prefix: '/v3/helpdesk/conversations', tags: ['Helpdesk'] })
+    .post(
+      '/:id/macros/:macroId/run',
+      async ({ actor, params, set }) => {
+        set.status = 201;
+        const result = await ctx.storage.transaction(macroRunStores, (stores, trx) =>
+          runMacro(stores, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, params.id, params.macroId),
+        );
+        return { conversation: present(result.conversation), messages: result.messages.map(presentMessage) };
+      },
+      {
+        params: t.Object({ id: t.String(), macroId: t.String() }),
+        body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
+        response: {
+          ...authErrors,
+          201: t.Object({
+            conversation: ConversationView,
+            messages: t.Array(HelpdeskMessageView, { description: 'What the run wrote, in order: replies, notes, activity lines of status changes' }),
+          }),
+          409: StandardError,
+          422: StandardError,
         },
-        {
-          params: t.Object({ id: t.String(), macroId: t.String() }),
-          body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
-          response: {
-            ...authErrors,
-            201: t.Object({
-              conversation: ConversationView,
-              messages: t.Array(HelpdeskMessageView, { description: 'What the run wrote, in order: replies, notes, activity lines of status changes' }),
-            }),
-            409: StandardError,
-            422: StandardError,
-          },
-          detail: {
-            summary:
-              'Run a macro on the conversation (PRO plan): its actions in order, as you would by hand, in one transaction; an action that fails undoes the whole run and answers its error, prefixed with actions[i]',
-          },
+        detail: {
+          summary:
+            'Run a macro on the conversation (PRO plan): its actions in order, as you would by hand, in one transaction; an action that fails undoes the whole run and answers its error, prefixed with actions[i]',
         },
-      ),
+      },
     );
 
   return new Elysia({ name: 'plugins.helpdesk.macros.all' }).use(library).use(runs);

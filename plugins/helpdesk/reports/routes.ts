@@ -1,11 +1,11 @@
-import { Elysia, type DocumentDecoration } from 'elysia';
+import type { DocumentDecoration, Static, TSchema } from 'elysia';
+import type { Actor } from '../../../core/identity/identity.ts';
 import { MAX_REPORT_DAYS } from '../../../core/helpdesk/reports/range.ts';
-import { parseReportQuery, REPORT_GROUPINGS, summaryReport, timeseriesReport } from '../../../core/helpdesk/reports/reports.ts';
+import { parseReportQuery, REPORT_GROUPINGS, summaryReport, timeseriesReport, type ReportQuery, type ReportStores } from '../../../core/helpdesk/reports/reports.ts';
 import { METRIC_COLUMNS, reportFileName, summaryCsv, timeseriesCsv } from '../../../core/helpdesk/reports/csv.ts';
-import { authentication } from '../../kernel/http.ts';
+import { authenticatedRoutes, authErrors, StandardError } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { RouteScope } from '../../kernel/http.ts';
-import { authErrors, StandardError } from '../../kernel/http.ts';
 import { reportStores } from './store.ts';
 import { reportQueryParameters, ReportQueryView, SummaryView, TimeseriesView } from './views.ts';
 
@@ -76,49 +76,56 @@ const responses = (view: object, firstColumns: string) =>
 export function reportRoutes(ctx: PluginContext) {
   const common = `Owners, Admins and Managers (Agents 403); any plan. Range: \`from\` and \`to\` are UTC days (YYYY-MM-DD), both included, at most ${MAX_REPORT_DAYS} days; \`groupBy\` one of ${REPORT_GROUPINGS.join(', ')}; \`inboxId\` limits everything to one inbox. `;
 
-  return new Elysia({ name: 'plugins.helpdesk.reports', prefix: '/v3/helpdesk/reports', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true, role: 'helpdesk.reports' }, (app) =>
-      app
-        .get(
-          '/summary',
-          async ({ actor, query, headers, set }) => {
-            const parsed = parseReportQuery(actor, query);
-            const report = await summaryReport(ctx.storage.read(reportStores), actor, parsed);
-            if (wantsCsv(parsed.format, Boolean(query.format), headers.accept)) return csvResponse<typeof report>(summaryCsv(report), reportFileName('summary', report));
-            set.headers.vary = 'Accept';
-            return report;
-          },
-          {
-            query: ReportQueryView,
-            response: { ...authErrors, 404: StandardError, 200: SummaryView },
-            detail: {
-              summary: 'Helpdesk report over a range of UTC days: totals, and per inbox, agent, team or label',
-              description: `${common}${METRICS_TEXT}`,
-              parameters: reportQueryParameters as DocumentDecoration['parameters'],
-              responses: responses(SummaryView, '`from`, `to`, `scope`, `group_key`, `group_name` (a totals row, then one row per group)'),
-            },
-          },
-        )
-        .get(
-          '/timeseries',
-          async ({ actor, query, headers, set }) => {
-            const parsed = parseReportQuery(actor, query);
-            const report = await timeseriesReport(ctx.storage.read(reportStores), actor, parsed);
-            if (wantsCsv(parsed.format, Boolean(query.format), headers.accept)) return csvResponse<typeof report>(timeseriesCsv(report), reportFileName('timeseries', report));
-            set.headers.vary = 'Accept';
-            return report;
-          },
-          {
-            query: ReportQueryView,
-            response: { ...authErrors, 404: StandardError, 200: TimeseriesView },
-            detail: {
-              summary: 'Helpdesk report per UTC day: every day of the range present, empty days too; per group as well',
-              description: `${common}${METRICS_TEXT}`,
-              parameters: reportQueryParameters as DocumentDecoration['parameters'],
-              responses: responses(TimeseriesView, '`day`, `scope`, `group_key`, `group_name` (the totals of every day, then every day of each group)'),
-            },
-          },
-        ),
+  /** One report's answer: JSON, or its CSV download when asked (`wantsCsv`). */
+  const answer =
+    <R extends { from: string; to: string; groupBy: string | null }>(
+      kind: 'summary' | 'timeseries',
+      run: (stores: ReportStores, actor: Actor, query: ReportQuery) => Promise<R>,
+      csv: (report: R) => string,
+    ) =>
+    async ({ actor, query, headers, set }: ReportRequest) => {
+      const parsed = parseReportQuery(actor, query);
+      const report = await run(ctx.storage.read(reportStores), actor, parsed);
+      if (wantsCsv(parsed.format, Boolean(query.format), headers.accept)) return csvResponse<R>(csv(report), reportFileName(kind, report));
+      set.headers.vary = 'Accept';
+      return report;
+    };
+  /** One report's options: its view as JSON, its CSV's first columns, the shared query and texts. */
+  const documented = <V extends TSchema>(view: V, summary: string, csvColumns: string) => ({
+    query: ReportQueryView,
+    response: { ...authErrors, 404: StandardError, 200: view },
+    detail: {
+      summary,
+      description: `${common}${METRICS_TEXT}`,
+      parameters: reportQueryParameters as DocumentDecoration['parameters'],
+      responses: responses(view, csvColumns),
+    },
+  });
+
+  return authenticatedRoutes(ctx, { name: 'plugins.helpdesk.reports', prefix: '/v3/helpdesk/reports', tags: ['Helpdesk'], role: 'helpdesk.reports' })
+    .get(
+      '/summary',
+      answer('summary', summaryReport, summaryCsv),
+      documented(
+        SummaryView,
+        'Helpdesk report over a range of UTC days: totals, and per inbox, agent, team or label',
+        '`from`, `to`, `scope`, `group_key`, `group_name` (a totals row, then one row per group)',
+      ),
+    )
+    .get(
+      '/timeseries',
+      answer('timeseries', timeseriesReport, timeseriesCsv),
+      documented(
+        TimeseriesView,
+        'Helpdesk report per UTC day: every day of the range present, empty days too; per group as well',
+        '`day`, `scope`, `group_key`, `group_name` (the totals of every day, then every day of each group)',
+      ),
     );
 }
+
+type ReportRequest = {
+  actor: Actor;
+  query: Static<typeof ReportQueryView>;
+  headers: Record<string, string | undefined>;
+  set: { headers: Record<string, string | number> };
+};

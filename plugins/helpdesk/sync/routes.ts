@@ -1,9 +1,8 @@
-import { Elysia, t } from 'elysia';
+import { t } from 'elysia';
 import { INBOX_SYNC_STATUSES } from '../../../core/helpdesk/inboxes/inbox-sync-status.ts';
 import { latestInboxSync, startInboxSync, type InboxSync, type SyncCounts } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
-import { authentication } from '../../kernel/http.ts';
+import { authenticatedRoutes, authErrors, iso, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { authErrors, iso, StandardError, Timestamp, Uuid } from '../../kernel/http.ts';
 import { inboxSyncTuning } from './job.ts';
 import { inboxSyncStores } from './store.ts';
 
@@ -45,34 +44,30 @@ const DESCRIPTION = [
 export function inboxSyncRoutes(ctx: PluginContext) {
   const deps = { clock: ctx.clock, ids: ctx.ids, random: ctx.random };
 
-  return new Elysia({ name: 'plugins.helpdesk.inbox-sync', prefix: '/v3/helpdesk/inboxes', detail: { tags: ['Helpdesk'] } })
-    .use(authentication(ctx))
-    .guard({ auth: true }, (app) =>
-      app
-        .post(
-          '/:id/sync',
-          async ({ actor, params, set }) => {
-            // The sync, its first page's job and its events commit together (the outbox).
-            const sync = await ctx.storage.transaction(inboxSyncStores, (s) => startInboxSync(s, deps, actor, params.id, { chatsPerPage: inboxSyncTuning.chatsPerPage }));
-            set.status = 202;
-            return present(sync);
-          },
-          {
-            params: Id,
-            body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
-            response: { ...authErrors, ...NotFound, 202: SyncView, 409: StandardError, 422: StandardError },
-            detail: {
-              summary: 'Sync the chat history of the inbox\'s connection (Owner, Admin, Manager; PRO plan)',
-              description: `${DESCRIPTION} 409 while a sync of the inbox is running; 422 for an inbox without a connection (API inboxes).`,
-            },
-          },
-        )
-        .get('/:id/sync', async ({ actor, params }) => present(await latestInboxSync(ctx.storage.read(inboxSyncStores), actor, params.id)), {
-          params: Id,
-          response: { ...authErrors, ...NotFound, 200: SyncView },
-          detail: { summary: 'The latest history sync of the inbox (404 before the first)', description: DESCRIPTION },
-        }),
-    );
+  return authenticatedRoutes(ctx, { name: 'plugins.helpdesk.inbox-sync', prefix: '/v3/helpdesk/inboxes', tags: ['Helpdesk'] })
+    .post(
+      '/:id/sync',
+      async ({ actor, params, set }) => {
+        // The sync, its first page's job and its events commit together (the outbox).
+        const sync = await ctx.storage.transaction(inboxSyncStores, (s) => startInboxSync(s, deps, actor, params.id, { chatsPerPage: inboxSyncTuning.chatsPerPage }));
+        set.status = 202;
+        return present(sync);
+      },
+      {
+        params: Id,
+        body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
+        response: { ...authErrors, ...NotFound, 202: SyncView, 409: StandardError, 422: StandardError },
+        detail: {
+          summary: 'Sync the chat history of the inbox\'s connection (Owner, Admin, Manager; PRO plan)',
+          description: `${DESCRIPTION} 409 while a sync of the inbox is running; 422 for an inbox without a connection (API inboxes).`,
+        },
+      },
+    )
+    .get('/:id/sync', async ({ actor, params }) => present(await latestInboxSync(ctx.storage.read(inboxSyncStores), actor, params.id)), {
+      params: Id,
+      response: { ...authErrors, ...NotFound, 200: SyncView },
+      detail: { summary: 'The latest history sync of the inbox (404 before the first)', description: DESCRIPTION },
+    });
 }
 
 function present(sync: InboxSync) {
