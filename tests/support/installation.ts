@@ -1,0 +1,43 @@
+import { afterAll, beforeAll } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, startServer, type ServerProcess } from './server-process.ts';
+import { freshDatabase, HOOK_TIMEOUT, onPostgres } from './service.ts';
+
+/**
+ * Switchboard installed as a user installs it, for a test file that runs its commands as
+ * processes: a data directory of its own and, on Postgres, a fresh database, made before the
+ * file's tests and removed after them. `cli` runs `apps/cli/main.ts` on it (with `stdin` typed
+ * in, if given); `startServer` starts `apps/server/main.ts` on it.
+ */
+export interface Installation {
+  cli(args: string[], stdin?: string): { code: number | null; stdout: string; stderr: string };
+  startServer(): Promise<ServerProcess>;
+}
+
+export function useInstallation(dataDirPrefix: string): Installation {
+  let dataDir = '';
+  let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
+  let env: Record<string, string> = {};
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix));
+    database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
+    env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
+  }, HOOK_TIMEOUT);
+  afterAll(async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  }, HOOK_TIMEOUT);
+  return {
+    cli(args, stdin) {
+      const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', ...args], {
+        cwd: ROOT,
+        env,
+        stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
+      });
+      return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+    },
+    startServer: () => startServer(env),
+  };
+}
