@@ -1,10 +1,9 @@
-import { beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
 import { SNOOZE_EXPIRY_QUEUE } from '../../core/helpdesk/conversations/snooze.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { useTestService } from '../support/service.ts';
-import { conversationFromContact, eventually, helpdeskEvents, helpdeskLine, type Owner } from '../support/helpdesk.ts';
-import { HOOK_TIMEOUT } from './helpers.ts';
+import { conversationFromContact, eventually, helpdeskEvents, useHelpdeskLine } from '../support/helpdesk.ts';
 
 /**
  * Snooze expiry (spec 3.1: "an automatic change (for example a snooze expiring) carries
@@ -16,16 +15,11 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 /** Each test waits for real snoozes of a few seconds to expire. */
 const TEST_TIMEOUT = 30_000;
 
-let owner: Owner;
-let connectionId: string;
-
 const service = useTestService();
+const line = useHelpdeskLine(service, { connection: 'snooze line', inbox: 'Snoozy' });
+const { owner } = line;
 
-beforeAll(async () => {
-  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'snooze line', inbox: 'Snoozy' }));
-}, HOOK_TIMEOUT);
-
-const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hi' });
+const newConversation = (phone: string) => conversationFromContact(service, owner.token, line.connectionId, phone, { text: 'hi' });
 const getConversation = async (id: string) => (await service.call('GET', `/v3/helpdesk/conversations/${id}`, { apikey: owner.token })).body;
 const snooze = (id: string, until: Date) => service.call('POST', `/v3/helpdesk/conversations/${id}/status`, { apikey: owner.token, body: { status: 'SNOOZED', snoozedUntil: until.toISOString() } });
 

@@ -62,6 +62,21 @@ export async function helpdeskWorkspace(service: TestService, names: { connectio
 }
 
 /**
+ * The helpdesk line of a test file (`helpdeskLine`), set up before its tests by a hook registered
+ * after the service's. Answers it at once: `owner` is filled in place, the ids are read from it.
+ */
+export function useHelpdeskLine(service: TestService, names: { connection: string; inbox: string }): HelpdeskLine {
+  const line: HelpdeskLine = { owner: {} as Owner, connectionId: '', inboxId: '' };
+  beforeAll(async () => {
+    const made = await helpdeskLine(service, names);
+    Object.assign(line.owner, made.owner);
+    line.connectionId = made.connectionId;
+    line.inboxId = made.inboxId;
+  }, HOOK_TIMEOUT);
+  return line;
+}
+
+/**
  * The helpdesk workspace of a test file (`helpdeskWorkspace`), set up before its tests by a hook
  * registered after the service's. Answers it at once: `owner` and `agent` are filled in place
  * (so a file may take them out of it at once); `connectionId` and `inboxId` are read from it.

@@ -9,11 +9,13 @@ import { freshDatabase, HOOK_TIMEOUT, onPostgres } from './service.ts';
  * Switchboard installed as a user installs it, for a test file that runs its commands as
  * processes: a data directory of its own and, on Postgres, a fresh database, made before the
  * file's tests and removed after them. `cli` runs `apps/cli/main.ts` on it (with `stdin` typed
- * in, if given); `startServer` starts `apps/server/main.ts` on it.
+ * in, if given); `startServer` starts `apps/server/main.ts` on it, as often as a test restarts it.
  */
 export interface Installation {
   cli(args: string[], stdin?: string): { code: number | null; stdout: string; stderr: string };
   startServer(): Promise<ServerProcess>;
+  /** `cli bootstrap` of a PRO Owner, the README's first-run path; answers their token. */
+  bootstrapOwner(email: string, workspace: string): string;
 }
 
 export function useInstallation(dataDirPrefix: string): Installation {
@@ -39,5 +41,10 @@ export function useInstallation(dataDirPrefix: string): Installation {
       return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
     },
     startServer: () => startServer(env),
+    bootstrapOwner(email, workspace) {
+      const result = this.cli(['bootstrap', '--email', email, '--workspace', workspace, '--plan', 'PRO']);
+      if (result.code !== 0) throw new Error(`bootstrap failed: ${result.stderr}`);
+      return JSON.parse(result.stdout.trim()).token;
+    },
   };
 }
