@@ -28,6 +28,17 @@ async function activityCount(conversationId: string): Promise<number> {
   return rows.length;
 }
 
+/** The conversation once its snooze expired: OPEN again, not before `until`, with no snooze left. */
+async function reopenedOnTime(id: string, until: Date, what: string): Promise<any> {
+  const reopened = await eventually(async () => {
+    const now = await getConversation(id);
+    return now.status === 'OPEN' ? now : undefined;
+  }, what);
+  expect(Date.now()).toBeGreaterThanOrEqual(until.getTime());
+  expect(reopened.snoozedUntil).toBeNull();
+  return reopened;
+}
+
 /** `status_changed` events about the conversation, oldest first (the `events` table, no connection). */
 async function statusEvents(conversationId: string): Promise<any[]> {
   return (await helpdeskEvents(service, owner.workspaceId, 'helpdesk.conversation.status_changed')).filter((d: any) => d.conversationId === conversationId);
@@ -52,12 +63,7 @@ describe('a snooze expires by itself, silently', () => {
     expect(activityAfterSnooze).toBe(1);
     expect(await expiryJob(c.id, until)).toBeDefined();
 
-    const reopened = await eventually(async () => {
-      const now = await getConversation(c.id);
-      return now.status === 'OPEN' ? now : undefined;
-    }, 'the snooze to expire');
-    expect(Date.now()).toBeGreaterThanOrEqual(until.getTime());
-    expect(reopened.snoozedUntil).toBeNull();
+    const reopened = await reopenedOnTime(c.id, until, 'the snooze to expire');
     // Automatic: nothing happened in the conversation, so it does not jump the queue.
     expect(reopened.lastActivityAt).toBe(res.body.lastActivityAt);
     expect(await activityCount(c.id)).toBe(activityAfterSnooze);
@@ -85,12 +91,7 @@ describe('a snooze expires by itself, silently', () => {
     expect(await getConversation(c.id)).toMatchObject({ status: 'SNOOZED', snoozedUntil: second.toISOString() });
     expect((await statusEvents(c.id)).filter((e) => e.silent)).toHaveLength(0);
 
-    const reopened = await eventually(async () => {
-      const now = await getConversation(c.id);
-      return now.status === 'OPEN' ? now : undefined;
-    }, 'the second snooze to expire');
-    expect(Date.now()).toBeGreaterThanOrEqual(second.getTime());
-    expect(reopened.snoozedUntil).toBeNull();
+    const reopened = await reopenedOnTime(c.id, second, 'the second snooze to expire');
     expect((await statusEvents(c.id)).filter((e) => e.silent)).toHaveLength(1);
   }, TEST_TIMEOUT);
 
