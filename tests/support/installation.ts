@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from 'bun:test';
+import { afterAll, beforeAll, expect } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,4 +47,15 @@ export function useInstallation(dataDirPrefix: string): Installation {
       return JSON.parse(result.stdout.trim()).token;
     },
   };
+}
+
+/** What `cli bootstrap` printed, checked: exactly one JSON line with userId, workspaceId and a live token. */
+export function bootstrapOutput(result: { code: number | null; stdout: string }): { userId: string; workspaceId: string; token: string } {
+  expect(result.code).toBe(0);
+  const lines = result.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  const printed = JSON.parse(lines[0]!);
+  expect(Object.keys(printed).sort()).toEqual(['token', 'userId', 'workspaceId']);
+  expect(printed.token).toStartWith('sk_live_');
+  return printed;
 }
