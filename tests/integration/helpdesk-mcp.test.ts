@@ -1,33 +1,23 @@
-import { afterAll, describe, expect, test } from 'bun:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { describe, expect, test } from 'bun:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { useTestService } from '../support/service.ts';
 import { eventually, injectContactMessage, sentToContact, useHelpdeskWorkspace } from '../support/helpdesk.ts';
-import { HOOK_TIMEOUT, useMember } from './helpers.ts';
+import { useMcpClients } from '../support/mcp-clients.ts';
+import { useMember } from './helpers.ts';
 
 /**
  * The helpdesk's MCP tools (issue 6; spec 1.7, 2.7): an assistant works the shared inbox through
  * `/v3/mcp` with the same rules as REST — Agents see only their inboxes, writes need the PRO plan.
  */
 
-const clients: Client[] = [];
 
 const service = useTestService();
 const hd = useHelpdeskWorkspace(service, { connection: 'mcp line', inbox: 'Support' });
 const { owner, agent } = hd;
 const outsider = useMember(service, owner, 'AGENT');
 
-afterAll(async () => {
-  for (const client of clients) await client.close().catch(() => {});
-}, HOOK_TIMEOUT);
-
-async function clientFor(apikey: string): Promise<Client> {
-  const client = new Client({ name: 'helpdesk-tests', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/v3/mcp`), { requestInit: { headers: { apikey } } }));
-  clients.push(client);
-  return client;
-}
+const clientFor = useMcpClients(service, 'helpdesk-tests').withApiKey;
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
+import { useMcpClients } from '../support/mcp-clients.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
@@ -30,15 +30,14 @@ beforeAll(async () => {
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
+const mcpClients = useMcpClients(service, 'switchboard-tests');
 
 beforeAll(async () => {
   ({ connectionId } = await officialConnection(service, sim, owner.token));
-  mcp = new Client({ name: 'switchboard-tests', version: '1.0.0' });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/v3/mcp`), { requestInit: { headers: { apikey: owner.token } } }));
+  mcp = await mcpClients.withApiKey(owner.token);
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await mcp?.close().catch(() => {});
   await sim?.stop();
 }, HOOK_TIMEOUT);
 
