@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { BrowserOAuthProvider, recordingFetch, type WireEntry } from '../support/mcp-oauth-provider.ts';
-import { withPassword } from '../support/oauth.ts';
+import { ownerWithPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
 import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, UUID } from './helpers.ts';
@@ -32,9 +32,7 @@ const service = useTestService({ plugins: [] });
 
 beforeAll(async () => {
   browser = await startBrowser();
-  const email = `mcp-oauth-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'mcp-oauth', 'Acme');
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'assistant line' } });
   expect(created.status).toBe(201);
   connectionId = created.body.id;

@@ -4,7 +4,7 @@ import { setClientVerified } from '../../core/oauth/clients.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { useTestService } from '../support/service.ts';
-import { authorizeInBrowser, TEST_PASSWORD, withPassword } from '../support/oauth.ts';
+import { authorizeInBrowser, TEST_PASSWORD, ownerWithPassword, withPassword } from '../support/oauth.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -20,9 +20,7 @@ const service = useTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000' } });
 
 beforeAll(async () => {
   browser = await startBrowser();
-  const email = `apps-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Apps' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'apps-owner', 'Apps');
   issuer = service.runtime.ctx.config.publicUrl;
 }, HOOK_TIMEOUT);
 

@@ -3,7 +3,7 @@ import * as oauth from 'oauth4webapi';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { TEST_PASSWORD, withPassword } from '../support/oauth.ts';
+import { TEST_PASSWORD, ownerWithPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -43,9 +43,7 @@ const service = useTestService({ plugins: [], clock, env: { OAUTH_AUTHORIZE_RATE
 beforeAll(async () => {
   issuer = service.runtime.ctx.config.publicUrl;
   browser = await startBrowser();
-  const email = `conformance-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Conformance' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'conformance', 'Conformance');
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { useGraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
 import { useMcpClients } from '../support/mcp-clients.ts';
 import { officialConnection } from '../support/official-connection.ts';
@@ -18,15 +18,15 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  * its draft is launched; an APPROVED one is accepted by all of them.
  */
 
-let sim: GraphSimulator;
 let platform: TemplateSimulator;
 let connectionId: string;
 let mcp: Client;
 
-beforeAll(async () => {
-  sim = await startGraphSimulator();
+const sim = useGraphSimulator();
+
+beforeAll(() => {
   platform = teachTemplates(sim);
-}, HOOK_TIMEOUT);
+});
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
@@ -35,10 +35,6 @@ const mcpClients = useMcpClients(service, 'switchboard-tests');
 beforeAll(async () => {
   ({ connectionId } = await officialConnection(service, sim, owner.token));
   mcp = await mcpClients.withApiKey(owner.token);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await sim?.stop();
 }, HOOK_TIMEOUT);
 
 const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: owner.token, body });
