@@ -34,6 +34,17 @@ export function expectStandardError(res: Answer, status: number, error: string):
   }
 }
 
+/** A POST of raw bytes (an upload) with these headers; the answer's body parsed when it is JSON. */
+export async function postRaw(url: string, bytes: Uint8Array, headers: Record<string, string>): Promise<Answer> {
+  const response = await fetch(url, { method: 'POST', headers, body: bytes as Uint8Array<ArrayBuffer> });
+  const text = await response.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: response.status, body };
+}
+
 export function uniqueEmail(label: string): string {
   return `${label}-${crypto.randomUUID().slice(0, 8)}@example.com`;
 }

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { downloadLink, issueUploadTicket } from '../../core/media/media.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { messageSettled } from '../support/wait.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { expectStandardError, HOOK_TIMEOUT, memberWithToken, postRaw, UUID } from './helpers.ts';
 
 /**
  * Media (issue 3 item 6; spec 2.13 `downloadMediaUrl`, 4.3 upload and download rows, 5.6, 8):
@@ -56,15 +56,7 @@ async function expectSent(body: Record<string, unknown>): Promise<void> {
   expect((await settled(sent.body.id)).status).toBe('SENT');
 }
 
-const postBytes = (url: string, bytes: Uint8Array, contentType: string, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body: bytes as Uint8Array<ArrayBuffer> }).then(async (res) => {
-    const text = await res.text();
-    let body: any = text;
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body };
-  });
+const postBytes = (url: string, bytes: Uint8Array, contentType: string, headers: Record<string, string> = {}) => postRaw(url, bytes, { 'content-type': contentType, ...headers });
 
 describe('download links of received media (spec 2.13: "signed link valid 7 days, streams raw bytes, needs no `apikey`")', () => {
   test('received media carries downloadMediaUrl; fetching it without apikey streams the exact bytes with their content type', async () => {

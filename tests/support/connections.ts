@@ -7,3 +7,16 @@ export async function newConnection(service: TestService, apikey: string, name: 
   expect(created.status).toBe(201);
   return created.body.id;
 }
+
+/** The payloads of the connection's events of this type, as the `events` table keeps them, oldest first. */
+export async function connectionEvents(service: TestService, connectionId: string, event: string): Promise<any[]> {
+  const rows = await service.runtime.ctx.db
+    .selectFrom('events')
+    .selectAll()
+    .where('connection_id', '=', connectionId)
+    .where('event', '=', event)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload));
+}
