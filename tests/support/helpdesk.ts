@@ -98,6 +98,14 @@ export function useHelpdeskWorkspace(
   return workspace;
 }
 
+/** Another connected line of the workspace with its CONNECTION inbox, the workspace's Agent a member there too. */
+export async function anotherLine(service: TestService, workspace: HelpdeskWorkspace, names: { connection: string; inbox: string }): Promise<{ connectionId: string; inboxId: string }> {
+  const connectionId = await connectedConnection(service, workspace.owner.token, names.connection);
+  const inboxId = await connectionInbox(service, workspace.owner.token, names.inbox, connectionId);
+  await setInboxMembers(service, workspace.owner.token, inboxId, [workspace.agent.userId]);
+  return { connectionId, inboxId };
+}
+
 /** A message from a sandbox contact (`from`, a phone) on the connection, as the network would deliver it; answers the raw response. */
 export function injectContactMessage(service: TestService, apikey: string, connectionId: string, message: { from: string } & Record<string, unknown>) {
   return service.call('POST', `/v3/connections/${connectionId}/sandbox/messages`, { apikey, body: message });
