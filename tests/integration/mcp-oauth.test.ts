@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { BrowserOAuthProvider, recordingFetch, type WireEntry } from '../support/mcp-oauth-provider.ts';
-import { ownerWithPassword } from '../support/oauth.ts';
+import { challengeParams, ownerWithPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
 import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, UUID } from './helpers.ts';
@@ -89,14 +89,6 @@ const settled = (id: string, timeoutMs = 20_000): Promise<any> => messageSettled
 const newContact = () => `55119${Math.floor(10_000_000 + Math.random() * 89_999_999)}`;
 
 const form = (entry: WireEntry | undefined) => new URLSearchParams(entry?.body ?? '');
-
-/** The auth-params of a `Bearer` challenge (quoted-string values unescaped). */
-function challengeParams(header: string | null): Record<string, string> {
-  expect(header).toStartWith('Bearer ');
-  const params: Record<string, string> = {};
-  for (const m of header!.slice(7).matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) params[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
-  return params;
-}
 
 // ------------------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ import * as oauth from 'oauth4webapi';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { TEST_PASSWORD, ownerWithPassword } from '../support/oauth.ts';
+import { challengeParams, TEST_PASSWORD, ownerWithPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -80,14 +80,6 @@ async function post(path: string, form: Record<string, string>, authorization?: 
     body: new URLSearchParams(form).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization && { authorization }) },
   });
-}
-
-/** The auth-params of a `Bearer` challenge (quoted-string values unescaped). */
-function challengeParams(header: string | null): Record<string, string> {
-  expect(header).toStartWith('Bearer ');
-  const params: Record<string, string> = {};
-  for (const m of header!.slice(7).matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) params[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
-  return params;
 }
 
 describe('item 13: a confidential client may use client_secret_basic or client_secret_post', () => {

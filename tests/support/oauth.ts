@@ -1,3 +1,4 @@
+import { expect } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { setPassword } from '../../core/identity/passwords.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
@@ -55,4 +56,12 @@ export async function authorizeInBrowser(
   }
   if (!landed) throw new Error(`the browser never came back to ${redirectUri}; it is at ${page.url()}`);
   return new URL(landed);
+}
+
+/** The auth-params of a `Bearer` challenge (quoted-string values unescaped). */
+export function challengeParams(header: string | null): Record<string, string> {
+  expect(header).toStartWith('Bearer ');
+  const params: Record<string, string> = {};
+  for (const m of header!.slice(7).matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) params[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
+  return params;
 }
