@@ -6,6 +6,7 @@ import { teachTemplates, type TemplateSimulator } from '../support/graph-simulat
 import { useMcpClients } from '../support/mcp-clients.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { utilityTemplate } from '../support/template-definitions.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -44,12 +45,7 @@ const components = [{ type: 'body', parameters: [{ type: 'text', text: '42' }] }
 let counter = 0;
 async function template(status: 'PENDING' | 'REJECTED' | 'PAUSED' | 'APPROVED'): Promise<{ name: string; externalId: string }> {
   const name = `rule_${status.toLowerCase()}_${Date.now() % 100_000}_${++counter}`;
-  const created = await call('POST', `/v3/connections/${connectionId}/templates`, {
-    name,
-    language: 'en_US',
-    category: 'UTILITY',
-    components: [{ type: 'BODY', text: 'Your code is {{1}}', example: { body_text: [['42']] } }],
-  });
+  const created = await call('POST', `/v3/connections/${connectionId}/templates`, utilityTemplate(name, 'Your code is {{1}}'));
   expect(created.status).toBe(201);
   if (status === 'APPROVED') await platform.approve(created.body.externalId);
   if (status === 'REJECTED') await platform.reject(created.body.externalId, 'INVALID_FORMAT');
