@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useGraphSimulator } from '../support/graph-simulator.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { eventually } from '../support/helpdesk.ts';
@@ -11,23 +11,16 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * per-number throughput ceiling for official ones"; spec 5.4 "official campaigns require a paid
  * plan").
  */
-let sim: GraphSimulator;
 let connectionId: string;
 let callbackUrl: string;
 
-beforeAll(async () => {
-  sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-4478' });
-}, HOOK_TIMEOUT);
+const sim = useGraphSimulator({ displayPhoneNumber: '+1 555-010-4478' });
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl, CAMPAIGN_PACER_MAX_SLEEP_SECONDS: '1' } }));
 const owner = useOwner(service, { plan: 'PRO' });
 
 beforeAll(async () => {
   ({ connectionId, callbackUrl } = await officialConnection(service, sim, owner.token));
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await sim?.stop();
 }, HOOK_TIMEOUT);
 
 const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: owner.token, body });

@@ -1,9 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freshDatabase, onPostgres } from '../support/database.ts';
-import { callProcess, ROOT, startServer, type ServerProcess } from '../support/server-process.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useInstallation } from '../support/installation.ts';
+import { callProcess, type ServerProcess } from '../support/server-process.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -14,23 +11,11 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * is sending, started again on the same data, and the campaign finishes by itself: every
  * recipient has exactly one message and exactly their credits were used.
  */
-let dataDir: string;
-let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
-let env: Record<string, string>;
+const installation = useInstallation('switchboard-campaign-crash-');
 let token: string;
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'switchboard-campaign-crash-'));
-  database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
-  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
-  const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'campaign-crash@example.com', '--workspace', 'Crash', '--plan', 'PRO'], { cwd: ROOT, env });
-  if (result.exitCode !== 0) throw new Error(`bootstrap failed: ${result.stderr.toString()}`);
-  token = JSON.parse(result.stdout.toString().trim()).token;
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  rmSync(dataDir, { recursive: true, force: true });
-  await database?.drop();
+beforeAll(() => {
+  token = installation.bootstrapOwner('campaign-crash@example.com', 'Crash');
 }, HOOK_TIMEOUT);
 
 function call(server: ServerProcess, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -42,7 +27,7 @@ const numbers = Array.from({ length: RECIPIENTS }, (_, i) => `+3361${String(2_00
 
 describe('a worker killed mid-campaign', () => {
   test('SIGKILL while sending; after a restart the campaign completes and no recipient gets two messages', async () => {
-    let server = await startServer(env);
+    let server = await installation.startServer();
     try {
       const created = await call(server, 'POST', '/v3/connections', { name: 'crash line' });
       const connectionId = created.body.id;
@@ -64,7 +49,7 @@ describe('a worker killed mid-campaign', () => {
       expect(sentBeforeKill).toBeLessThan(RECIPIENTS);
 
       await server.kill();
-      server = await startServer(env);
+      server = await installation.startServer();
 
       const done = await eventually(async () => {
         const c = (await call(server, 'GET', `/v3/campaigns/${id}`)).body;

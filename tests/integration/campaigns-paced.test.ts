@@ -38,6 +38,13 @@ const numbers = (from: number, count: number) => Array.from({ length: count }, (
 const available = async () => (await call('GET', '/v3/summary')).body.messages.available as number;
 const campaign = async (id: string) => (await call('GET', `/v3/campaigns/${id}`)).body;
 
+/** A campaign of this text to these numbers at this pace, created (201); answers the response. */
+async function createdCampaign(name: string, text: string, to: string[], pace: Record<string, unknown> = { messagesPerMinute: PER_MINUTE, jitterSeconds: 0 }) {
+  const created = await call('POST', '/v3/campaigns', { name, connectionId, message: { text }, audience: { numbers: to }, pace });
+  expect(created.status).toBe(201);
+  return created;
+}
+
 async function allRecipients(id: string): Promise<any[]> {
   const out: any[] = [];
   for (let page = 1; ; page++) {
@@ -74,14 +81,7 @@ async function step(id: string): Promise<any> {
 describe('a paced campaign of 1,000 recipients on a model clock', () => {
   test('sends at most 120 a minute in any 60 s window, each recipient once, and completes with every credit consumed', async () => {
     const start = await available();
-    const created = await call('POST', '/v3/campaigns', {
-      name: 'January newsletter',
-      connectionId,
-      message: { text: 'Our January news' },
-      audience: { numbers: numbers(0, 1000) },
-      pace: { messagesPerMinute: PER_MINUTE, jitterSeconds: 0 },
-    });
-    expect(created.status).toBe(201);
+    const created = await createdCampaign('January newsletter', 'Our January news', numbers(0, 1000));
     expect(created.body.credits.reserved).toBe(1000);
     expect(await available()).toBe(start - 1000);
 
@@ -110,14 +110,7 @@ describe('a paced campaign of 1,000 recipients on a model clock', () => {
 
   test('cancelled halfway, the credits of everyone not yet sent go back at once and nobody else is sent to', async () => {
     const start = await available();
-    const created = await call('POST', '/v3/campaigns', {
-      name: 'To be cancelled',
-      connectionId,
-      message: { text: 'Half of you get this' },
-      audience: { numbers: numbers(5000, 1000) },
-      pace: { messagesPerMinute: PER_MINUTE, jitterSeconds: 0 },
-    });
-    expect(created.status).toBe(201);
+    const created = await createdCampaign('To be cancelled', 'Half of you get this', numbers(5000, 1000));
     let state = created.body;
     while (state.progress.total - state.progress.queued < 500) state = await step(created.body.id);
 
@@ -146,14 +139,11 @@ describe('a paced campaign of 1,000 recipients on a model clock', () => {
     // The model clock reads some time after 10:00 UTC; quiet from now (Paris time) for ten minutes.
     const paris = (ms: number) => new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(ms));
     const now = clock.now().getTime();
-    const created = await call('POST', '/v3/campaigns', {
-      name: 'Quiet',
-      connectionId,
-      message: { text: 'Not during quiet hours' },
-      audience: { numbers: numbers(9000, 3) },
-      pace: { messagesPerMinute: 60, jitterSeconds: 0, quietHours: { from: paris(now - 60_000), to: paris(now + 10 * 60_000), timezone: 'Europe/Paris' } },
+    const created = await createdCampaign('Quiet', 'Not during quiet hours', numbers(9000, 3), {
+      messagesPerMinute: 60,
+      jitterSeconds: 0,
+      quietHours: { from: paris(now - 60_000), to: paris(now + 10 * 60_000), timezone: 'Europe/Paris' },
     });
-    expect(created.status).toBe(201);
     for (let minute = 0; minute < 8; minute += 2) {
       clock.advance(2 * 60_000);
       // A sleep: the pacer wakes on real time (at most 1 s) to see the moved clock; nothing is queued to wait for.

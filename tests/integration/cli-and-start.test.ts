@@ -1,74 +1,28 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freshDatabase, onPostgres } from '../support/service.ts';
+import { describe, expect, test } from 'bun:test';
+import { bootstrapOutput, useInstallation } from '../support/installation.ts';
+import { onPostgres } from '../support/service.ts';
 
 /**
  * The README's first-run path, as a user runs it: `bun run cli bootstrap` prints one JSON line
  * `{"userId","workspaceId","token"}` (ARCHITECTURE.md, contracts), `bun run start` serves on it,
  * the token creates a second token, and the second token lists the workspaces.
  */
-const root = join(import.meta.dir, '../..');
-let dataDir: string;
-let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cli-'));
-  database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
-  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
-});
-
-afterAll(async () => {
-  rmSync(dataDir, { recursive: true, force: true });
-  await database?.drop();
-});
-
-function cli(...args: string[]) {
-  const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', ...args], { cwd: root, env });
-  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
-}
-
-async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
-  const reader = child.stdout.getReader();
-  let seen = '';
-  while (!/listening on (http:\/\/\S+)/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${seen}`);
-    seen += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  const url = seen.match(/listening on (http:\/\/\S+)/)![1]!;
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      await child.exited;
-    },
-  };
-}
+const { cli, startServer } = useInstallation('switchboard-cli-');
 
 describe('bun run cli bootstrap, then bun run start', () => {
   let first: { userId: string; workspaceId: string; token: string };
 
   test('bootstrap prints exactly one JSON line with userId, workspaceId and token', () => {
-    const result = cli('bootstrap', '--email', 'Founder@Example.com', '--workspace', 'Acme', '--plan', 'PRO');
-    expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    first = JSON.parse(lines[0]!);
-    expect(Object.keys(first).sort()).toEqual(['token', 'userId', 'workspaceId']);
-    expect(first.token).toStartWith('sk_live_');
+    const result = cli(['bootstrap', '--email', 'Founder@Example.com', '--workspace', 'Acme', '--plan', 'PRO']);
+    first = bootstrapOutput(result);
   });
 
   test('bad arguments are refused with the usage text and no JSON', () => {
-    const result = cli('bootstrap', '--email', 'x@example.com', '--workspace', 'W', '--plan', 'GOLD');
+    const result = cli(['bootstrap', '--email', 'x@example.com', '--workspace', 'W', '--plan', 'GOLD']);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('Usage');
-    const badEmail = cli('bootstrap', '--email', 'not-an-email', '--workspace', 'W');
+    const badEmail = cli(['bootstrap', '--email', 'not-an-email', '--workspace', 'W']);
     expect(badEmail.code).toBe(1);
     expect(badEmail.stderr).toContain('email');
   });
@@ -95,7 +49,7 @@ describe('bun run cli bootstrap, then bun run start', () => {
 
       if (!onPostgres) {
         // ARCHITECTURE.md: only one process may open DATA_DIR; the CLI refuses politely while the server holds it.
-        const refused = cli('bootstrap', '--email', 'other@example.com', '--workspace', 'Other');
+        const refused = cli(['bootstrap', '--email', 'other@example.com', '--workspace', 'Other']);
         expect(refused.code).toBe(1);
         expect(refused.stderr).toContain('in use by another Switchboard process');
       }
@@ -105,7 +59,7 @@ describe('bun run cli bootstrap, then bun run start', () => {
   });
 
   test('after the server stops, the CLI opens the data again and sees earlier work', () => {
-    const again = cli('bootstrap', '--email', 'founder@example.com', '--workspace', 'Second');
+    const again = cli(['bootstrap', '--email', 'founder@example.com', '--workspace', 'Second']);
     expect(again.code).toBe(0);
     const second = JSON.parse(again.stdout.trim());
     // Same person (emails are case-insensitive), new workspace.

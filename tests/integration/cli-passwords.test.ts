@@ -1,8 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freshDatabase, onPostgres } from '../support/service.ts';
+import { describe, expect, test } from 'bun:test';
+import { bootstrapOutput, useInstallation } from '../support/installation.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -11,49 +8,7 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * --email E` sets an existing person's password from standard input. Checked the way a person
  * would: by signing in on the running service's sign-in page afterwards.
  */
-const root = join(import.meta.dir, '../..');
-let dataDir: string;
-let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cli-passwords-'));
-  database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
-  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  rmSync(dataDir, { recursive: true, force: true });
-  await database?.drop();
-}, HOOK_TIMEOUT);
-
-function cli(args: string[], stdin?: string) {
-  const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', ...args], {
-    cwd: root,
-    env,
-    stdin: stdin === undefined ? 'ignore' : new TextEncoder().encode(stdin),
-  });
-  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
-}
-
-async function startServer(): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
-  const reader = child.stdout.getReader();
-  let seen = '';
-  while (!/listening on (http:\/\/\S+)/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${seen}`);
-    seen += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  return {
-    url: seen.match(/listening on (http:\/\/\S+)/)![1]!,
-    async stop() {
-      child.kill('SIGTERM');
-      await child.exited;
-    },
-  };
-}
+const { cli, startServer } = useInstallation('switchboard-cli-passwords-');
 
 /** Signs in through the sign-in form (its cookie and CSRF token); answers the POST's status. */
 async function signIn(url: string, email: string, password: string): Promise<number> {
@@ -75,12 +30,7 @@ describe('passwords from the CLI', () => {
   test('bootstrap --password-stdin still prints exactly one JSON line', () => {
     const result = cli(['bootstrap', '--email', 'owner@example.com', '--workspace', 'Acme', '--password-stdin'], 'first owner password\n');
     expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    first = JSON.parse(lines[0]!);
-    expect(Object.keys(first).sort()).toEqual(['token', 'userId', 'workspaceId']);
-    expect(first.token).toStartWith('sk_live_');
+    first = bootstrapOutput(result);
   });
 
   test('a password that breaks the policy is refused before anything is created; both flags at once are a usage error', () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { connectionEvents } from '../support/connections.ts';
 import { useTestService } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -37,17 +38,7 @@ function expectCoded(res: { status: number; body: any }, status: number, code: s
   expect(res.body.hint.length).toBeGreaterThan(0);
 }
 
-async function connectionEvents(connectionId: string) {
-  const rows = await service.runtime.ctx.db
-    .selectFrom('events')
-    .selectAll()
-    .where('connection_id', '=', connectionId)
-    .where('event', '=', 'connection.update')
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload) as any);
-}
+const connectionUpdates = (connectionId: string) => connectionEvents(service, connectionId, 'connection.update');
 
 describe('sandbox connection lifecycle', () => {
   let owner: Owner;
@@ -150,7 +141,7 @@ describe('sandbox connection lifecycle', () => {
   test('every status change is recorded as a connection.update event (spec 3.6, 6.1 envelope)', async () => {
     // Spec 3.6: "The connection changes state (event `connection.update`)".
     // Spec 6.1: "Envelope: `{ event, connectionId, remoteJid, sender, data }`".
-    const events = await connectionEvents(id);
+    const events = await connectionUpdates(id);
     expect(events.map((e) => [e.data.from, e.data.to])).toEqual([
       ['DISCONNECTED', 'CONNECTING'],
       ['CONNECTING', 'CONNECTED'],

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useGraphSimulator } from '../support/graph-simulator.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { chatMessageWhen } from '../support/wait.ts';
@@ -15,7 +15,6 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  * appear in `statuses[].errors` (code `131047` means the 24-hour window is closed)".
  */
 
-let sim: GraphSimulator;
 const receiver = useReceiver();
 let sandbox: { id: string; path: string };
 let official: { id: string; path: string; callbackUrl: string };
@@ -27,9 +26,7 @@ async function subscribe(connectionId: string, path: string) {
   expect(webhook.status).toBe(201);
 }
 
-beforeAll(async () => {
-  sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-2020' });
-}, HOOK_TIMEOUT);
+const sim = useGraphSimulator({ displayPhoneNumber: '+1 555-010-2020' });
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
@@ -45,10 +42,6 @@ beforeAll(async () => {
   const { connectionId, callbackUrl } = await officialConnection(service, sim, owner.token);
   official = { id: connectionId, path: '/hooks/official', callbackUrl };
   await subscribe(official.id, official.path);
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await sim?.stop();
 }, HOOK_TIMEOUT);
 
 let counter = 0;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { useTestService } from '../support/service.ts';
-import { conversationFromContact, helpdeskWorkspace, messagesUntil, type HelpdeskWorkspace, type Member } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
+import { conversationFromContact, messagesUntil, useHelpdeskWorkspace } from '../support/helpdesk.ts';
+import { expectStandardError, HOOK_TIMEOUT, useMember } from './helpers.ts';
 
 /**
  * AI configuration and AI actions (issue 7 item 4). Spec 2.14: "Helpdesk: AI configuration |
@@ -41,20 +41,16 @@ function startProvider() {
 }
 
 let provider: ReturnType<typeof startProvider>;
-let ws: HelpdeskWorkspace;
-let admin: Member;
-let manager: Member;
-let outsider: Member;
 let conversationId: string;
 
 const service = useTestService();
+const ws = useHelpdeskWorkspace(service, { connection: 'ai line', inbox: 'Support' });
+const admin = useMember(service, ws.owner, 'ADMIN');
+const manager = useMember(service, ws.owner, 'MANAGER');
+const outsider = useMember(service, ws.owner, 'AGENT');
 
 beforeAll(async () => {
   provider = startProvider();
-  ws = await helpdeskWorkspace(service, { connection: 'ai line', inbox: 'Support' });
-  admin = await memberWithToken(service, ws.owner, 'ADMIN');
-  manager = await memberWithToken(service, ws.owner, 'MANAGER');
-  outsider = await memberWithToken(service, ws.owner, 'AGENT');
   const conversation = await conversationFromContact(service, ws.owner.token, ws.connectionId, '5511988880001', { text: 'My lamp arrived broken, I want a refund', pushName: 'Bea' });
   conversationId = conversation.id;
   await messagesUntil(service, ws.owner.token, conversationId, 1);

@@ -1,22 +1,14 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { useTestService, useOwner } from '../support/service.ts';
-import type { Member, Owner } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { type Owner, useTestService, useOwner } from '../support/service.ts';
+import { expectStandardError, HOOK_TIMEOUT, useMember, UUID } from './helpers.ts';
 
 /** Helpdesk contacts (issue 6 items 2 and 4; spec 2.2, 4.6, 5.4, 7.2). */
 
-let other: Owner;
-let free: Owner;
-let agent: Member;
-
 const service = useTestService();
 const owner = useOwner(service, { plan: 'PRO' });
-
-beforeAll(async () => {
-  other = await service.bootstrap({ plan: 'PRO' });
-  free = await service.bootstrap({ plan: 'FREE' });
-  agent = await memberWithToken(service, owner, 'AGENT');
-}, HOOK_TIMEOUT);
+const other = useOwner(service, { plan: 'PRO' });
+const free = useOwner(service, { plan: 'FREE' });
+const agent = useMember(service, owner, 'AGENT');
 
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/contacts', { apikey, body });
 const list = (query: string, apikey = owner.token) => service.call('GET', `/v3/helpdesk/contacts${query}`, { apikey });

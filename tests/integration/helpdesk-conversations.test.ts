@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { useTestService } from '../support/service.ts';
-import { connectedConnection, conversationOfContact, eventually, helpdeskWorkspace, injectContactMessage, messagesUntil, messageWhen, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
+import { useOwner, useTestService } from '../support/service.ts';
+import { connectedConnection, conversationOfContact, eventually, injectContactMessage, messagesUntil, messageWhen, useHelpdeskWorkspace } from '../support/helpdesk.ts';
 import { subscribersDone } from '../support/wait.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { expectStandardError, HOOK_TIMEOUT, useMember, UUID } from './helpers.ts';
 
 /**
  * Helpdesk conversations and their messages (issue 6 items 2–4; spec 2.1, 2.11, 2.12, 3.1, 3.2,
@@ -12,26 +12,20 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * opens, agents work it and reply through the connection.
  */
 
-let owner: Owner;
-let free: Owner;
-let agent: Member;
-let outsider: Member;
-let connectionId: string;
-let inboxId: string;
 let freeConnectionId: string;
 
 const service = useTestService();
+// These tests watch conversations from their first, unassigned state (round-robin: helpdesk-assignment).
+const hd = useHelpdeskWorkspace(service, { connection: 'support line', inbox: 'Support', manualAssignment: true });
+const { owner, agent } = hd;
+const free = useOwner(service, { plan: 'FREE' });
+const outsider = useMember(service, owner, 'AGENT');
 
 beforeAll(async () => {
-  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'support line', inbox: 'Support' }));
-  // These tests watch conversations from their first, unassigned state (round-robin: helpdesk-assignment).
-  await withoutAutoAssignment(service, owner.token, inboxId);
-  free = await service.bootstrap({ plan: 'FREE' });
-  outsider = await memberWithToken(service, owner, 'AGENT');
   freeConnectionId = await connectedConnection(service, free.token, 'free line');
 }, HOOK_TIMEOUT);
 
-const inject = (from: string, text: string, connection = connectionId, apikey = owner.token) =>
+const inject = (from: string, text: string, connection = hd.connectionId, apikey = owner.token) =>
   injectContactMessage(service, apikey, connection, { from, text, pushName: `Contact ${from.slice(-4)}` });
 
 const conversations = (query = '', apikey = owner.token) => service.call('GET', `/v3/helpdesk/conversations${query}`, { apikey });
@@ -47,7 +41,7 @@ describe('incoming messages open conversations', () => {
   test('a sandbox contact writes: a conversation opens (displayId 1), with the message; another contact gets displayId 2', async () => {
     expect((await inject('5511966660001', 'Hello, my order is late')).status).toBe(201);
     first = await conversationOf('5511966660001');
-    expect(first).toMatchObject({ displayId: 1, inboxId, status: 'OPEN', priority: null, assigneeUserId: null, teamId: null, labels: [], aiAgentEnabled: false });
+    expect(first).toMatchObject({ displayId: 1, inboxId: hd.inboxId, status: 'OPEN', priority: null, assigneeUserId: null, teamId: null, labels: [], aiAgentEnabled: false });
     expect(first.id).toMatch(UUID);
     const list = await messagesUntil(service, owner.token, first.id, 1);
     expect(list).toHaveLength(1);
@@ -87,7 +81,7 @@ describe('incoming messages open conversations', () => {
     const chat = await db.selectFrom('messages').select(['remote_jid', 'direction']).where('id', '=', row.chat_message_id!).executeTakeFirstOrThrow();
     expect(chat).toEqual({ remote_jid: '5511966660001@s.whatsapp.net', direction: 'outbound' });
 
-    const outbound = async () => (await db.selectFrom('messages').select('id').where('connection_id', '=', connectionId).where('direction', '=', 'outbound').execute()).length;
+    const outbound = async () => (await db.selectFrom('messages').select('id').where('connection_id', '=', hd.connectionId).where('direction', '=', 'outbound').execute()).length;
     const before = await outbound();
     const note = await service.call('POST', `/v3/helpdesk/conversations/${first.id}/messages`, { apikey: agent.token, body: { content: 'VIP customer', private: true } });
     expect(note.status).toBe(201);
@@ -199,7 +193,7 @@ describe('working a conversation', () => {
     expect(mine.body.data.map((x: any) => x.id)).toEqual([c.id]);
     const open = await conversations('?status=OPEN&per_page=100');
     expect(open.body.data.every((x: any) => x.status === 'OPEN')).toBe(true);
-    expect((await conversations(`?inboxId=${inboxId}&per_page=100`)).body.total).toBe((await conversations('?per_page=100')).body.total);
+    expect((await conversations(`?inboxId=${hd.inboxId}&per_page=100`)).body.total).toBe((await conversations('?per_page=100')).body.total);
     expect((await conversations(`?inboxId=${crypto.randomUUID()}`)).body.total).toBe(0);
     // No status filter: every status (a resolved conversation of an earlier test is there too).
     const all = await conversations('?per_page=100');

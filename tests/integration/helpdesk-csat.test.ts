@@ -8,8 +8,7 @@ import { useTestService } from '../support/service.ts';
 import { connectHelpdesk } from '../support/socket.ts';
 import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import {
-  connectedConnection,
-  connectionInbox,
+  anotherLine,
   conversationFromContact,
   eventually,
   helpdeskEvents,
@@ -49,9 +48,7 @@ beforeAll(async () => {
   browser = await startBrowser();
   const line = await helpdeskWorkspace(service, { connection: 'csat line', inbox: 'Support' });
   ({ owner, agent, connectionId, inboxId } = line);
-  quietConnectionId = await connectedConnection(service, owner.token, 'quiet line');
-  quietInboxId = await connectionInbox(service, owner.token, 'Sales', quietConnectionId);
-  await setInboxMembers(service, owner.token, quietInboxId, [agent.userId]);
+  ({ connectionId: quietConnectionId, inboxId: quietInboxId } = await anotherLine(service, line, { connection: 'quiet line', inbox: 'Sales' }));
   const webhook = await service.call('POST', '/v3/helpdesk/webhooks', {
     apikey: owner.token,
     body: { url: receiver.url('/csat'), subscriptions: ['helpdesk.csat.response_received'], signingSecret: SECRET },

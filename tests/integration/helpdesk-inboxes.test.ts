@@ -2,17 +2,13 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { helpdeskPlugin } from '../../plugins/helpdesk/index.ts';
 import { startTestService, useOwner, useTestService } from '../support/service.ts';
-import type { Member, Owner } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { newConnection } from '../support/connections.ts';
+import { expectStandardError, HOOK_TIMEOUT, useMember, UUID } from './helpers.ts';
 
 /**
  * The helpdesk plugin's inboxes (issue 6 items 1 and 4; spec 2.10, 2.14, 4.6, 5.4, 7.1, 7.2).
  */
 
-let other: Owner;
-let free: Owner;
-let manager: Member;
-let agent: Member;
 let connectionId: string;
 let otherConnectionId: string;
 
@@ -20,21 +16,15 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const service = useTestService();
 const owner = useOwner(service, { plan: 'PRO' });
+const other = useOwner(service, { plan: 'PRO' });
+const free = useOwner(service, { plan: 'FREE' });
+const manager = useMember(service, owner, 'MANAGER');
+const agent = useMember(service, owner, 'AGENT');
 
 beforeAll(async () => {
-  other = await service.bootstrap({ plan: 'PRO' });
-  free = await service.bootstrap({ plan: 'FREE' });
-  manager = await memberWithToken(service, owner, 'MANAGER');
-  agent = await memberWithToken(service, owner, 'AGENT');
-  connectionId = await newConnection(owner.token, 'main line');
-  otherConnectionId = await newConnection(other.token, 'their line');
+  connectionId = await newConnection(service, owner.token, 'main line');
+  otherConnectionId = await newConnection(service, other.token, 'their line');
 }, HOOK_TIMEOUT);
-
-async function newConnection(apikey: string, name: string): Promise<string> {
-  const created = await service.call('POST', '/v3/connections', { apikey, body: { name } });
-  expect(created.status).toBe(201);
-  return created.body.id;
-}
 
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/inboxes', { apikey, body });
 const read = (id: string, apikey = owner.token) => service.call('GET', `/v3/helpdesk/inboxes/${id}`, { apikey });
@@ -212,7 +202,7 @@ describe('plan: helpdesk writes need PRO, reads do not', () => {
 
   test('a FREE workspace is refused every inbox write with 403 HELPDESK_PLAN_REQUIRED, and reads work', async () => {
     planRequired(await create({ name: 'Free API', channelType: 'API' }, free.token));
-    const freeConnection = await newConnection(free.token, 'free line');
+    const freeConnection = await newConnection(service, free.token, 'free line');
     planRequired(await create({ name: 'Free conn', channelType: 'CONNECTION', connectionId: freeConnection }, free.token));
 
     const list = await service.call('GET', '/v3/helpdesk/inboxes', { apikey: free.token });

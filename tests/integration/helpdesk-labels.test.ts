@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import * as migration0007 from '../../plugins/helpdesk/migrations/0007_labels_attachments.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
-import { useTestService } from '../support/service.ts';
-import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, workerSettled, type Member, type Owner } from '../support/helpdesk.ts';
+import { useOwner, useTestService } from '../support/service.ts';
+import { conversationFromContact, helpdeskEvents, useHelpdeskWorkspace, workerSettled } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -13,17 +13,10 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  * a delete takes the label off every one.
  */
 
-let owner: Owner;
-let free: Owner;
-let agent: Member;
-let connectionId: string;
-
 const service = useTestService();
-
-beforeAll(async () => {
-  ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'labels line', inbox: 'Labels' }));
-  free = await service.bootstrap({ plan: 'FREE' });
-}, HOOK_TIMEOUT);
+const hd = useHelpdeskWorkspace(service, { connection: 'labels line', inbox: 'Labels' });
+const { owner, agent } = hd;
+const free = useOwner(service, { plan: 'FREE' });
 
 const labels = {
   create: (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/labels', { apikey, body }),
@@ -36,7 +29,7 @@ const labels = {
 const events = (type: string) => helpdeskEvents(service, owner.workspaceId, type);
 
 /** A sandbox contact writes; answers the conversation it opened. */
-const conversationFrom = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello' });
+const conversationFrom = (phone: string) => conversationFromContact(service, owner.token, hd.connectionId, phone, { text: 'hello' });
 
 const setLabels = (conversationId: string, names: string[], apikey = agent.token) =>
   service.call('POST', `/v3/helpdesk/conversations/${conversationId}/labels`, { apikey, body: { labels: names } });

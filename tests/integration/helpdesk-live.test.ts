@@ -4,8 +4,8 @@ import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
 import { useTestService } from '../support/service.ts';
 import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
-import { helpdeskWorkspace, injectContactMessage, sentToContact, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
-import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
+import { injectContactMessage, sentToContact, useHelpdeskWorkspace } from '../support/helpdesk.ts';
+import { HOOK_TIMEOUT, useMember } from './helpers.ts';
 
 /**
  * Issue 6, "Done when": "Two agents and a sandbox contact hold a conversation live over
@@ -18,20 +18,15 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 const SECRET = 'live-session-secret-0123456789';
 const CONTACT = '5511933330001';
 const receiver = useReceiver();
-let owner: Owner;
-let manager: Member;
-let agent: Member;
-let connectionId: string;
-let inboxId: string;
 const sockets: TestSocket[] = [];
 
 const service = useTestService();
+// The manager assigns by hand in this session (round-robin has its own test).
+const hd = useHelpdeskWorkspace(service, { connection: 'live line', inbox: 'Live', manualAssignment: true });
+const { owner, agent } = hd;
+const manager = useMember(service, owner, 'MANAGER');
 
 beforeAll(async () => {
-  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'live line', inbox: 'Live' }));
-  // The manager assigns by hand in this session (round-robin has its own test).
-  await withoutAutoAssignment(service, owner.token, inboxId);
-  manager = await memberWithToken(service, owner, 'MANAGER');
   const webhook = await service.call('POST', '/v3/helpdesk/webhooks', { apikey: owner.token, body: { url: receiver.url('/live'), subscriptions: [...HELPDESK_EVENT_TYPES], signingSecret: SECRET } });
   expect(webhook.status).toBe(201);
 }, HOOK_TIMEOUT);
@@ -54,8 +49,8 @@ describe('a live conversation', () => {
     const agentSocket = await connect(agent.token);
 
     // The contact writes: both agents see the conversation open and the message arrive.
-    await injectContactMessage(service, owner.token, connectionId, { from: CONTACT, text: 'Hi, my parcel is late', pushName: 'Caio' });
-    const created = await agentSocket.next('helpdesk.conversation.created', (e) => e.inboxId === inboxId, { timeoutMs: 20_000 });
+    await injectContactMessage(service, owner.token, hd.connectionId, { from: CONTACT, text: 'Hi, my parcel is late', pushName: 'Caio' });
+    const created = await agentSocket.next('helpdesk.conversation.created', (e) => e.inboxId === hd.inboxId, { timeoutMs: 20_000 });
     await managerSocket.next('helpdesk.conversation.created', (e) => e.conversationId === created.conversationId);
     const conversationId: string = created.conversationId;
     const incoming = await agentSocket.next('helpdesk.message.created', (e) => e.conversationId === conversationId);
@@ -74,13 +69,13 @@ describe('a live conversation', () => {
     const replied = await managerSocket.next('helpdesk.message.created', (e) => e.message?.id === reply.body.id);
     // "Messages in REST responses and in realtime events have the same fully hydrated shape."
     expect(replied.message).toEqual(reply.body);
-    const sent = await sentToContact(service, owner.token, connectionId, CONTACT, 'It arrives tomorrow');
+    const sent = await sentToContact(service, owner.token, hd.connectionId, CONTACT, 'It arrives tomorrow');
     expect(sent).toBeDefined();
 
     // The contact's phone reports the reply read: the status moves live.
-    await service.call('POST', `/v3/connections/${connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId: sent.id, status: 'READ' } });
+    await service.call('POST', `/v3/connections/${hd.connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId: sent.id, status: 'READ' } });
     const read = await agentSocket.next('helpdesk.message.status_changed', (e) => e.messageId === reply.body.id && e.toStatus === 'READ', { timeoutMs: 20_000 });
-    expect(read).toMatchObject({ conversationId, inboxId, externalError: null });
+    expect(read).toMatchObject({ conversationId, inboxId: hd.inboxId, externalError: null });
 
     // The manager assigns and resolves; the agent sees both.
     await service.call('PATCH', `/v3/helpdesk/conversations/${conversationId}`, { apikey: manager.token, body: { assigneeUserId: agent.userId } });

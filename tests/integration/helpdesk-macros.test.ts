@@ -1,39 +1,26 @@
-import { beforeAll, describe, expect, test } from 'bun:test';
-import { useTestService } from '../support/service.ts';
+import { describe, expect, test } from 'bun:test';
+import { useOwner, useTestService } from '../support/service.ts';
 import { workerSettled } from '../support/wait.ts';
 import {
   conversationFromContact,
   helpdeskEvents,
-  helpdeskWorkspace,
   messagesUntil,
   sentToContact,
-  withoutAutoAssignment,
-  type HelpdeskWorkspace,
-  type Member,
-  type Owner,
+  useHelpdeskWorkspace,
 } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { expectStandardError, useMember, UUID } from './helpers.ts';
 
 /**
  * Canned responses and macros (issue 7 item 8; shapes ours): stock replies by short code, and
  * named lists of conversation actions run at once, as the caller would by hand, all or nothing.
  */
 
-let hd: HelpdeskWorkspace;
-let manager: Member;
-/** An Agent of the workspace outside the inbox. */
-let outsider: Member;
-let free: Owner;
-
 const service = useTestService();
-
-beforeAll(async () => {
-  hd = await helpdeskWorkspace(service, { connection: 'macros line', inbox: 'Billing' });
-  manager = await memberWithToken(service, hd.owner, 'MANAGER');
-  outsider = await memberWithToken(service, hd.owner, 'AGENT');
-  free = await service.bootstrap({ plan: 'FREE' });
-  await withoutAutoAssignment(service, hd.owner.token, hd.inboxId);
-}, HOOK_TIMEOUT);
+const hd = useHelpdeskWorkspace(service, { connection: 'macros line', inbox: 'Billing', manualAssignment: true });
+const manager = useMember(service, hd.owner, 'MANAGER');
+/** An Agent of the workspace outside the inbox. */
+const outsider = useMember(service, hd.owner, 'AGENT');
+const free = useOwner(service, { plan: 'FREE' });
 
 const call = (method: string, path: string, apikey: string, body?: unknown) => service.call(method, path, { apikey, body });
 const conversation = async (id: string) => (await call('GET', `/v3/helpdesk/conversations/${id}`, hd.owner.token)).body;

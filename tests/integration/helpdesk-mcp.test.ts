@@ -1,39 +1,23 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { describe, expect, test } from 'bun:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { useTestService } from '../support/service.ts';
-import { eventually, helpdeskWorkspace, injectContactMessage, sentToContact, type Member, type Owner } from '../support/helpdesk.ts';
-import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
+import { eventually, injectContactMessage, sentToContact, useHelpdeskWorkspace } from '../support/helpdesk.ts';
+import { useMcpClients } from '../support/mcp-clients.ts';
+import { useMember } from './helpers.ts';
 
 /**
  * The helpdesk's MCP tools (issue 6; spec 1.7, 2.7): an assistant works the shared inbox through
  * `/v3/mcp` with the same rules as REST — Agents see only their inboxes, writes need the PRO plan.
  */
 
-let owner: Owner;
-let agent: Member;
-let outsider: Member;
-let connectionId: string;
-const clients: Client[] = [];
 
 const service = useTestService();
+const hd = useHelpdeskWorkspace(service, { connection: 'mcp line', inbox: 'Support' });
+const { owner, agent } = hd;
+const outsider = useMember(service, owner, 'AGENT');
 
-beforeAll(async () => {
-  ({ owner, agent, connectionId } = await helpdeskWorkspace(service, { connection: 'mcp line', inbox: 'Support' }));
-  outsider = await memberWithToken(service, owner, 'AGENT');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  for (const client of clients) await client.close().catch(() => {});
-}, HOOK_TIMEOUT);
-
-async function clientFor(apikey: string): Promise<Client> {
-  const client = new Client({ name: 'helpdesk-tests', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/v3/mcp`), { requestInit: { headers: { apikey } } }));
-  clients.push(client);
-  return client;
-}
+const clientFor = useMcpClients(service, 'helpdesk-tests').withApiKey;
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
 
@@ -50,7 +34,7 @@ describe('helpdesk MCP tools', () => {
   });
 
   test('an assistant lists, reads, replies, assigns and resolves; the contact gets the reply', async () => {
-    await injectContactMessage(service, owner.token, connectionId, { from: '5511944440001', text: 'where is my order?', pushName: 'Bia' });
+    await injectContactMessage(service, owner.token, hd.connectionId, { from: '5511944440001', text: 'where is my order?', pushName: 'Bia' });
     const client = await clientFor(agent.token);
     const conversation = await listedConversation(client);
     expect(conversation.status).toBe('OPEN');
@@ -70,7 +54,7 @@ describe('helpdesk MCP tools', () => {
     expect((resolved.structuredContent as any)).toMatchObject({ changed: true, conversation: { status: 'RESOLVED' } });
 
     // The reply went out on the connection to the contact.
-    const sent = await sentToContact(service, owner.token, connectionId, '5511944440001', 'It ships today.');
+    const sent = await sentToContact(service, owner.token, hd.connectionId, '5511944440001', 'It ships today.');
     expect(sent).toBeDefined();
   }, 40_000);
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { useTestService } from '../support/service.ts';
-import { conversationFromContact, eventually, helpdeskEvents, helpdeskWorkspace, injectContactMessage, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
+import { conversationFromContact, eventually, helpdeskEvents, injectContactMessage, messagesUntil, setInboxMembers, useHelpdeskWorkspace } from '../support/helpdesk.ts';
+import { expectStandardError, HOOK_TIMEOUT, useMember } from './helpers.ts';
 
 /**
  * Editing and deleting private notes, deleting conversations (issue 6 item 3; spec 2.14, 6.5,
@@ -11,29 +11,22 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts
  * records its event (`message.updated`, `message.deleted`, `conversation.deleted`).
  */
 
-let owner: Owner;
-let agent: Member;
-let colleague: Member;
-let outsider: Member;
-let manager: Member;
-let connectionId: string;
-
 const service = useTestService();
+const hd = useHelpdeskWorkspace(service, { connection: 'edits line', inbox: 'Edits' });
+const { owner, agent } = hd;
+const colleague = useMember(service, owner, 'AGENT');
+const outsider = useMember(service, owner, 'AGENT');
+const manager = useMember(service, owner, 'MANAGER');
 
 beforeAll(async () => {
-  let inboxId: string;
-  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'edits line', inbox: 'Edits' }));
-  colleague = await memberWithToken(service, owner, 'AGENT');
-  outsider = await memberWithToken(service, owner, 'AGENT');
-  manager = await memberWithToken(service, owner, 'MANAGER');
-  await setInboxMembers(service, owner.token, inboxId, [agent.userId, colleague.userId]);
+  await setInboxMembers(service, owner.token, hd.inboxId, [agent.userId, colleague.userId]);
 }, HOOK_TIMEOUT);
 
 const events = (type: string) => helpdeskEvents(service, owner.workspaceId, type);
 
 /** A sandbox contact writes; answers the conversation and the contact's message. */
 async function conversationFrom(phone: string): Promise<{ conversation: any; incoming: any }> {
-  const conversation = await conversationFromContact(service, owner.token, connectionId, phone, { text: 'my parcel' });
+  const conversation = await conversationFromContact(service, owner.token, hd.connectionId, phone, { text: 'my parcel' });
   const [incoming] = await messagesUntil(service, owner.token, conversation.id, 1);
   return { conversation, incoming };
 }
@@ -162,7 +155,7 @@ describe('deleting a conversation', () => {
       actorUserId: manager.userId,
     });
     // The contact writing again opens a new conversation.
-    expect((await injectContactMessage(service, owner.token, connectionId, { from: '5511988880010', text: 'again' })).status).toBe(201);
+    expect((await injectContactMessage(service, owner.token, hd.connectionId, { from: '5511988880010', text: 'again' })).status).toBe(201);
     const again = await eventually(async () => {
       const list = (await service.call('GET', '/v3/helpdesk/conversations?per_page=100', { apikey: owner.token })).body.data as any[];
       return list.find((x) => x.contactId === c.contactId);

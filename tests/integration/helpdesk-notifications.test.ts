@@ -10,15 +10,12 @@ import {
   conversationFromContact,
   eventually,
   helpdeskEvents,
-  helpdeskWorkspace,
   injectContactMessage,
   setInboxMembers,
   subscribersDone,
-  withoutAutoAssignment,
-  type HelpdeskWorkspace,
-  type Member,
+  useHelpdeskWorkspace,
 } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { expectStandardError, HOOK_TIMEOUT, useMember, UUID } from './helpers.ts';
 
 /**
  * Mentions and in-app notifications (issue 7 item 6; spec 6.5 `helpdesk.mention.created`, 6.7
@@ -30,23 +27,19 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
 const SECRET = 'mentions-signing-secret-0123456789';
 const PHONE = '5511966660001';
 const receiver = useReceiver();
-let hd: HelpdeskWorkspace;
-/** A second Agent of the inbox, never mentioned in the first note. */
-let colleague: Member;
-/** An Agent of the workspace outside the inbox. */
-let outsider: Member;
 let conversationId: string;
 let noteId: string;
 const open: TestSocket[] = [];
 
 const service = useTestService();
+const hd = useHelpdeskWorkspace(service, { connection: 'mentions line', inbox: 'Support', manualAssignment: true });
+/** A second Agent of the inbox, never mentioned in the first note. */
+const colleague = useMember(service, hd.owner, 'AGENT');
+/** An Agent of the workspace outside the inbox. */
+const outsider = useMember(service, hd.owner, 'AGENT');
 
 beforeAll(async () => {
-  hd = await helpdeskWorkspace(service, { connection: 'mentions line', inbox: 'Support' });
-  colleague = await memberWithToken(service, hd.owner, 'AGENT');
-  outsider = await memberWithToken(service, hd.owner, 'AGENT');
   await setInboxMembers(service, hd.owner.token, hd.inboxId, [hd.agent.userId, colleague.userId]);
-  await withoutAutoAssignment(service, hd.owner.token, hd.inboxId);
   const webhook = await service.call('POST', '/v3/helpdesk/webhooks', { apikey: hd.owner.token, body: { url: receiver.url('/hooks'), subscriptions: [...HELPDESK_EVENT_TYPES], signingSecret: SECRET } });
   expect(webhook.status).toBe(201);
   conversationId = (await conversationFromContact(service, hd.owner.token, hd.connectionId, PHONE, { text: 'My order is late', pushName: 'Rita' })).id;

@@ -1,11 +1,10 @@
-import { beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-store.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { deliveriesWithLaggingReplies } from '../../plugins/helpdesk/conversations/subscribers.ts';
 import { useTestService } from '../support/service.ts';
-import { conversationFromContact, helpdeskEvents, helpdeskLine, messageWhen, type Owner } from '../support/helpdesk.ts';
+import { conversationFromContact, helpdeskEvents, useHelpdeskLine, messageWhen } from '../support/helpdesk.ts';
 import { workerSettled } from '../support/wait.ts';
-import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
  * A reply's delivery status, stored and moved by receipts (spec 2.12: "A send through REST returns
@@ -18,22 +17,26 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 
 const TEST_TIMEOUT = 30_000;
 
-let owner: Owner;
-let connectionId: string;
-
 const service = useTestService();
+const line = useHelpdeskLine(service, { connection: 'receipts line', inbox: 'Receipts' });
+const { owner } = line;
 
-beforeAll(async () => {
-  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'receipts line', inbox: 'Receipts' }));
-}, HOOK_TIMEOUT);
-
-const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello?' });
+const newConversation = (phone: string) => conversationFromContact(service, owner.token, line.connectionId, phone, { text: 'hello?' });
 
 async function reply(conversationId: string, content: string): Promise<any> {
   const res = await service.call('POST', `/v3/helpdesk/conversations/${conversationId}/messages`, { apikey: owner.token, body: { content } });
   expect(res.status).toBe(201);
   expect(res.body).toMatchObject({ status: 'PENDING', externalError: null });
   return res.body;
+}
+
+/** A reply in a new conversation with this contact, once the network took it (SENT), with the network's id for it. */
+async function sentReply(phone: string, content: string): Promise<{ c: any; r: any; chatId: string }> {
+  const c = await newConversation(phone);
+  const r = await reply(c.id, content);
+  await reaches(c.id, r.id, 'SENT');
+  const { chat_message_id: chatId } = await stored(r.id);
+  return { c, r, chatId: chatId! };
 }
 
 /** The reply as REST shows it. */
@@ -55,7 +58,7 @@ async function statusEvents(messageId: string): Promise<any[]> {
 }
 
 const receipt = (messageId: string, status: string, error?: { code: string | number; title: string }) =>
-  service.call('POST', `/v3/connections/${connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId, status, ...(error && { error }) } });
+  service.call('POST', `/v3/connections/${line.connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId, status, ...(error && { error }) } });
 
 /** Lets queued subscriber jobs run (for asserting that nothing more happens). */
 const settle = () => workerSettled(service);
@@ -91,7 +94,7 @@ describe('a reply follows its receipts', () => {
     // A late receipt (DELIVERED after READ) and a replayed event change nothing and record nothing.
     expect((await receipt(chatId!, 'DELIVERED')).status).toBe(201);
     const db = service.runtime.ctx.db;
-    const last = await db.selectFrom('events').select('id').where('connection_id', '=', connectionId).where('event', '=', 'messages.update').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const last = await db.selectFrom('events').select('id').where('connection_id', '=', line.connectionId).where('event', '=', 'messages.update').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
     const job = service.runtime.jobs.find((j) => j.queue === PLUGIN_EVENTS_QUEUE)!;
     await job.handle!({ eventId: last.id }, { id: 'replay', retryCount: 1 });
     await settle();
@@ -100,27 +103,21 @@ describe('a reply follows its receipts', () => {
   }, TEST_TIMEOUT);
 
   test('a READ receipt straight after SENT moves the reply to READ in one step', async () => {
-    const c = await newConversation('5511944440002');
-    const r = await reply(c.id, 'Read me');
-    await reaches(c.id, r.id, 'SENT');
-    const { chat_message_id: chatId } = await stored(r.id);
-    await receipt(chatId!, 'READ');
+    const { c, r, chatId } = await sentReply('5511944440002', 'Read me');
+    await receipt(chatId, 'READ');
     await reaches(c.id, r.id, 'READ');
     expect((await statusEvents(r.id)).map((e) => e.toStatus)).toEqual(['SENT', 'READ']);
   }, TEST_TIMEOUT);
 
   test('a FAILED receipt carries the provider\'s error as externalError', async () => {
-    const c = await newConversation('5511944440003');
-    const r = await reply(c.id, 'Outside the window');
-    await reaches(c.id, r.id, 'SENT');
-    const { chat_message_id: chatId } = await stored(r.id);
-    await receipt(chatId!, 'FAILED', { code: 131047, title: 'Re-engagement message' });
+    const { c, r, chatId } = await sentReply('5511944440003', 'Outside the window');
+    await receipt(chatId, 'FAILED', { code: 131047, title: 'Re-engagement message' });
     const failed = await reaches(c.id, r.id, 'FAILED');
     expect(failed.externalError).toBe('Re-engagement message (131047)');
     expect(await stored(r.id)).toMatchObject({ status: 'FAILED', external_error: 'Re-engagement message (131047)' });
     expect((await statusEvents(r.id)).at(-1)).toMatchObject({ fromStatus: 'SENT', toStatus: 'FAILED', externalError: 'Re-engagement message (131047)' });
     // FAILED is terminal: a later READ changes nothing.
-    await receipt(chatId!, 'READ');
+    await receipt(chatId, 'READ');
     await settle();
     expect((await shown(c.id, r.id)).status).toBe('FAILED');
     expect(await statusEvents(r.id)).toHaveLength(2);
@@ -159,10 +156,10 @@ describe('which delivery events the subscriber runs on (a batch is selected in o
       const event = (eventId: string, connection: string, remoteJid: string, data: unknown) => ({ eventId, workspaceId: owner.workspaceId, event: 'messages.update', connectionId: connection, remoteJid, data });
       const selected = await deliveriesWithLaggingReplies(
         [
-          event('names-it', connectionId, 'someone-else@s.whatsapp.net', { key: { id: chat.external_id } }),
-          event('its-chat', connectionId, chat.remote_jid, { key: { id: 'ANOTHER.MESSAGE' } }),
-          event('our-id', connectionId, 'someone-else@s.whatsapp.net', { statuses: [{ id: chatId }] }),
-          event('other-chat', connectionId, '5511900009999@s.whatsapp.net', { key: { id: 'UNRELATED' } }),
+          event('names-it', line.connectionId, 'someone-else@s.whatsapp.net', { key: { id: chat.external_id } }),
+          event('its-chat', line.connectionId, chat.remote_jid, { key: { id: 'ANOTHER.MESSAGE' } }),
+          event('our-id', line.connectionId, 'someone-else@s.whatsapp.net', { statuses: [{ id: chatId }] }),
+          event('other-chat', line.connectionId, '5511900009999@s.whatsapp.net', { key: { id: 'UNRELATED' } }),
           event('other-connection', crypto.randomUUID(), chat.remote_jid, { key: { id: chat.external_id } }),
         ],
         service.runtime.ctx,
@@ -172,7 +169,7 @@ describe('which delivery events the subscriber runs on (a batch is selected in o
       await db.updateTable('messages').set({ status: 'SENT' }).where('id', '=', chatId!).execute();
     }
     // Nothing lags now: nothing is selected.
-    const none = await deliveriesWithLaggingReplies([{ eventId: 'after', workspaceId: owner.workspaceId, event: 'send.message', connectionId, remoteJid: chat.remote_jid, data: { key: { id: chat.external_id } } }], service.runtime.ctx);
+    const none = await deliveriesWithLaggingReplies([{ eventId: 'after', workspaceId: owner.workspaceId, event: 'send.message', connectionId: line.connectionId, remoteJid: chat.remote_jid, data: { key: { id: chat.external_id } } }], service.runtime.ctx);
     expect([...none]).toEqual([]);
   }, TEST_TIMEOUT);
 });

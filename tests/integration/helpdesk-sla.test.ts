@@ -7,6 +7,7 @@ import { useTestService } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import { useReceiver } from '../support/webhook-receiver.ts';
 import {
+  anotherLine,
   connectedConnection,
   connectionInbox,
   conversationFromContact,
@@ -15,7 +16,6 @@ import {
   helpdeskWorkspace,
   injectContactMessage,
   sentToContact,
-  setInboxMembers,
   subscribersDone,
   type Member,
   type Owner,
@@ -66,10 +66,9 @@ async function contactWrites(connection: string, text: string, phone = String(ne
 const service = useTestService();
 
 beforeAll(async () => {
-  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'sla line', inbox: 'Support' }));
-  quickConnectionId = await connectedConnection(service, owner.token, 'quick line');
-  quickInboxId = await connectionInbox(service, owner.token, 'Quick', quickConnectionId);
-  await setInboxMembers(service, owner.token, quickInboxId, [agent.userId]);
+  const workspace = await helpdeskWorkspace(service, { connection: 'sla line', inbox: 'Support' });
+  ({ owner, agent, connectionId, inboxId } = workspace);
+  ({ connectionId: quickConnectionId, inboxId: quickInboxId } = await anotherLine(service, workspace, { connection: 'quick line', inbox: 'Quick' }));
   const webhook = await call('POST', '/v3/helpdesk/webhooks', { url: receiver.url('/sla'), subscriptions: ['helpdesk.sla.missed', 'helpdesk.message.created'], signingSecret: SECRET });
   expect(webhook.status).toBe(201);
   // Managers and above hear every inbox's events on the socket: this one must never hear sla.missed.

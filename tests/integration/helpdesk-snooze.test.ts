@@ -1,10 +1,9 @@
-import { beforeAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { jobIdFor } from '../../adapters/queue/queue.ts';
 import { SNOOZE_EXPIRY_QUEUE } from '../../core/helpdesk/conversations/snooze.ts';
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { useTestService } from '../support/service.ts';
-import { conversationFromContact, eventually, helpdeskEvents, helpdeskLine, type Owner } from '../support/helpdesk.ts';
-import { HOOK_TIMEOUT } from './helpers.ts';
+import { conversationFromContact, eventually, helpdeskEvents, useHelpdeskLine } from '../support/helpdesk.ts';
 
 /**
  * Snooze expiry (spec 3.1: "an automatic change (for example a snooze expiring) carries
@@ -16,22 +15,28 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 /** Each test waits for real snoozes of a few seconds to expire. */
 const TEST_TIMEOUT = 30_000;
 
-let owner: Owner;
-let connectionId: string;
-
 const service = useTestService();
+const line = useHelpdeskLine(service, { connection: 'snooze line', inbox: 'Snoozy' });
+const { owner } = line;
 
-beforeAll(async () => {
-  ({ owner, connectionId } = await helpdeskLine(service, { connection: 'snooze line', inbox: 'Snoozy' }));
-}, HOOK_TIMEOUT);
-
-const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hi' });
+const newConversation = (phone: string) => conversationFromContact(service, owner.token, line.connectionId, phone, { text: 'hi' });
 const getConversation = async (id: string) => (await service.call('GET', `/v3/helpdesk/conversations/${id}`, { apikey: owner.token })).body;
 const snooze = (id: string, until: Date) => service.call('POST', `/v3/helpdesk/conversations/${id}/status`, { apikey: owner.token, body: { status: 'SNOOZED', snoozedUntil: until.toISOString() } });
 
 async function activityCount(conversationId: string): Promise<number> {
   const rows = await helpdeskDb(service.runtime.ctx.db).selectFrom('helpdesk_messages').select('id').where('conversation_id', '=', conversationId).where('direction', '=', 'activity').execute();
   return rows.length;
+}
+
+/** The conversation once its snooze expired: OPEN again, not before `until`, with no snooze left. */
+async function reopenedOnTime(id: string, until: Date, what: string): Promise<any> {
+  const reopened = await eventually(async () => {
+    const now = await getConversation(id);
+    return now.status === 'OPEN' ? now : undefined;
+  }, what);
+  expect(Date.now()).toBeGreaterThanOrEqual(until.getTime());
+  expect(reopened.snoozedUntil).toBeNull();
+  return reopened;
 }
 
 /** `status_changed` events about the conversation, oldest first (the `events` table, no connection). */
@@ -58,12 +63,7 @@ describe('a snooze expires by itself, silently', () => {
     expect(activityAfterSnooze).toBe(1);
     expect(await expiryJob(c.id, until)).toBeDefined();
 
-    const reopened = await eventually(async () => {
-      const now = await getConversation(c.id);
-      return now.status === 'OPEN' ? now : undefined;
-    }, 'the snooze to expire');
-    expect(Date.now()).toBeGreaterThanOrEqual(until.getTime());
-    expect(reopened.snoozedUntil).toBeNull();
+    const reopened = await reopenedOnTime(c.id, until, 'the snooze to expire');
     // Automatic: nothing happened in the conversation, so it does not jump the queue.
     expect(reopened.lastActivityAt).toBe(res.body.lastActivityAt);
     expect(await activityCount(c.id)).toBe(activityAfterSnooze);
@@ -91,12 +91,7 @@ describe('a snooze expires by itself, silently', () => {
     expect(await getConversation(c.id)).toMatchObject({ status: 'SNOOZED', snoozedUntil: second.toISOString() });
     expect((await statusEvents(c.id)).filter((e) => e.silent)).toHaveLength(0);
 
-    const reopened = await eventually(async () => {
-      const now = await getConversation(c.id);
-      return now.status === 'OPEN' ? now : undefined;
-    }, 'the second snooze to expire');
-    expect(Date.now()).toBeGreaterThanOrEqual(second.getTime());
-    expect(reopened.snoozedUntil).toBeNull();
+    const reopened = await reopenedOnTime(c.id, second, 'the second snooze to expire');
     expect((await statusEvents(c.id)).filter((e) => e.silent)).toHaveLength(1);
   }, TEST_TIMEOUT);
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { useTestService } from '../support/service.ts';
-import { conversationFromContact, helpdeskEvents, helpdeskWorkspace, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { useOwner, useTestService } from '../support/service.ts';
+import { conversationFromContact, helpdeskEvents, useHelpdeskWorkspace } from '../support/helpdesk.ts';
+import { expectStandardError, HOOK_TIMEOUT, memberWithToken, useMember, UUID } from './helpers.ts';
 
 /**
  * Helpdesk teams (issue 6; spec 2.11 `teamId`, 2.14 roles, 5.4 plan, 6.5
@@ -9,31 +9,19 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
  * team endpoints are "not shown" in the spec (4.7): ours are Chatwoot-like.
  */
 
-let owner: Owner;
-let other: Owner;
-let free: Owner;
-let manager: Member;
-let agent: Member;
-let outsiderAgent: Member;
-let inboxId: string;
-let connectionId: string;
-
 const service = useTestService();
-
-beforeAll(async () => {
-  ({ owner, agent, connectionId, inboxId } = await helpdeskWorkspace(service, { connection: 'teams line', inbox: 'Support' }));
-  await withoutAutoAssignment(service, owner.token, inboxId);
-  other = await service.bootstrap({ plan: 'PRO' });
-  free = await service.bootstrap({ plan: 'FREE' });
-  manager = await memberWithToken(service, owner, 'MANAGER');
-  outsiderAgent = await memberWithToken(service, owner, 'AGENT');
-}, HOOK_TIMEOUT);
+const hd = useHelpdeskWorkspace(service, { connection: 'teams line', inbox: 'Support', manualAssignment: true });
+const { owner, agent } = hd;
+const other = useOwner(service, { plan: 'PRO' });
+const free = useOwner(service, { plan: 'FREE' });
+const manager = useMember(service, owner, 'MANAGER');
+const outsiderAgent = useMember(service, owner, 'AGENT');
 
 const createTeam = (body: unknown, apikey = manager.token) => service.call('POST', '/v3/helpdesk/teams', { apikey, body });
 const patchConversation = (id: string, body: unknown, apikey = owner.token) => service.call('PATCH', `/v3/helpdesk/conversations/${id}`, { apikey, body });
 
 /** A conversation opened by a sandbox contact writing to the inbox's connection. */
-const newConversation = (phone: string) => conversationFromContact(service, owner.token, connectionId, phone, { text: 'hello' });
+const newConversation = (phone: string) => conversationFromContact(service, owner.token, hd.connectionId, phone, { text: 'hello' });
 
 /** The helpdesk events recorded about a conversation (the `events` table, no connection). */
 async function assigneeEvents(conversationId: string): Promise<any[]> {
@@ -144,7 +132,7 @@ describe('conversations get a team', () => {
     expect(events.at(-1)).toMatchObject({
       type: 'helpdesk.conversation.assignee_changed',
       accountId: owner.workspaceId,
-      inboxId,
+      inboxId: hd.inboxId,
       fromTeamId: null,
       toTeamId: support.id,
       fromAssigneeUserId: null,

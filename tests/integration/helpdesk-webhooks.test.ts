@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
 import { HELPDESK_EVENT_TYPES } from '../../core/helpdesk/events.ts';
-import { useTestService } from '../support/service.ts';
+import { useOwner, useTestService } from '../support/service.ts';
 import { deliveriesSettled } from '../support/wait.ts';
 import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
-import { connectedConnection, connectionInbox, injectContactMessage, setInboxMembers, withoutAutoAssignment, type Member, type Owner } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { connectedConnection, connectionInbox, injectContactMessage, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
+import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
  * Helpdesk webhooks (issue 6 item 6; spec 2.9, 4.4, 6.5): "Envelope: `{ event: <type>, data:
@@ -17,28 +17,19 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './help
 
 const SECRET = 'a-secret-the-customer-chose-1234';
 const receiver = useReceiver();
-let owner: Owner;
-let free: Owner;
-let agent: Member;
-let connectionId: string;
 let otherConnectionId: string;
-let inboxId: string;
 let otherInboxId: string;
 
 const service = useTestService();
+// Conversations start unassigned here, so every assignment event is the test's own.
+const hd = useHelpdeskWorkspace(service, { connection: 'line one', inbox: 'One', manualAssignment: true });
+const { owner, agent } = hd;
+const free = useOwner(service, { plan: 'FREE' });
 
 beforeAll(async () => {
-  owner = await service.bootstrap({ plan: 'PRO' });
-  free = await service.bootstrap({ plan: 'FREE' });
-  agent = await memberWithToken(service, owner, 'AGENT');
-  connectionId = await connectedConnection(service, owner.token, 'line one');
   otherConnectionId = await connectedConnection(service, owner.token, 'line two');
-  inboxId = await connectionInbox(service, owner.token, 'One', connectionId);
   otherInboxId = await connectionInbox(service, owner.token, 'Two', otherConnectionId);
-  // Conversations start unassigned here, so every assignment event is the test's own.
-  await withoutAutoAssignment(service, owner.token, inboxId);
   await withoutAutoAssignment(service, owner.token, otherInboxId);
-  await setInboxMembers(service, owner.token, inboxId, [agent.userId]);
 }, HOOK_TIMEOUT);
 
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/helpdesk/webhooks', { apikey, body });
@@ -74,9 +65,9 @@ describe('managing helpdesk webhooks', () => {
     expect(listed.body.data.map((w: any) => w.id)).toEqual(expect.arrayContaining([created.body.id, generated.body.id]));
     expect(JSON.stringify(listed.body)).not.toContain(SECRET);
 
-    const patched = await service.call('PATCH', `/v3/helpdesk/webhooks/${created.body.id}`, { apikey: owner.token, body: { inboxId, subscriptions: ['helpdesk.message.created'] } });
+    const patched = await service.call('PATCH', `/v3/helpdesk/webhooks/${created.body.id}`, { apikey: owner.token, body: { inboxId: hd.inboxId, subscriptions: ['helpdesk.message.created'] } });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ inboxId, subscriptions: ['helpdesk.message.created'], url: receiver.url('/crud') });
+    expect(patched.body).toMatchObject({ inboxId: hd.inboxId, subscriptions: ['helpdesk.message.created'], url: receiver.url('/crud') });
 
     for (const id of [created.body.id, generated.body.id]) expect((await service.call('DELETE', `/v3/helpdesk/webhooks/${id}`, { apikey: owner.token })).body).toEqual({ id, deleted: true });
     expectStandardError(await service.call('GET', `/v3/helpdesk/webhooks/${created.body.id}`, { apikey: owner.token }), 404, 'Not Found');
@@ -106,7 +97,7 @@ describe('delivery of helpdesk events', () => {
     const webhook = await create({ url: receiver.url('/all'), subscriptions: [...HELPDESK_EVENT_TYPES], signingSecret: SECRET });
     expect(webhook.status).toBe(201);
 
-    await inject(connectionId, '5511955550001', 'hello, I need help');
+    await inject(hd.connectionId, '5511955550001', 'hello, I need help');
     const [created] = await hitsOf('/all', 'helpdesk.conversation.created');
     const conversationId = created!.json.data.conversationId;
     expect(created!.json).toEqual({
@@ -115,7 +106,7 @@ describe('delivery of helpdesk events', () => {
         type: 'helpdesk.conversation.created',
         accountId: owner.workspaceId,
         conversationId: expect.stringMatching(UUID),
-        inboxId,
+        inboxId: hd.inboxId,
         contactId: expect.stringMatching(UUID),
         displayId: expect.any(Number),
         status: 'OPEN',
@@ -132,7 +123,7 @@ describe('delivery of helpdesk events', () => {
     const [incoming] = await hitsOf('/all', 'helpdesk.message.created');
     // "Messages in REST responses and in realtime events have the same fully hydrated shape."
     const listed = await service.call('GET', `/v3/helpdesk/conversations/${conversationId}/messages`, { apikey: owner.token });
-    expect(incoming!.json.data).toMatchObject({ type: 'helpdesk.message.created', accountId: owner.workspaceId, conversationId, inboxId });
+    expect(incoming!.json.data).toMatchObject({ type: 'helpdesk.message.created', accountId: owner.workspaceId, conversationId, inboxId: hd.inboxId });
     expect(incoming!.json.data.message).toEqual(listed.body[0]);
 
     const call = (method: string, path: string, body?: unknown) => service.call(method, `/v3/helpdesk/conversations/${conversationId}${path}`, { apikey: owner.token, body });
@@ -143,18 +134,18 @@ describe('delivery of helpdesk events', () => {
     expect((await call('POST', '/status', { status: 'RESOLVED' })).status).toBe(201);
 
     const data = async (event: string, count = 1) => (await hitsOf('/all', event, count)).map((h) => h.json.data);
-    expect((await data('helpdesk.conversation.priority_changed'))[0]).toMatchObject({ conversationId, inboxId, fromPriority: null, toPriority: 'URGENT', actorUserId: owner.userId });
+    expect((await data('helpdesk.conversation.priority_changed'))[0]).toMatchObject({ conversationId, inboxId: hd.inboxId, fromPriority: null, toPriority: 'URGENT', actorUserId: owner.userId });
     expect((await data('helpdesk.conversation.assignee_changed'))[0]).toMatchObject({
       conversationId,
-      inboxId,
+      inboxId: hd.inboxId,
       fromAssigneeUserId: null,
       toAssigneeUserId: agent.userId,
       fromTeamId: null,
       toTeamId: null,
       actorUserId: owner.userId,
     });
-    expect((await data('helpdesk.conversation.updated'))[0]).toMatchObject({ conversationId, inboxId, changedFields: ['customAttributes'] });
-    expect((await data('helpdesk.conversation.ai_agent_changed'))[0]).toMatchObject({ conversationId, inboxId, aiAgentEnabled: true });
+    expect((await data('helpdesk.conversation.updated'))[0]).toMatchObject({ conversationId, inboxId: hd.inboxId, changedFields: ['customAttributes'] });
+    expect((await data('helpdesk.conversation.ai_agent_changed'))[0]).toMatchObject({ conversationId, inboxId: hd.inboxId, aiAgentEnabled: true });
     // Deliveries go out side by side (they may arrive in either order): told apart by content.
     const labels = (await data('helpdesk.conversation.labels_changed', 2)).sort((a, b) => a.removedLabelIds.length - b.removedLabelIds.length);
     // The delta, not the final list.
@@ -164,13 +155,13 @@ describe('delivery of helpdesk events', () => {
     expect(labels[1].removedLabelIds).toHaveLength(1);
     // The owner read it, but the agent is the assignee: the marker does not move, so no event yet.
     const status = (await data('helpdesk.conversation.status_changed'))[0];
-    expect(status).toEqual({ type: 'helpdesk.conversation.status_changed', accountId: owner.workspaceId, conversationId, inboxId, fromStatus: 'OPEN', toStatus: 'RESOLVED', actorUserId: owner.userId });
+    expect(status).toEqual({ type: 'helpdesk.conversation.status_changed', accountId: owner.workspaceId, conversationId, inboxId: hd.inboxId, fromStatus: 'OPEN', toStatus: 'RESOLVED', actorUserId: owner.userId });
     // The resolve left an activity message, which is a message too.
     const activity = (await data('helpdesk.message.created', 2)).find((d) => d.message.direction === 'activity');
     expect(activity?.message).toMatchObject({ direction: 'activity', content: expect.stringContaining('resolved') });
 
     expect((await service.call('POST', `/v3/helpdesk/conversations/${conversationId}/read`, { apikey: agent.token })).status).toBe(201);
-    expect((await data('helpdesk.conversation.read'))[0]).toMatchObject({ conversationId, inboxId, userId: agent.userId, assigneeLastSeenAt: expect.any(String) });
+    expect((await data('helpdesk.conversation.read'))[0]).toMatchObject({ conversationId, inboxId: hd.inboxId, userId: agent.userId, assigneeLastSeenAt: expect.any(String) });
 
     // Each event was delivered once, and the history shows it.
     await deliveriesSettled(service);
@@ -183,18 +174,18 @@ describe('delivery of helpdesk events', () => {
   }, 60_000);
 
   test('an inbox\'s webhook hears only that inbox; a subscription hears only its events', async () => {
-    const onlyOne = await create({ url: receiver.url('/inbox-one'), subscriptions: ['helpdesk.conversation.created'], inboxId, signingSecret: SECRET });
+    const onlyOne = await create({ url: receiver.url('/inbox-one'), subscriptions: ['helpdesk.conversation.created'], inboxId: hd.inboxId, signingSecret: SECRET });
     const everywhere = await create({ url: receiver.url('/everywhere'), subscriptions: ['helpdesk.conversation.created'], signingSecret: SECRET });
     expect(onlyOne.status).toBe(201);
     expect(everywhere.status).toBe(201);
     await inject(otherConnectionId, '5511955550002', 'on the second line');
-    await inject(connectionId, '5511955550003', 'on the first line');
+    await inject(hd.connectionId, '5511955550003', 'on the first line');
     const both = await receiver.waitFor('/everywhere', 2);
-    expect(new Set(both.map((h) => h.json.data.inboxId))).toEqual(new Set([inboxId, otherInboxId]));
+    expect(new Set(both.map((h) => h.json.data.inboxId))).toEqual(new Set([hd.inboxId, otherInboxId]));
     const one = await receiver.waitFor('/inbox-one', 1);
     await deliveriesSettled(service);
     expect(receiver.hits('/inbox-one')).toHaveLength(1);
-    expect(one[0]!.json.data.inboxId).toBe(inboxId);
+    expect(one[0]!.json.data.inboxId).toBe(hd.inboxId);
     expect(receiver.hits('/everywhere').every((h) => h.json.event === 'helpdesk.conversation.created')).toBe(true);
   }, 40_000);
 

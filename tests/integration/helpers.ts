@@ -1,13 +1,13 @@
-import { expect } from 'bun:test';
+import { beforeAll, expect } from 'bun:test';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { createApiToken } from '../../core/tokens/api-tokens.ts';
 import type { Role } from '../../core/identity/roles.ts';
-import type { TestService } from '../support/service.ts';
+import { HOOK_TIMEOUT, type TestService } from '../support/service.ts';
 import { inviteAndAccept } from '../support/invitations.ts';
 
 /** Shared helpers of the HTTP integration tests (no test cases here). */
 
-export { HOOK_TIMEOUT } from '../support/service.ts';
+export { HOOK_TIMEOUT };
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -32,6 +32,17 @@ export function expectStandardError(res: Answer, status: number, error: string):
     expect(typeof message).toBe('string');
     expect(message.length).toBeGreaterThan(0);
   }
+}
+
+/** A POST of raw bytes (an upload) with these headers; the answer's body parsed when it is JSON. */
+export async function postRaw(url: string, bytes: Uint8Array, headers: Record<string, string>): Promise<Answer> {
+  const response = await fetch(url, { method: 'POST', headers, body: bytes as Uint8Array<ArrayBuffer> });
+  const text = await response.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: response.status, body };
 }
 
 export function uniqueEmail(label: string): string {
@@ -62,4 +73,16 @@ export async function mintTokenFor(service: TestService, userId: string, workspa
 export async function memberWithToken(service: TestService, owner: { token: string; workspaceId: string }, role: Role): Promise<{ userId: string; email: string; token: string }> {
   const member = await addMember(service, owner.token, role);
   return { ...member, token: await mintTokenFor(service, member.userId, owner.workspaceId, `${role.toLowerCase()}-token`) };
+}
+
+/**
+ * A member of the workspace of `owner` with a token of their own, added before the file's tests
+ * by a hook registered after the ones that set up `owner` (filled in place, as `useOwner`'s is).
+ */
+export function useMember(service: TestService, owner: { token: string; workspaceId: string }, role: Role): { userId: string; email: string; token: string } {
+  const member = {} as { userId: string; email: string; token: string };
+  beforeAll(async () => {
+    Object.assign(member, await memberWithToken(service, owner, role));
+  }, HOOK_TIMEOUT);
+  return member;
 }

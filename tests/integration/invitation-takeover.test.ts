@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import { inviteMember } from '../../core/identity/invitations.ts';
+import type { Role } from '../../core/identity/roles.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
 import { answerInvitation } from '../support/invitations.ts';
@@ -111,6 +112,21 @@ async function tokenRequest(body: Record<string, string>): Promise<{ status: num
 
 const withBearer = async (access: string) => (await fetch(`${service.url}/v3/connections`, { headers: { authorization: `Bearer ${access}` } })).status;
 
+/**
+ * The pre-claim: a PRO Owner of a workspace of their own invites `victim` there by link (no mail
+ * to prove the address) and accepts the link themselves with PRE_CLAIM_PASSWORD; answers them.
+ */
+async function preClaim(workspace: string, victim: string, role: Role, answer: { name?: string } = {}) {
+  const ctx = service.runtime.ctx;
+  const claimer = await service.bootstrap({ workspace, plan: 'PRO' });
+  const linkInvite = await ctx.db
+    .transaction()
+    .execute((trx) => inviteMember(baseStores(trx), ctx, { userId: claimer.userId, workspaceId: claimer.workspaceId, roles: ['OWNER'] }, { email: victim, roles: [role], deliveredBy: 'link' }));
+  const claimed = await answerInvitation(service.url, `${service.url}/invitations/accept?token=${linkInvite.token}`, { password: PRE_CLAIM_PASSWORD, ...answer });
+  expect(claimed.status).toBe(200);
+  return claimer;
+}
+
 function disconnection(socket: TestSocket): Promise<string> {
   return new Promise((resolve, reject) => {
     if (!socket.socket.connected) return resolve('already disconnected');
@@ -127,15 +143,8 @@ describe('taking over a pre-claimed account with a mailed invitation', () => {
     const ctx = service.runtime.ctx;
     // The pre-claimer runs a workspace of their own and, while it had no SMTP_URL (invitations
     // delivered by link), invited the victim's address and accepted the link themselves.
-    const claimer = await service.bootstrap({ workspace: 'Pre-claimer Workspace', plan: 'PRO' });
     const victim = uniqueEmail('victim');
-    const linkInvite = await ctx.db
-      .transaction()
-      .execute((trx) =>
-        inviteMember(baseStores(trx), ctx, { userId: claimer.userId, workspaceId: claimer.workspaceId, roles: ['OWNER'] }, { email: victim, roles: ['ADMIN'], deliveredBy: 'link' }),
-      );
-    const claimed = await answerInvitation(service.url, `${service.url}/invitations/accept?token=${linkInvite.token}`, { password: PRE_CLAIM_PASSWORD, name: 'Not the victim' });
-    expect(claimed.status).toBe(200);
+    const claimer = await preClaim('Pre-claimer Workspace', victim, 'ADMIN', { name: 'Not the victim' });
     const account = await ctx.db.selectFrom('users').select(['id', 'email_verified_at']).where('email', '=', victim).executeTakeFirstOrThrow();
     expect(account.email_verified_at).toBeNull();
     const personalBefore = await ctx.db
@@ -238,15 +247,8 @@ describe('taking over a pre-claimed account with a mailed invitation', () => {
   }, HOOK_TIMEOUT);
 
   test('in Chromium: the mailed link shows the take-over choice, a mismatched repeat is refused on the page, and the new password takes the account over', async () => {
-    const ctx = service.runtime.ctx;
-    const claimer = await service.bootstrap({ workspace: 'Browser Pre-claimer', plan: 'PRO' });
     const victim = uniqueEmail('browser-victim');
-    const linkInvite = await ctx.db
-      .transaction()
-      .execute((trx) =>
-        inviteMember(baseStores(trx), ctx, { userId: claimer.userId, workspaceId: claimer.workspaceId, roles: ['OWNER'] }, { email: victim, roles: ['AGENT'], deliveredBy: 'link' }),
-      );
-    expect((await answerInvitation(service.url, `${service.url}/invitations/accept?token=${linkInvite.token}`, { password: PRE_CLAIM_PASSWORD })).status).toBe(200);
+    await preClaim('Browser Pre-claimer', victim, 'AGENT');
     const inviting = await service.bootstrap({ workspace: 'Browser Inviting Workspace' });
     expect((await service.call('POST', '/v3/members', { apikey: inviting.token, body: { email: victim, roles: ['AGENT'] } })).status).toBe(201);
     const link = await mailedLink(victim);

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { BrowserOAuthProvider, recordingFetch, type WireEntry } from '../support/mcp-oauth-provider.ts';
-import { withPassword } from '../support/oauth.ts';
+import { challengeParams, ownerWithPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
 import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, UUID } from './helpers.ts';
@@ -32,9 +32,7 @@ const service = useTestService({ plugins: [] });
 
 beforeAll(async () => {
   browser = await startBrowser();
-  const email = `mcp-oauth-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'mcp-oauth', 'Acme');
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'assistant line' } });
   expect(created.status).toBe(201);
   connectionId = created.body.id;
@@ -91,14 +89,6 @@ const settled = (id: string, timeoutMs = 20_000): Promise<any> => messageSettled
 const newContact = () => `55119${Math.floor(10_000_000 + Math.random() * 89_999_999)}`;
 
 const form = (entry: WireEntry | undefined) => new URLSearchParams(entry?.body ?? '');
-
-/** The auth-params of a `Bearer` challenge (quoted-string values unescaped). */
-function challengeParams(header: string | null): Record<string, string> {
-  expect(header).toStartWith('Bearer ');
-  const params: Record<string, string> = {};
-  for (const m of header!.slice(7).matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) params[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
-  return params;
-}
 
 // ------------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { Elysia, t } from 'elysia';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,6 +11,8 @@ import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { connectedConnection } from '../support/helpdesk.ts';
+import { useMcpClients } from '../support/mcp-clients.ts';
 import { messageSettled } from '../support/wait.ts';
 import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -20,45 +22,27 @@ import { HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
  */
 
 let connectionId: string;
-const clients: Client[] = [];
 
 // The base endpoint alone: plugins add tools and scopes of their own (tested with each plugin).
 const service = useTestService({ plugins: [] });
 const owner = useOwner(service, { plan: 'PRO' });
 
 beforeAll(async () => {
-  const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'mcp' } });
-  expect(created.status).toBe(201);
-  connectionId = created.body.id;
-  const connected = await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
-  expect(connected.body.status).toBe('CONNECTED');
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close().catch(() => {})));
+  connectionId = await connectedConnection(service, owner.token, 'mcp');
 }, HOOK_TIMEOUT);
 
 // ------------------------------------------------------------------------------------------
 // Helpers
 // ------------------------------------------------------------------------------------------
 
+const mcpClients = useMcpClients(service, 'switchboard-tests');
+
 /** The SDK client on the running service, authenticated with an API key. */
-async function clientFor(apikey: string): Promise<Client> {
-  const client = new Client({ name: 'switchboard-tests', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/v3/mcp`), { requestInit: { headers: { apikey } } }));
-  clients.push(client);
-  return client;
-}
+const clientFor = mcpClients.withApiKey;
 
 /** The SDK client on an app answering in process (`app.handle`), for custom authenticators. */
-async function clientOn(app: { handle(request: Request): Promise<Response> }): Promise<Client> {
-  const client = new Client({ name: 'switchboard-tests', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL('http://localhost/v3/mcp'), {
-    fetch: (url, init) => app.handle(new Request(url, init)),
-  });
-  await client.connect(transport);
-  clients.push(client);
-  return client;
+function clientOn(app: { handle(request: Request): Promise<Response> }): Promise<Client> {
+  return mcpClients.over(new StreamableHTTPClientTransport(new URL('http://localhost/v3/mcp'), { fetch: (url, init) => app.handle(new Request(url, init)) }));
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {

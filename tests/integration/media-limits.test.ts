@@ -10,7 +10,7 @@ import {
 } from '../../core/media/media-limits.ts';
 import { useTestService } from '../support/service.ts';
 import { conversationFromContact, helpdeskLine } from '../support/helpdesk.ts';
-import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
+import { expectStandardError, HOOK_TIMEOUT, postRaw } from './helpers.ts';
 
 /**
  * Issue 19 §2 "bounded input", per-kind media limits. The spec names no byte sizes (its section 8
@@ -39,15 +39,7 @@ beforeAll(async () => {
 
 type Answer = { status: number; body: any };
 
-async function post(path: string, bytes: Uint8Array, headers: Record<string, string>): Promise<Answer> {
-  const response = await fetch(`${service.url}${path}`, { method: 'POST', headers, body: bytes as Uint8Array<ArrayBuffer> });
-  const text = await response.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {}
-  return { status: response.status, body };
-}
+const post = (path: string, bytes: Uint8Array, headers: Record<string, string>) => postRaw(`${service.url}${path}`, bytes, headers);
 
 /** The 5 MB image the first upload test stores, reused by the sends. */
 let fiveMegabyteImage: string;

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { downloadLink, issueUploadTicket } from '../../core/media/media.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { messageSettled } from '../support/wait.ts';
-import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
+import { expectStandardError, HOOK_TIMEOUT, memberWithToken, postRaw, UUID } from './helpers.ts';
 
 /**
  * Media (issue 3 item 6; spec 2.13 `downloadMediaUrl`, 4.3 upload and download rows, 5.6, 8):
@@ -49,15 +49,14 @@ function linkDeps(now: Date) {
 
 const settled = (id: string): Promise<any> => messageSettled(service, owner.token, connectionId, id);
 
-const postBytes = (url: string, bytes: Uint8Array, contentType: string, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body: bytes as Uint8Array<ArrayBuffer> }).then(async (res) => {
-    const text = await res.text();
-    let body: any = text;
-    try {
-      body = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body };
-  });
+/** A message with uploaded media: accepted (201) and then SENT by the network. */
+async function expectSent(body: Record<string, unknown>): Promise<void> {
+  const sent = await service.call('POST', `/v3/connections/${connectionId}/chats/messages`, { apikey: owner.token, body });
+  expect(sent.status).toBe(201);
+  expect((await settled(sent.body.id)).status).toBe('SENT');
+}
+
+const postBytes = (url: string, bytes: Uint8Array, contentType: string, headers: Record<string, string> = {}) => postRaw(url, bytes, { 'content-type': contentType, ...headers });
 
 describe('download links of received media (spec 2.13: "signed link valid 7 days, streams raw bytes, needs no `apikey`")', () => {
   test('received media carries downloadMediaUrl; fetching it without apikey streams the exact bytes with their content type', async () => {
@@ -236,23 +235,13 @@ describe('API-key upload, then send by mediaId', () => {
     expect(up.status).toBe(201);
     expect(up.body).toEqual({ mediaId: up.body.mediaId, mimetype: 'image/png', size: PNG.length, fileName: 'chart.png' });
     expect(up.body.mediaId).toMatch(UUID);
-    const sent = await service.call('POST', `/v3/connections/${connectionId}/chats/messages`, {
-      apikey: owner.token,
-      body: { to: '5511955550004', image: { mediaId: up.body.mediaId, caption: 'chart' } },
-    });
-    expect(sent.status).toBe(201);
-    expect((await settled(sent.body.id)).status).toBe('SENT');
+    await expectSent({ to: '5511955550004', image: { mediaId: up.body.mediaId, caption: 'chart' } });
   });
 
   test('a document upload keeps any content type (application/octet-stream too)', async () => {
     const up = await upload(new Uint8Array([1, 2, 3]), 'application/octet-stream');
     expect(up.status).toBe(201);
-    const sent = await service.call('POST', `/v3/connections/${connectionId}/chats/messages`, {
-      apikey: owner.token,
-      body: { to: '5511955550004', document: { mediaId: up.body.mediaId, fileName: 'blob.bin' } },
-    });
-    expect(sent.status).toBe(201);
-    expect((await settled(sent.body.id)).status).toBe('SENT');
+    await expectSent({ to: '5511955550004', document: { mediaId: up.body.mediaId, fileName: 'blob.bin' } });
   });
 
   test('uploads without apikey are 401; a JSON or multipart body is 400; an empty one is 400', async () => {

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useGraphSimulator } from '../support/graph-simulator.ts';
+import { connectionEvents } from '../support/connections.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { chatMessageWhen } from '../support/wait.ts';
 import { workerSettled } from '../support/wait.ts';
@@ -12,13 +13,10 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  * 5, 8; spec 3.4, 4.5, 5.6, 6.1).
  */
 
-let sim: GraphSimulator;
 let connectionId: string;
 let callbackUrl: string;
 
-beforeAll(async () => {
-  sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-4477' });
-}, HOOK_TIMEOUT);
+const sim = useGraphSimulator({ displayPhoneNumber: '+1 555-010-4477' });
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
@@ -45,10 +43,6 @@ beforeAll(async () => {
   sim.callbackUrl = callbackUrl;
 }, HOOK_TIMEOUT);
 
-afterAll(async () => {
-  await sim?.stop();
-}, HOOK_TIMEOUT);
-
 // ------------------------------------------------------------------------------------------
 
 const send = (body: Record<string, unknown>) => service.call('POST', `/v3/connections/${connectionId}/chats/messages`, { apikey: owner.token, body });
@@ -57,17 +51,7 @@ const getMessage = (id: string) => service.call('GET', `/v3/connections/${connec
 const until = (id: string, done: (m: any) => boolean, timeoutMs = 20_000): Promise<any> => chatMessageWhen(service, owner.token, connectionId, id, done, { timeout: timeoutMs });
 const settled = (id: string, timeoutMs?: number) => until(id, (m) => m.status !== 'PENDING', timeoutMs);
 
-async function events(event: string): Promise<any[]> {
-  const rows = await service.runtime.ctx.db
-    .selectFrom('events')
-    .selectAll()
-    .where('connection_id', '=', connectionId)
-    .where('event', '=', event)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload));
-}
+const events = (event: string): Promise<any[]> => connectionEvents(service, connectionId, event);
 
 const storedByExternal = (externalId: string) =>
   service.runtime.ctx.db.selectFrom('messages').selectAll().where('connection_id', '=', connectionId).where('external_id', '=', externalId).execute();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { connectionEvents } from '../support/connections.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { messageSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
@@ -72,17 +73,7 @@ function expectCoded(res: { status: number; body: any }, status: number, code: s
   expect(res.body.hint.length).toBeGreaterThan(0);
 }
 
-async function events(event: string, connection = connectionId): Promise<any[]> {
-  const rows = await service.runtime.ctx.db
-    .selectFrom('events')
-    .selectAll()
-    .where('connection_id', '=', connection)
-    .where('event', '=', event)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload));
-}
+const events = (event: string, connection = connectionId): Promise<any[]> => connectionEvents(service, connection, event);
 
 async function messageRows(connection: string) {
   return service.runtime.ctx.db.selectFrom('messages').selectAll().where('connection_id', '=', connection).execute();

@@ -4,7 +4,7 @@ import { setClientVerified } from '../../core/oauth/clients.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { useTestService } from '../support/service.ts';
-import { authorizeInBrowser, TEST_PASSWORD, withPassword } from '../support/oauth.ts';
+import { authorizeInBrowser, TEST_PASSWORD, ownerWithPassword, withPassword } from '../support/oauth.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -20,9 +20,7 @@ const service = useTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000' } });
 
 beforeAll(async () => {
   browser = await startBrowser();
-  const email = `apps-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Apps' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'apps-owner', 'Apps');
   issuer = service.runtime.ctx.config.publicUrl;
 }, HOOK_TIMEOUT);
 
@@ -51,6 +49,12 @@ async function tokenRequest(body: Record<string, string>, basic?: { id: string; 
   if (basic) headers.authorization = `Basic ${btoa(`${encodeURIComponent(basic.id)}:${encodeURIComponent(basic.secret)}`)}`;
   const res = await fetch(`${issuer}/v3/oauth/token`, { method: 'POST', headers, body: new URLSearchParams(body) });
   return { status: res.status, body: await res.json() };
+}
+
+/** Dynamic client registration (POST /v3/oauth/register, no token): answers the registered client. */
+async function registerClient(metadata: Record<string, unknown>): Promise<any> {
+  const res = await fetch(`${issuer}/v3/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) });
+  return res.json();
 }
 
 async function createApp(body: Record<string, unknown>, apikey = owner.token) {
@@ -144,13 +148,7 @@ describe('dashboard-created apps', () => {
   test('the consent screen shows the verified badge for a verified app and the warning for a self-registered one', async () => {
     const app = await createApp({ client_name: 'Verified partner', redirect_uris: [REDIRECT], client_uri: 'https://partner.example' });
     await setClientVerified(baseStores(service.runtime.ctx.db), app.body.client_id, true);
-    const registered = await (
-      await fetch(`${issuer}/v3/oauth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_name: 'Totally Official Bank', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-      })
-    ).json();
+    const registered = await registerClient({ client_name: 'Totally Official Bank', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
     const { challenge } = await pkce();
     await browser.withPage(async (page) => {
       await page.goto(`${issuer}/signin`);
@@ -187,13 +185,7 @@ describe('prompt', () => {
       return new Response('back at the app');
     } });
     const REDIRECT = `http://127.0.0.1:${app.port}/callback`;
-    const client = await (
-      await fetch(`${issuer}/v3/oauth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-      })
-    ).json();
+    const client = await registerClient({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
     const authorizeUrl = (clientId: string, scope: string, challenge: string, extra: Record<string, string> = {}) =>
       authorizeUrlFor(REDIRECT, clientId, scope, challenge, extra);
     const tokenRequestTo = (body: Record<string, string>) => tokenRequest({ ...body, redirect_uri: REDIRECT });
@@ -230,13 +222,7 @@ describe('prompt', () => {
   test('a person who is only an Agent there cannot authorize that workspace', async () => {
     const agent = await memberWithToken(service, owner, 'AGENT');
     await withPassword(service, agent.userId);
-    const client = await (
-      await fetch(`${issuer}/v3/oauth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
-      })
-    ).json();
+    const client = await registerClient({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
     const { challenge } = await pkce();
     await browser.withPage(async (page) => {
       await page.goto(authorizeUrl(client.client_id, 'profile', challenge));

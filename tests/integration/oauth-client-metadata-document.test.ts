@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as oauth from 'oauth4webapi';
-import { startBrowser, type TestBrowser } from '../support/browser.ts';
+import { useBrowser } from '../support/browser.ts';
 import { useTestService } from '../support/service.ts';
-import { authorizeInBrowser, withPassword } from '../support/oauth.ts';
+import { authorizeInBrowser, ownerWithPassword } from '../support/oauth.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -15,7 +15,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * because the test service runs with OUTBOUND_ALLOW=127.0.0.0/8 (elsewhere https is required).
  * The client is oauth4webapi, the person approves in real Chromium.
  */
-let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let as: oauth.AuthorizationServer;
 let issuer: URL;
@@ -28,6 +27,7 @@ const served = new Map<string, { body: string; status?: number; headers?: Record
 const hits = new Map<string, number>();
 const shots = process.env.SCREENSHOT_DIR ?? '/tmp';
 
+const browser = useBrowser();
 // Many authorize requests in a minute here; the per-IP limit (section 8) is tested elsewhere.
 const service = useTestService({ env: { OAUTH_AUTHORIZE_RATE_LIMIT: '1000' } });
 
@@ -44,16 +44,12 @@ beforeAll(async () => {
     },
   });
   base = `http://127.0.0.1:${documents.port}`;
-  browser = await startBrowser();
-  const email = `cimd-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'cimd-owner', 'Acme');
   issuer = new URL(service.runtime.ctx.config.publicUrl);
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
-  await browser?.close();
   documents?.stop(true);
 });
 

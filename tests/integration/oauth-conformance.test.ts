@@ -3,7 +3,7 @@ import * as oauth from 'oauth4webapi';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { TEST_PASSWORD, withPassword } from '../support/oauth.ts';
+import { challengeParams, TEST_PASSWORD, ownerWithPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -43,9 +43,7 @@ const service = useTestService({ plugins: [], clock, env: { OAUTH_AUTHORIZE_RATE
 beforeAll(async () => {
   issuer = service.runtime.ctx.config.publicUrl;
   browser = await startBrowser();
-  const email = `conformance-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Conformance' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'conformance', 'Conformance');
 }, HOOK_TIMEOUT);
 
 afterAll(async () => {
@@ -58,6 +56,23 @@ async function register(metadata: Record<string, unknown>): Promise<any> {
   return res.body;
 }
 
+/** The authorize URL that asks for `connections:read` with the consent screen shown (PKCE S256 of `verifier`). */
+async function consentUrl(clientId: string, verifier: string, state: string): Promise<URL> {
+  const url = new URL(`${issuer}/v3/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope: 'connections:read',
+    state,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    prompt: 'consent',
+  }))
+    url.searchParams.set(k, v);
+  return url;
+}
+
 const basic = (id: string, secret: string) => `Basic ${btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`)}`;
 
 async function post(path: string, form: Record<string, string>, authorization?: string) {
@@ -65,14 +80,6 @@ async function post(path: string, form: Record<string, string>, authorization?: 
     body: new URLSearchParams(form).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization && { authorization }) },
   });
-}
-
-/** The auth-params of a `Bearer` challenge (quoted-string values unescaped). */
-function challengeParams(header: string | null): Record<string, string> {
-  expect(header).toStartWith('Bearer ');
-  const params: Record<string, string> = {};
-  for (const m of header!.slice(7).matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) params[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
-  return params;
 }
 
 describe('item 13: a confidential client may use client_secret_basic or client_secret_post', () => {
@@ -103,18 +110,7 @@ describe('item 13: a confidential client may use client_secret_basic or client_s
 
   test('a full code exchange by a client_secret_basic client sending its secret as a form field (client_secret_post)', async () => {
     const verifier = oauth.generateRandomCodeVerifier();
-    const url = new URL(`${issuer}/v3/oauth/authorize`);
-    for (const [k, v] of Object.entries({
-      response_type: 'code',
-      client_id: basicClient.client_id,
-      redirect_uri: REDIRECT,
-      scope: 'connections:read',
-      state: 's1',
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      prompt: 'consent',
-    }))
-      url.searchParams.set(k, v);
+    const url = await consentUrl(basicClient.client_id, verifier, 's1');
     const back = await consentInBrowser(url.toString(), async () => {});
     const code = back.searchParams.get('code');
     expect(code).toBeTruthy();
@@ -226,18 +222,7 @@ describe('item 16: an expired authorization request is not access_denied', () =>
   test('approving after 10 minutes on the consent page → redirect with invalid_request "authorization request expired", state and iss', async () => {
     const client = await register({ token_endpoint_auth_method: 'none' });
     const verifier = oauth.generateRandomCodeVerifier();
-    const url = new URL(`${issuer}/v3/oauth/authorize`);
-    for (const [k, v] of Object.entries({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: REDIRECT,
-      scope: 'connections:read',
-      state: 'slow-person',
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      prompt: 'consent',
-    }))
-      url.searchParams.set(k, v);
+    const url = await consentUrl(client.client_id, verifier, 'slow-person');
     // The person leaves the consent page open for more than 10 minutes, then approves.
     const back = await consentInBrowser(url.toString(), async () => clock.advance(10 * 60_000 + 1_000));
     expect(back.searchParams.get('error')).toBe('invalid_request');

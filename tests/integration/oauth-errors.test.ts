@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as oauth from 'oauth4webapi';
 import type { Page } from 'playwright-core';
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
-import { authorizeInBrowser, withPassword } from '../support/oauth.ts';
+import { authorizeInBrowser, ownerWithPassword } from '../support/oauth.ts';
 import { type TestService, useTestService } from '../support/service.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -518,9 +518,7 @@ describe('POST /v3/oauth/token, /revoke, /introspect', () => {
   beforeAll(async () => {
     browser = await startBrowser();
     ({ page, close: closePage } = await browser.openPage());
-    const email = `oauth-errors-${crypto.randomUUID().slice(0, 8)}@example.com`;
-    owner = { ...(await service.bootstrap({ email, workspace: 'Errors Inc' })), email };
-    await withPassword(service, owner.userId);
+    owner = await ownerWithPassword(service, 'oauth-errors', 'Errors Inc');
     pub = await registered({ token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: [REDIRECT, REDIRECT_2] });
     other = await registered({ token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] });
     conf = await registered({ client_name: 'Confidential' });

@@ -1,36 +1,29 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import * as oauth from 'oauth4webapi';
-import { startBrowser, type TestBrowser } from '../support/browser.ts';
+import { useBrowser } from '../support/browser.ts';
 import { useTestService } from '../support/service.ts';
-import { authorizeInBrowser, withPassword } from '../support/oauth.ts';
+import { authorizeInBrowser, ownerWithPassword } from '../support/oauth.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
  * The whole authorization server driven by oauth4webapi, a strict client no one here wrote,
  * with a person approving in real Chromium (spec 4.1, 2.6, 3.3, 7.3).
  */
-let browser: TestBrowser;
 let owner: { userId: string; workspaceId: string; token: string; email: string };
 let as: oauth.AuthorizationServer;
 let issuer: URL;
 const REDIRECT = 'http://127.0.0.1:8976/callback'; // intercepted in the browser; nothing listens
 const insecure = { [oauth.allowInsecureRequests]: true };
 
+const browser = useBrowser();
 const service = useTestService();
 
 beforeAll(async () => {
-  browser = await startBrowser();
-  const email = `oauth-owner-${crypto.randomUUID().slice(0, 8)}@example.com`;
-  owner = { ...(await service.bootstrap({ email, workspace: 'Acme' })), email };
-  await withPassword(service, owner.userId);
+  owner = await ownerWithPassword(service, 'oauth-owner', 'Acme');
   issuer = new URL(service.runtime.ctx.config.publicUrl);
   // Spec 4.1: "GET /.well-known/oauth-authorization-server | issuer, endpoints, supported scopes, grant types, code_challenge_methods_supported, prompt_values_supported"
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
 }, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await browser?.close();
-});
 
 async function register(metadata: Partial<oauth.Client>): Promise<oauth.Client> {
   return oauth.processDynamicClientRegistrationResponse(await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [REDIRECT], ...metadata }, insecure));

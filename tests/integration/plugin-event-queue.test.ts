@@ -70,6 +70,16 @@ async function publish(chat: string | null, seq: number, options: { rollBack?: b
     });
 }
 
+/** Runs `work` while a plugin event runner serves these plugins, and stops the runner after, whatever happens. */
+async function whileRunning(plugins: Plugin[], work: () => Promise<void>): Promise<void> {
+  const runner = startPluginEventRunner(t.ctx, plugins);
+  try {
+    await work();
+  } finally {
+    await runner.stop();
+  }
+}
+
 async function waiting(): Promise<number> {
   const { n } = await t.ctx.db.selectFrom('plugin_event_queue').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   return Number(n);
@@ -80,24 +90,20 @@ test('every event runs its subscribers once, a chat’s events in the order they
   const chats = ['a', 'b', 'c'];
   for (let seq = 0; seq < 40; seq++) await publish(chats[seq % 3]!, seq);
   expect(await waiting()).toBe(40);
-  const runner = startPluginEventRunner(t.ctx, [probe]);
-  try {
+  await whileRunning([probe], async () => {
     await eventually(async () => (handled.length === 40 && (await waiting()) === 0 ? true : undefined), 'every event handled');
     expect(new Set(handled).size).toBe(40);
     for (const chat of chats) {
       const seqs = handled.filter((h) => h.startsWith(`${chat}:`)).map((h) => Number(h.split(':')[1]));
       expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
     }
-  } finally {
-    await runner.stop();
-  }
+  });
 }, 60_000);
 
 test('a subscriber that throws runs again later (1 s, then 2 s) and the others go on meanwhile', async () => {
   handled.length = 0;
   failuresLeft.set('d:0', 2);
-  const runner = startPluginEventRunner(t.ctx, [probe]);
-  try {
+  await whileRunning([probe], async () => {
     const started = Date.now();
     await publish('d', 0);
     await publish('e', 1);
@@ -107,9 +113,7 @@ test('a subscriber that throws runs again later (1 s, then 2 s) and the others g
     expect(runs.get('d:0')).toBe(3);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3_000 - 100);
     await eventually(async () => ((await waiting()) === 0 ? true : undefined), 'the queue to empty');
-  } finally {
-    await runner.stop();
-  }
+  });
 }, 60_000);
 
 test('a rolled-back change queues nothing; events claimed by a worker that died are taken over once its lease lapses', async () => {
@@ -126,8 +130,7 @@ test('a rolled-back change queues nothing; events claimed by a worker that died 
   await t.ctx.db.updateTable('plugin_event_queue').set({ claim_id: uuidV7.next(), claimed_until: new Date(Date.now() - 1_000) }).where('event_id', '=', lapsed).execute();
   await t.ctx.db.updateTable('plugin_event_queue').set({ claim_id: uuidV7.next(), claimed_until: new Date(Date.now() + 60_000) }).where('event_id', '=', live).execute();
 
-  const runner = startPluginEventRunner(t.ctx, [probe]);
-  try {
+  await whileRunning([probe], async () => {
     await eventually(async () => (handled.includes('g:1') ? true : undefined), 'the lapsed claim taken over');
     // A sleep: the live claim holds for a minute, so there is nothing to wait for but time.
     await Bun.sleep(500);
@@ -135,9 +138,7 @@ test('a rolled-back change queues nothing; events claimed by a worker that died 
     expect(handled).toEqual(['g:1']);
     expect(await waiting()).toBe(1);
     expect(runs.has('f:0')).toBe(false);
-  } finally {
-    await runner.stop();
-  }
+  });
 }, 60_000);
 
 test('a subscriber that selects its events is asked once per batch and runs only on those it selected; if selecting fails, it runs on all', async () => {
@@ -170,27 +171,21 @@ test('a subscriber that selects its events is asked once per batch and runs only
   for (let seq = 0; seq < 30; seq++) await publishSelected(seq);
   // An event is due from its insert on the database's clock; the runner claims on this process's.
   await Bun.sleep(50);
-  let runner = startPluginEventRunner(t.ctx, [selective]);
-  try {
+  await whileRunning([selective], async () => {
     await eventually(async () => ((await left()) === 0 ? true : undefined), 'the selected events handled, the others done');
     // Every event asked about once, in batches (one, unless the clocks split it), not one by one.
     expect(asked.reduce((sum, n) => sum + n, 0)).toBe(30);
     expect(asked.length).toBeLessThanOrEqual(2);
     expect(ran.sort((a, b) => a - b)).toEqual([0, 3, 6, 9, 12, 15, 18, 21, 24, 27]);
-  } finally {
-    await runner.stop();
-  }
+  });
 
   failSelect = true;
   ran.length = 0;
   for (let seq = 100; seq < 105; seq++) await publishSelected(seq);
-  runner = startPluginEventRunner(t.ctx, [selective]);
-  try {
+  await whileRunning([selective], async () => {
     await eventually(async () => ((await left()) === 0 ? true : undefined), 'every event handled');
     expect(ran.sort((a, b) => a - b)).toEqual([100, 101, 102, 103, 104]);
-  } finally {
-    await runner.stop();
-  }
+  });
 }, 60_000);
 
 test('a workspace’s events of no chat and no connection (the helpdesk’s) run in the order they happened', async () => {
@@ -210,11 +205,8 @@ test('a workspace’s events of no chat and no connection (the helpdesk’s) run
     ],
   } as Plugin;
   for (let seq = 0; seq < 25; seq++) await publish(null, seq, { event: WORKSPACE_EVENT });
-  const runner = startPluginEventRunner(t.ctx, [plugin]);
-  try {
+  await whileRunning([plugin], async () => {
     await eventually(async () => (seen.length === 25 ? true : undefined), 'every event handled');
     expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => i));
-  } finally {
-    await runner.stop();
-  }
+  });
 }, 60_000);

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { useGraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
+import { useMcpClients } from '../support/mcp-clients.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService, useOwner } from '../support/service.ts';
+import { utilityTemplate } from '../support/template-definitions.ts';
 import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
 
 /**
@@ -18,28 +19,23 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  * its draft is launched; an APPROVED one is accepted by all of them.
  */
 
-let sim: GraphSimulator;
 let platform: TemplateSimulator;
 let connectionId: string;
 let mcp: Client;
 
-beforeAll(async () => {
-  sim = await startGraphSimulator();
+const sim = useGraphSimulator();
+
+beforeAll(() => {
   platform = teachTemplates(sim);
-}, HOOK_TIMEOUT);
+});
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
+const mcpClients = useMcpClients(service, 'switchboard-tests');
 
 beforeAll(async () => {
   ({ connectionId } = await officialConnection(service, sim, owner.token));
-  mcp = new Client({ name: 'switchboard-tests', version: '1.0.0' });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/v3/mcp`), { requestInit: { headers: { apikey: owner.token } } }));
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await mcp?.close().catch(() => {});
-  await sim?.stop();
+  mcp = await mcpClients.withApiKey(owner.token);
 }, HOOK_TIMEOUT);
 
 const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: owner.token, body });
@@ -49,12 +45,7 @@ const components = [{ type: 'body', parameters: [{ type: 'text', text: '42' }] }
 let counter = 0;
 async function template(status: 'PENDING' | 'REJECTED' | 'PAUSED' | 'APPROVED'): Promise<{ name: string; externalId: string }> {
   const name = `rule_${status.toLowerCase()}_${Date.now() % 100_000}_${++counter}`;
-  const created = await call('POST', `/v3/connections/${connectionId}/templates`, {
-    name,
-    language: 'en_US',
-    category: 'UTILITY',
-    components: [{ type: 'BODY', text: 'Your code is {{1}}', example: { body_text: [['42']] } }],
-  });
+  const created = await call('POST', `/v3/connections/${connectionId}/templates`, utilityTemplate(name, 'Your code is {{1}}'));
   expect(created.status).toBe(201);
   if (status === 'APPROVED') await platform.approve(created.body.externalId);
   if (status === 'REJECTED') await platform.reject(created.body.externalId, 'INVALID_FORMAT');

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { useGraphSimulator } from '../support/graph-simulator.ts';
 import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { waitUntil } from '../support/wait.ts';
@@ -13,15 +13,15 @@ import { expectStandardError, HOOK_TIMEOUT, UUID } from './helpers.ts';
  * send-media, send-template).
  */
 
-let sim: GraphSimulator;
 let platform: TemplateSimulator;
 let connectionId: string;
 let sandboxId: string;
 
-beforeAll(async () => {
-  sim = await startGraphSimulator();
+const sim = useGraphSimulator();
+
+beforeAll(() => {
   platform = teachTemplates(sim);
-}, HOOK_TIMEOUT);
+});
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
@@ -29,10 +29,6 @@ const owner = useOwner(service, { plan: 'PRO' });
 beforeAll(async () => {
   ({ connectionId } = await officialConnection(service, sim, owner.token));
   sandboxId = (await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'sandbox' } })).body.id;
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  await sim?.stop();
 }, HOOK_TIMEOUT);
 
 const base = () => `/v3/connections/${connectionId}/templates`;

@@ -6,6 +6,7 @@ import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { useReceiver } from '../support/webhook-receiver.ts';
+import { utilityTemplate } from '../support/template-definitions.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
@@ -296,12 +297,7 @@ describe('v2 on cloud-api against the Graph simulator', () => {
 
   test('templates: created PENDING through v2, listed, approved, then sent through v2 with the recipient in the path', async () => {
     const name = `v2_order_${Date.now() % 100_000}`;
-    const created = await call('POST', `/v2/connections/${officialId}/templates`, {
-      name,
-      language: 'en_US',
-      category: 'UTILITY',
-      components: [{ type: 'BODY', text: 'Order {{1}} is ready', example: { body_text: [['42']] } }],
-    });
+    const created = await call('POST', `/v2/connections/${officialId}/templates`, utilityTemplate(name, 'Order {{1}} is ready'));
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name, status: 'PENDING' });
     const externalId = [...templates.templates.values()].find((t) => t.name === name)!.id;

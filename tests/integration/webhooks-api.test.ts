@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { newConnection } from '../support/connections.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
 
@@ -21,16 +22,10 @@ const owner = useOwner(service, { plan: 'PRO' });
 
 beforeAll(async () => {
   other = await service.bootstrap({ plan: 'PRO' });
-  connectionId = await newConnection(owner.token, 'main');
-  secondConnectionId = await newConnection(owner.token, 'second');
-  otherConnectionId = await newConnection(other.token, 'theirs');
+  connectionId = await newConnection(service, owner.token, 'main');
+  secondConnectionId = await newConnection(service, owner.token, 'second');
+  otherConnectionId = await newConnection(service, other.token, 'theirs');
 }, HOOK_TIMEOUT);
-
-async function newConnection(apikey: string, name: string): Promise<string> {
-  const created = await service.call('POST', '/v3/connections', { apikey, body: { name } });
-  expect(created.status).toBe(201);
-  return created.body.id;
-}
 
 const create = (body: unknown, apikey = owner.token) => service.call('POST', '/v3/webhooks', { apikey, body });
 const get = (id: string, apikey = owner.token) => service.call('GET', `/v3/webhooks/${id}`, { apikey });

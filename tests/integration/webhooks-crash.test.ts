@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { beforeAll, describe, expect, test } from 'bun:test';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freshDatabase, onPostgres } from '../support/database.ts';
+import { useInstallation } from '../support/installation.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 import { useReceiver } from '../support/webhook-receiver.ts';
-import { callProcess, startServer, type ServerProcess } from '../support/server-process.ts';
+import { callProcess, type ServerProcess } from '../support/server-process.ts';
 
 /**
  * Issue 4, "Done when": "a worker killed mid-delivery loses no event (test it)", and item 5:
@@ -17,10 +14,7 @@ import { callProcess, startServer, type ServerProcess } from '../support/server-
  * again on the same data.
  */
 
-const root = join(import.meta.dir, '../..');
-let dataDir: string;
-let database: Awaited<ReturnType<typeof freshDatabase>> | undefined;
-let env: Record<string, string>;
+const installation = useInstallation('switchboard-webhook-crash-');
 const receiver = useReceiver();
 let token: string;
 
@@ -49,19 +43,9 @@ async function inject(server: ServerProcess, connectionId: string, body: Record<
   return res.body;
 }
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'switchboard-webhook-crash-'));
-  database = onPostgres ? await freshDatabase(process.env.TEST_DATABASE_URL!) : undefined;
-  env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database?.url ?? '', OUTBOUND_ALLOW: '127.0.0.0/8' };
+beforeAll(() => {
   // The README's first-run path: the CLI bootstraps the owner (the embedded database is one process's at a time).
-  const result = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'crash@example.com', '--workspace', 'Crash', '--plan', 'PRO'], { cwd: root, env });
-  if (result.exitCode !== 0) throw new Error(`bootstrap failed: ${result.stderr.toString()}`);
-  token = JSON.parse(result.stdout.toString().trim()).token;
-}, HOOK_TIMEOUT);
-
-afterAll(async () => {
-  rmSync(dataDir, { recursive: true, force: true });
-  await database?.drop();
+  token = installation.bootstrapOwner('crash@example.com', 'Crash');
 }, HOOK_TIMEOUT);
 
 describe('a worker killed mid-delivery loses no event', () => {
@@ -69,7 +53,7 @@ describe('a worker killed mid-delivery loses no event', () => {
     const path = '/crash/mid-delivery';
     // The first request is never answered: the service is killed while waiting on it.
     receiver.script(path, 'hang', 200);
-    let server = await startServer(env);
+    let server = await installation.startServer();
     let restarted: ServerProcess | undefined;
     try {
       const connectionId = await connectedConnection(server, 'crash');
@@ -81,7 +65,7 @@ describe('a worker killed mid-delivery loses no event', () => {
       await server.kill();
       const killedAt = Date.now();
 
-      restarted = await startServer(env);
+      restarted = await installation.startServer();
       server = restarted;
       // The delivery was not settled by the dead process.
       const before = await call(server, 'GET', `/v3/webhooks/${webhook.id}/deliveries`);
@@ -127,7 +111,7 @@ describe('a worker killed mid-delivery loses no event', () => {
 
   test('a batching window survives a restart: the messages held when the process died arrive as one request', async () => {
     const path = '/crash/batch';
-    let server = await startServer(env);
+    let server = await installation.startServer();
     try {
       const connectionId = await connectedConnection(server, 'crash-batch');
       await createWebhook(server, { url: receiver.url(path), events: ['messages.upsert'], connections: [connectionId], messageGroupDelay: 4 });
@@ -140,7 +124,7 @@ describe('a worker killed mid-delivery loses no event', () => {
       expect(receiver.hits(path)).toHaveLength(0);
       await server.kill();
 
-      server = await startServer(env);
+      server = await installation.startServer();
       const [hit] = await receiver.waitFor(path, 1, 30_000);
       expect(hit!.json.data.map((d: any) => d.key.id)).toEqual([first.externalId, second.externalId]);
       // A sleep: the batch went out, nothing waits; only time can show a second request.

@@ -242,7 +242,12 @@ class CreateToken implements TokenCommand {
   }
 }
 
-class RotateToken implements TokenCommand {
+/**
+ * A member acts on the n-th token of the workspace (rotates it, deletes it): refused as
+ * `expectedManageOutcome` says, or done, and the model follows what it did.
+ */
+abstract class ManageToken<Answer> implements TokenCommand {
+  abstract readonly command: string;
   constructor(
     readonly actor: MemberKey,
     readonly index: number,
@@ -252,47 +257,43 @@ class RotateToken implements TokenCommand {
   }
   async run(model: TokenModel, system: TokenSystem) {
     const token = model.tokens[this.index % model.tokens.length]!;
-    const rotate = () => inTransaction(system, (stores) => rotateApiToken(stores, deps, system.members[this.actor], token.id));
+    const act = () => this.act(system, token);
     const expected = expectedManageOutcome(this.actor, token);
     if (expected !== 'ok') {
-      await expectDomainError(rotate, expected);
+      await expectDomainError(act, expected);
     } else {
-      const view = await rotate();
-      const secret = expectIssued(view);
-      expect(view.id).toBe(token.id);
-      expect(secret).not.toBe(token.current);
-      token.current = secret;
-      model.secrets.push({ secret, token });
+      this.done(model, token, await act());
     }
     await verify(model, system);
   }
   toString() {
-    return `RotateToken(${this.actor}, #${this.index})`;
+    return `${this.command}(${this.actor}, #${this.index})`;
+  }
+  protected abstract act(system: TokenSystem, token: ModelToken): Promise<Answer>;
+  protected abstract done(model: TokenModel, token: ModelToken, answer: Answer): void;
+}
+
+class RotateToken extends ManageToken<ApiTokenView> {
+  readonly command = 'RotateToken';
+  protected act(system: TokenSystem, token: ModelToken) {
+    return inTransaction(system, (stores) => rotateApiToken(stores, deps, system.members[this.actor], token.id));
+  }
+  protected done(model: TokenModel, token: ModelToken, view: ApiTokenView) {
+    const secret = expectIssued(view);
+    expect(view.id).toBe(token.id);
+    expect(secret).not.toBe(token.current);
+    token.current = secret;
+    model.secrets.push({ secret, token });
   }
 }
 
-class DeleteToken implements TokenCommand {
-  constructor(
-    readonly actor: MemberKey,
-    readonly index: number,
-  ) {}
-  check(model: Readonly<TokenModel>) {
-    return model.present.has(this.actor) && model.tokens.length > 0;
+class DeleteToken extends ManageToken<unknown> {
+  readonly command = 'DeleteToken';
+  protected act(system: TokenSystem, token: ModelToken) {
+    return inTransaction(system, (stores) => deleteApiToken(stores, system.members[this.actor], token.id));
   }
-  async run(model: TokenModel, system: TokenSystem) {
-    const token = model.tokens[this.index % model.tokens.length]!;
-    const remove = () => inTransaction(system, (stores) => deleteApiToken(stores, system.members[this.actor], token.id));
-    const expected = expectedManageOutcome(this.actor, token);
-    if (expected !== 'ok') {
-      await expectDomainError(remove, expected);
-    } else {
-      await remove();
-      token.live = false;
-    }
-    await verify(model, system);
-  }
-  toString() {
-    return `DeleteToken(${this.actor}, #${this.index})`;
+  protected done(_model: TokenModel, token: ModelToken) {
+    token.live = false;
   }
 }
 

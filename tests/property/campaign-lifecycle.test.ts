@@ -22,6 +22,7 @@ import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
 import { campaignsPlugin } from '../../plugins/campaigns/index.ts';
 import { campaignStores } from '../../plugins/campaigns/use-case-stores.ts';
 import { FakeCampaignDatabase } from '../support/campaign-fakes.ts';
+import { connectionRow } from '../support/connection-row.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { onPostgres } from '../support/database.ts';
 import { expectDomainError } from '../support/expect-domain-error.ts';
@@ -664,15 +665,15 @@ const WS = '00000000-0000-7000-8000-0000000000e1';
 const USER = '00000000-0000-7000-8000-0000000000a1';
 const CONNECTION = '00000000-0000-7000-8000-0000000000c1';
 
-function connectionRow(id: string, workspaceId: string, at: Date): Connection {
-  return { id, workspaceId, name: 'Campaign line', driver: 'sandbox', status: 'CONNECTED', credentials: {}, phoneNumber: '4930000000', qr: null, pairingCode: null, statusReason: null, routingKey: null, createdAt: at, updatedAt: at };
+function campaignLine(id: string, workspaceId: string, at: Date): Connection {
+  return connectionRow({ id, workspaceId, name: 'Campaign line', status: 'CONNECTED', phoneNumber: '4930000000', createdAt: at, updatedAt: at });
 }
 
 async function inMemory(grant: number): Promise<Backend> {
   const db = new FakeCampaignDatabase();
   const at = new Date(WORKSPACE_NOW);
   db.state.workspaces.set(WS, { id: WS, name: 'Campaigns', isPersonal: false, plan: 'FREE', createdAt: at });
-  db.state.connections.set(CONNECTION, connectionRow(CONNECTION, WS, at));
+  db.state.connections.set(CONNECTION, campaignLine(CONNECTION, WS, at));
   db.state.accounts.set(WS, openAccount(WS, { ...DEFAULT_PLANS.FREE, messagesPerMonth: grant }, at));
   return {
     uow: db.uow,
@@ -720,7 +721,7 @@ describe(`campaign lifecycle and credits, model-based (plugin stores on ${onPost
     await db.insertInto('users').values({ id: userId, email: `${userId}@example.com`, name: 'Owner', password_hash: null }).execute();
     await db.insertInto('workspaces').values({ id: workspaceId, name: 'Campaigns', is_personal: false, plan: 'FREE' }).execute();
     await db.insertInto('memberships').values({ workspace_id: workspaceId, user_id: userId, roles: ['OWNER'] }).execute();
-    await connectionStore(db, ctx.box).insert(connectionRow(connectionId, workspaceId, at));
+    await connectionStore(db, ctx.box).insert(campaignLine(connectionId, workspaceId, at));
     await creditStore(db).saveAccount(openAccount(workspaceId, { ...DEFAULT_PLANS.FREE, messagesPerMonth: grant }, at));
     return {
       uow: { transaction: (work) => db.transaction().execute((trx) => work(campaignStores(trx, ctx))) },

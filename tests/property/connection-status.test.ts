@@ -15,6 +15,8 @@ import { completeSyncSession, issueSyncToken, type SyncSessionDeps, type SyncSes
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import type { Actor, IdentityStore } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
+import { connectionRow } from '../support/connection-row.ts';
+import { rejectionOf, thrownBy } from '../support/expect-domain-error.ts';
 
 /**
  * The connection status machine (spec 3.6: "The connection changes state (event
@@ -65,15 +67,6 @@ function modelNext(from: ConnectionStatus, event: ConnectionEvent): ConnectionSt
   }
 }
 
-function thrown(work: () => unknown): unknown {
-  try {
-    work();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
-}
-
 function expectConflict(error: unknown): void {
   expect(error).toBeInstanceOf(DomainError);
   expect((error as DomainError).kind).toBe('conflict');
@@ -88,7 +81,7 @@ describe('the transition table against the documented meaning', () => {
         const expected = modelNext(from, event);
         expect({ from, event, to: CONNECTION_TRANSITIONS[from][event] }).toEqual({ from, event, to: expected });
         expect(canTransition(from, event)).toBe(expected !== undefined);
-        const error = thrown(() => nextConnectionStatus(from, event));
+        const error = thrownBy(() => nextConnectionStatus(from, event));
         if (expected === undefined) expectConflict(error);
         else {
           expect(error).toBeUndefined();
@@ -135,7 +128,7 @@ class Apply implements fc.Command<PureModel, { status: ConnectionStatus }> {
   check = () => true;
   run(m: PureModel, r: { status: ConnectionStatus }) {
     const expected = modelNext(m.status, this.event);
-    const error = thrown(() => (r.status = nextConnectionStatus(r.status, this.event)));
+    const error = thrownBy(() => (r.status = nextConnectionStatus(r.status, this.event)));
     if (expected === undefined) {
       // A refused event changes nothing.
       expectConflict(error);
@@ -195,21 +188,7 @@ interface Fakes {
 
 function fakes(start: ConnectionStatus): Fakes {
   const f = {
-    row: {
-      id: CONNECTION,
-      workspaceId: WORKSPACE,
-      name: 'line',
-      driver: 'sandbox',
-      status: start,
-      credentials: {},
-      phoneNumber: null,
-      qr: null,
-      pairingCode: null,
-      statusReason: null,
-      routingKey: null,
-      createdAt: new Date(0),
-      updatedAt: new Date(0),
-    } as Connection,
+    row: connectionRow({ id: CONNECTION, workspaceId: WORKSPACE, status: start }),
     published: [] as ConnectionEventRecord[],
     queued: [] as Array<{ queue: string; data: any }>,
   } as Fakes;
@@ -255,24 +234,36 @@ interface UseCaseModel {
 
 const clock = { now: () => new Date(1_750_000_000_000) };
 
+/** The model takes the status the machine moved to, counting a change when it is another. */
+function moveTo(m: UseCaseModel, next: ConnectionStatus): void {
+  if (next !== m.status) m.changes += 1;
+  m.status = next;
+}
+
+/**
+ * A request the machine refuses (no next status) failed with 409; any other succeeded and the
+ * model moves. Answers whether it was accepted.
+ */
+function accepted(m: UseCaseModel, error: unknown, expected: ConnectionStatus | undefined): expected is ConnectionStatus {
+  if (expected === undefined) {
+    expectConflict(error);
+    return false;
+  }
+  expect(error).toBeUndefined();
+  moveTo(m, expected);
+  return true;
+}
+
 /** The user asks (connect, disconnect, logout): refused with 409 when the machine refuses. */
 class UserRequest implements fc.AsyncCommand<UseCaseModel, Fakes> {
   constructor(readonly action: 'connect' | 'disconnect' | 'logout') {}
   check = () => true;
   async run(m: UseCaseModel, f: Fakes) {
     const expected = modelNext(m.status, this.action);
-    let error: unknown;
-    try {
-      if (this.action === 'connect') await requestConnect(f.stores, { clock }, owner, CONNECTION);
-      else await requestDisconnect(f.stores, { clock }, owner, CONNECTION, { logout: this.action === 'logout' });
-    } catch (e) {
-      error = e;
-    }
-    if (expected === undefined) expectConflict(error);
-    else {
-      expect(error).toBeUndefined();
-      if (expected !== m.status) m.changes += 1;
-      m.status = expected;
+    const error = await rejectionOf(() =>
+      this.action === 'connect' ? requestConnect(f.stores, { clock }, owner, CONNECTION) : requestDisconnect(f.stores, { clock }, owner, CONNECTION, { logout: this.action === 'logout' }),
+    );
+    if (accepted(m, error, expected)) {
       // The session work goes to the worker through the outbox.
       m.queued += 1;
       expect(f.queued.at(-1)).toEqual({ queue: SESSION_QUEUE, data: expect.objectContaining({ connectionId: CONNECTION, action: this.action }) });
@@ -295,8 +286,7 @@ class DriverReport implements fc.AsyncCommand<UseCaseModel, Fakes> {
     });
     expect(result?.status).toBe(expected ?? m.status);
     if (expected !== undefined) {
-      if (expected !== m.status) m.changes += 1;
-      m.status = expected;
+      moveTo(m, expected);
       if (this.event === 'opened') m.paired = true;
     }
     check(m, f);
@@ -327,18 +317,11 @@ class CompanionImport implements fc.AsyncCommand<UseCaseModel, Fakes> {
     const wrongMode = this.mode === 'pair' ? m.paired : !m.paired;
     const expected = wrongMode ? undefined : modelNext(m.status, 'imported');
     const { syncToken } = await issueSyncToken(f.sync, syncDeps, owner, CONNECTION);
-    let error: unknown;
-    try {
+    const error = await rejectionOf(async () => {
       await completeSyncSession(f.sync, syncDeps, { token: syncToken, material: { creds: 'x' }, mode: this.mode });
       f.lastToken = syncToken;
-    } catch (e) {
-      error = e;
-    }
-    if (expected === undefined) expectConflict(error);
-    else {
-      expect(error).toBeUndefined();
-      if (expected !== m.status) m.changes += 1;
-      m.status = expected;
+    });
+    if (accepted(m, error, expected)) {
       m.paired = true;
       m.queued += 1;
       m.replaced += 1;
@@ -356,13 +339,8 @@ class Replay implements fc.AsyncCommand<UseCaseModel, Fakes> {
   check = () => true;
   async run(m: UseCaseModel, f: Fakes) {
     if (!f.lastToken) return;
-    let error: unknown;
-    try {
-      await completeSyncSession(f.sync, syncDeps, { token: f.lastToken, material: { creds: 'x' }, mode: m.paired ? 'reconnect' : 'pair' });
-    } catch (e) {
-      error = e;
-    }
-    expectConflict(error);
+    const lastToken = f.lastToken;
+    expectConflict(await rejectionOf(() => completeSyncSession(f.sync, syncDeps, { token: lastToken, material: { creds: 'x' }, mode: m.paired ? 'reconnect' : 'pair' })));
     expect(f.replaced).toHaveLength(m.replaced);
     check(m, f);
   }

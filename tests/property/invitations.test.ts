@@ -143,6 +143,18 @@ async function verify(model: Model, system: System): Promise<void> {
 
 type Command = fc.AsyncCommand<Model, System>;
 
+/**
+ * An accepted invitation in the model: the invitee's account has this password and they are a
+ * member; a mailed one proves their address, one passed on by link is remembered as such.
+ */
+function joins(model: Model, invitation: ModelInvitation, password: string): void {
+  model.accounts.set(invitation.email, password);
+  model.members.add(`${invitation.workspace}:${invitation.email}`);
+  if (!invitation.mailed) model.joinedByLink.add(`${invitation.workspace}:${invitation.email}`);
+  if (invitation.mailed) model.verified.add(invitation.email);
+  invitation.status = 'ACCEPTED';
+}
+
 class Invite implements Command {
   constructor(readonly workspace: WorkspaceKey, readonly email: EmailKey, readonly mailed: boolean) {}
   check = () => true;
@@ -186,11 +198,7 @@ class Accept implements Command {
     } else {
       const joined = await accept();
       expect(joined.created).toBe(known === undefined);
-      model.accounts.set(invitation.email, password);
-      model.members.add(`${invitation.workspace}:${invitation.email}`);
-      if (!invitation.mailed) model.joinedByLink.add(`${invitation.workspace}:${invitation.email}`);
-      if (invitation.mailed) model.verified.add(invitation.email);
-      invitation.status = 'ACCEPTED';
+      joins(model, invitation, password);
     }
     await verify(model, system);
   }
@@ -230,11 +238,7 @@ class TakeOver implements Command {
         }
         model.tokens.delete(invitation.email);
       }
-      model.accounts.set(invitation.email, password);
-      model.members.add(`${invitation.workspace}:${invitation.email}`);
-      if (!invitation.mailed) model.joinedByLink.add(`${invitation.workspace}:${invitation.email}`);
-      if (invitation.mailed) model.verified.add(invitation.email);
-      invitation.status = 'ACCEPTED';
+      joins(model, invitation, password);
     }
     await verify(model, system);
   }

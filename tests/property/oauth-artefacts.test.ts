@@ -382,6 +382,32 @@ abstract class Step implements Cmd {
   }
 }
 
+/**
+ * A step on the n-th of the model's artefacts (codes, tokens, grants, open requests) that are in
+ * the state it needs: it can run only while there is one, and its name shows what it picked.
+ */
+abstract class StepOnArtefact<T> extends Step {
+  abstract readonly title: string;
+  constructor(readonly n: number) {
+    super();
+  }
+  protected abstract candidates(m: Readonly<Model>): T[];
+  check(m: Readonly<Model>) {
+    return this.candidates(m).length > 0;
+  }
+  protected picked(m: Readonly<Model>): T {
+    return pick(this.candidates(m), this.n);
+  }
+  toString() {
+    return `${this.title}(${this.seen || `#${this.n}`})`;
+  }
+}
+
+/** A code or a refresh token, as a step presents it. */
+type Artefact = { code: MCode } | { token: MToken };
+/** A grant with its place in the model's list. */
+type GrantAt = { g: MGrant; i: number };
+
 /** Authorize then approve (or, with a standing approval that covers the request, straight back with a code). */
 class IssueCode extends Step {
   constructor(
@@ -424,21 +450,19 @@ class IssueCode extends Step {
 }
 
 /** prompt=consent on a standing approval, then approving fewer scopes than it holds. */
-class ReConsentFewer extends Step {
+class ReConsentFewer extends StepOnArtefact<GrantAt> {
+  readonly title = 'reConsentFewer';
   constructor(
-    readonly n: number,
+    n: number,
     readonly keepMask: number,
   ) {
-    super();
+    super(n);
   }
-  private candidates(m: Readonly<Model>) {
+  protected candidates(m: Readonly<Model>) {
     return m.grants.map((g, i) => ({ g, i })).filter(({ g }) => g.scopes !== null && g.scopes.length >= 2);
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const { g, i } = pick(this.candidates(m), this.n);
+    const { g, i } = this.picked(m);
     const asked = [...g.scopes!];
     const fewer = subset(asked, this.keepMask, true);
     const { verifier, challenge } = newVerifier();
@@ -449,9 +473,6 @@ class ReConsentFewer extends Step {
     const c = addCode(m, r, i, fewer, codeOf(location, g.client), verifier);
     this.seen = `${grantLabel(m, i)} [${asked.join(' ')}] → [${fewer.join(' ')}], ${codeLabel(m, c)}`;
     await agrees(m, r);
-  }
-  toString() {
-    return `reConsentFewer(${this.seen || `#${this.n}`})`;
   }
 }
 
@@ -482,22 +503,20 @@ class StartPending extends Step {
 }
 
 /** The person answers an open request: within 10 minutes a code, after that invalid_request (the request expired). */
-class DecidePending extends Step {
+class DecidePending extends StepOnArtefact<MPending> {
+  readonly title = 'decidePending';
   constructor(
-    readonly n: number,
+    n: number,
     readonly ws: Ix,
     readonly keepMask: number,
   ) {
-    super();
+    super(n);
   }
-  private candidates(m: Readonly<Model>) {
+  protected candidates(m: Readonly<Model>) {
     return m.pendings.filter((p) => !p.answered);
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const p = pick(this.candidates(m), this.n);
+    const p = this.picked(m);
     p.answered = true;
     const approved = subset(p.scopes, this.keepMask);
     const location = await answer(r, r.pendings[p.id]!.requestId, p.person, this.ws, approved);
@@ -515,32 +534,21 @@ class DecidePending extends Step {
     }
     await agrees(m, r);
   }
-  toString() {
-    return `decidePending(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** First use of a live code: an access and a refresh token. */
-class ExchangeCode extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class ExchangeCode extends StepOnArtefact<MCode> {
+  readonly title = 'exchangeCode';
+  protected candidates(m: Readonly<Model>) {
     return m.codes.filter((c) => codeUsable(m as Model, c));
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const c = pick(this.candidates(m), this.n);
+    const c = this.picked(m);
     this.seen = codeLabel(m, c);
     const response = await exchange(r, clientOf(m, c), c.id);
     c.exchanged = true;
     addPair(m, r, c.grant, c.scopes, response);
     await agrees(m, r);
-  }
-  toString() {
-    return `exchangeCode(${this.seen || `#${this.n}`})`;
   }
 }
 
@@ -548,21 +556,19 @@ class ExchangeCode extends Step {
  * A live code with the wrong PKCE verifier or redirect_uri: invalid_grant, no tokens, and the code
  * is spent (it cannot be retried with another guess); presenting it again is a replay.
  */
-class ExchangeWrongProof extends Step {
+class ExchangeWrongProof extends StepOnArtefact<MCode> {
+  readonly title = 'exchangeWrongProof';
   constructor(
-    readonly n: number,
+    n: number,
     readonly wrong: 'code_verifier' | 'redirect_uri',
   ) {
-    super();
+    super(n);
   }
-  private candidates(m: Readonly<Model>) {
+  protected candidates(m: Readonly<Model>) {
     return m.codes.filter((c) => codeUsable(m as Model, c));
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const c = pick(this.candidates(m), this.n);
+    const c = this.picked(m);
     this.seen = `${codeLabel(m, c)}, wrong ${this.wrong}`;
     const client = clientOf(m, c);
     const params = {
@@ -575,77 +581,50 @@ class ExchangeWrongProof extends Step {
     c.exchanged = true;
     await agrees(m, r);
   }
-  toString() {
-    return `exchangeWrongProof(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** A code presented again (or one burnt by a revocation): invalid_grant, and the grant dies. */
-class ReplayCode extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class ReplayCode extends StepOnArtefact<MCode> {
+  readonly title = 'replayCode';
+  protected candidates(m: Readonly<Model>) {
     return m.codes.filter((c) => !c.deleted && (c.exchanged || c.burnt));
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const c = pick(this.candidates(m), this.n);
+    const c = this.picked(m);
     this.seen = `${codeLabel(m, c)}${c.exchanged ? '' : ' (burnt)'}`;
     expect(await outcome(exchange(r, clientOf(m, c), c.id))).toBe('invalid_grant');
     revokeGrant(m, c.grant);
     await agrees(m, r);
   }
-  toString() {
-    return `replayCode(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** An unused code after its 60 seconds: invalid_grant, nothing else dies. */
-class ExchangeExpiredCode extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class ExchangeExpiredCode extends StepOnArtefact<MCode> {
+  readonly title = 'exchangeExpiredCode';
+  protected candidates(m: Readonly<Model>) {
     return m.codes.filter((c) => !c.deleted && !c.exchanged && !c.burnt && m.now >= c.issuedAt + CODE_MS);
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const c = pick(this.candidates(m), this.n);
+    const c = this.picked(m);
     this.seen = `${codeLabel(m, c)} aged ${m.now - c.issuedAt} ms`;
     expect(await outcome(exchange(r, clientOf(m, c), c.id))).toBe('invalid_grant');
     await agrees(m, r);
   }
-  toString() {
-    return `exchangeExpiredCode(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** A live refresh token: it dies, a new pair is issued with the same scopes. */
-class Refresh extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class Refresh extends StepOnArtefact<MToken> {
+  readonly title = 'refresh';
+  protected candidates(m: Readonly<Model>) {
     return m.tokens.filter((t) => t.kind === 'refresh' && tokenAlive(m as Model, t));
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const t = pick(this.candidates(m), this.n);
+    const t = this.picked(m);
     this.seen = tokenLabel(m, t);
     const response = await refresh(r, clientOf(m, t), t.id);
     t.used = true;
     addPair(m, r, t.grant, t.scopes, response);
     await agrees(m, r);
-  }
-  toString() {
-    return `refresh(${this.seen || `#${this.n}`})`;
   }
 }
 
@@ -653,122 +632,88 @@ class Refresh extends Step {
  * The same live code sent twice at once (a double submit, or a thief racing the app): exactly one
  * exchange wins, the other is a replay, so the grant dies, the winner's fresh pair included.
  */
-class ConcurrentExchange extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class ConcurrentExchange extends StepOnArtefact<MCode> {
+  readonly title = 'concurrentExchange';
+  protected candidates(m: Readonly<Model>) {
     return m.codes.filter((c) => codeUsable(m as Model, c));
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const c = pick(this.candidates(m), this.n);
+    const c = this.picked(m);
     this.seen = codeLabel(m, c);
-    const results = await Promise.allSettled([exchange(r, clientOf(m, c), c.id), exchange(r, clientOf(m, c), c.id)]);
-    const won = results.filter((x) => x.status === 'fulfilled');
-    expect(won.length).toBe(1);
-    expect(await outcome(Promise.reject(results.find((x) => x.status === 'rejected')!.reason))).toBe('invalid_grant');
+    const winner = await oneOfTwoWins(() => exchange(r, clientOf(m, c), c.id));
     c.exchanged = true;
-    addPair(m, r, c.grant, c.scopes, (won[0] as PromiseFulfilledResult<TokenResponse>).value);
+    addPair(m, r, c.grant, c.scopes, winner);
     revokeGrant(m, c.grant);
     await agrees(m, r);
-  }
-  toString() {
-    return `concurrentExchange(${this.seen || `#${this.n}`})`;
   }
 }
 
 /** The same live refresh token sent twice at once: one rotation wins, the other is a replay that kills the grant. */
-class ConcurrentRefresh extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class ConcurrentRefresh extends StepOnArtefact<MToken> {
+  readonly title = 'concurrentRefresh';
+  protected candidates(m: Readonly<Model>) {
     return m.tokens.filter((t) => t.kind === 'refresh' && tokenAlive(m as Model, t));
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const t = pick(this.candidates(m), this.n);
+    const t = this.picked(m);
     this.seen = tokenLabel(m, t);
-    const results = await Promise.allSettled([refresh(r, clientOf(m, t), t.id), refresh(r, clientOf(m, t), t.id)]);
-    const won = results.filter((x) => x.status === 'fulfilled');
-    expect(won.length).toBe(1);
-    expect(await outcome(Promise.reject(results.find((x) => x.status === 'rejected')!.reason))).toBe('invalid_grant');
+    const winner = await oneOfTwoWins(() => refresh(r, clientOf(m, t), t.id));
     t.used = true;
-    addPair(m, r, t.grant, t.scopes, (won[0] as PromiseFulfilledResult<TokenResponse>).value);
+    addPair(m, r, t.grant, t.scopes, winner);
     revokeGrant(m, t.grant);
     await agrees(m, r);
   }
-  toString() {
-    return `concurrentRefresh(${this.seen || `#${this.n}`})`;
-  }
+}
+
+/** The same request sent twice at once: exactly one wins, the other is refused as invalid_grant; answers the winner's pair. */
+async function oneOfTwoWins(send: () => Promise<TokenResponse>): Promise<TokenResponse> {
+  const results = await Promise.allSettled([send(), send()]);
+  const won = results.filter((x) => x.status === 'fulfilled');
+  expect(won.length).toBe(1);
+  expect(await outcome(Promise.reject(results.find((x) => x.status === 'rejected')!.reason))).toBe('invalid_grant');
+  return (won[0] as PromiseFulfilledResult<TokenResponse>).value;
 }
 
 /** A rotated refresh token presented again: invalid_grant, and the grant dies. */
-class ReplayRefresh extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class ReplayRefresh extends StepOnArtefact<MToken> {
+  readonly title = 'replayRefresh';
+  protected candidates(m: Readonly<Model>) {
     return m.tokens.filter((t) => t.kind === 'refresh' && t.used && !t.deleted);
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const t = pick(this.candidates(m), this.n);
+    const t = this.picked(m);
     this.seen = `${tokenLabel(m, t)}${t.revoked ? ' (rotated, then revoked with its grant)' : ''}`;
     expect(await outcome(refresh(r, clientOf(m, t), t.id))).toBe('invalid_grant');
     revokeGrant(m, t.grant);
     await agrees(m, r);
   }
-  toString() {
-    return `replayRefresh(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** A refresh token never used but expired or revoked: invalid_grant, nothing else dies. */
-class RefreshDeadToken extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class RefreshDeadToken extends StepOnArtefact<MToken> {
+  readonly title = 'refreshDeadToken';
+  protected candidates(m: Readonly<Model>) {
     return m.tokens.filter((t) => t.kind === 'refresh' && !t.used && !t.deleted && !tokenAlive(m as Model, t));
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const t = pick(this.candidates(m), this.n);
+    const t = this.picked(m);
     this.seen = `${tokenLabel(m, t)} ${t.revoked ? 'revoked' : `aged ${m.now - t.issuedAt} ms`}`;
     expect(await outcome(refresh(r, clientOf(m, t), t.id))).toBe('invalid_grant');
     await agrees(m, r);
   }
-  toString() {
-    return `refreshDeadToken(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** A code or refresh token of a deleted consent: unknown, invalid_grant, nothing dies. */
-class PresentForgotten extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class PresentForgotten extends StepOnArtefact<Artefact> {
+  readonly title = 'presentForgotten';
+  protected candidates(m: Readonly<Model>) {
     return [
     ...m.codes.filter((c) => c.deleted).map((c) => ({ code: c })),
     ...m.tokens.filter((t) => t.deleted && t.kind === 'refresh').map((t) => ({ token: t })),
     ];
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const x = pick(this.candidates(m), this.n);
+    const x = this.picked(m);
     if ('code' in x) {
       this.seen = codeLabel(m, x.code);
       expect(await outcome(exchange(r, clientOf(m, x.code), x.code.id))).toBe('invalid_grant');
@@ -778,21 +723,16 @@ class PresentForgotten extends Step {
     }
     await agrees(m, r);
   }
-  toString() {
-    return `presentForgotten(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** POST /v3/oauth/revoke by the owning client: an access token dies alone; a refresh token takes the grant. */
-class Revoke extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  check(m: Readonly<Model>) {
-    return m.tokens.length > 0;
+class Revoke extends StepOnArtefact<MToken> {
+  readonly title = 'revoke';
+  protected candidates(m: Readonly<Model>) {
+    return m.tokens;
   }
   async run(m: Model, r: Real) {
-    const t = pick(m.tokens, this.n);
+    const t = this.picked(m);
     this.seen = tokenLabel(m, t);
     await uow().transaction((s) => revokeToken(s, deps, r.clients[clientOf(m, t)]!, { token: r.tokens[t.id] }));
     if (!t.deleted) {
@@ -801,27 +741,22 @@ class Revoke extends Step {
     }
     await agrees(m, r);
   }
-  toString() {
-    return `revoke(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** The other client presents an artefact: invalid_grant or a silent no-op; nothing dies, nothing is used up. */
-class CrossClient extends Step {
+class CrossClient extends StepOnArtefact<Artefact> {
+  readonly title = 'crossClient';
   constructor(
-    readonly n: number,
+    n: number,
     readonly revoke: boolean,
   ) {
-    super();
+    super(n);
   }
-  private candidates(m: Readonly<Model>) {
+  protected candidates(m: Readonly<Model>) {
     return [...m.codes.map((c) => ({ code: c })), ...m.tokens.map((t) => ({ token: t }))];
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const x = pick(this.candidates(m), this.n);
+    const x = this.picked(m);
     if ('code' in x) {
       const other = (1 - clientOf(m, x.code)) as Ix;
       this.seen = `${CLIENT_NAMES[other]} exchanges ${codeLabel(m, x.code)}`;
@@ -841,24 +776,16 @@ class CrossClient extends Step {
     }
     await agrees(m, r);
   }
-  toString() {
-    return `crossClient(${this.seen || `#${this.n}`})`;
-  }
 }
 
 /** DELETE /v3/oauth/consents/{id}: the app is cut off from that workspace. */
-class DeleteConsent extends Step {
-  constructor(readonly n: number) {
-    super();
-  }
-  private candidates(m: Readonly<Model>) {
+class DeleteConsent extends StepOnArtefact<GrantAt> {
+  readonly title = 'deleteConsent';
+  protected candidates(m: Readonly<Model>) {
     return m.grants.map((g, i) => ({ g, i })).filter(({ g }) => g.scopes !== null);
   }
-  check(m: Readonly<Model>) {
-    return this.candidates(m).length > 0;
-  }
   async run(m: Model, r: Real) {
-    const { g, i } = pick(this.candidates(m), this.n);
+    const { g, i } = this.picked(m);
     this.seen = grantLabel(m, i);
     const p = r.persons[g.person]!;
     const workspaceId = p.workspaces[g.ws];
@@ -869,9 +796,6 @@ class DeleteConsent extends Step {
     });
     dropGrant(m, i);
     await agrees(m, r);
-  }
-  toString() {
-    return `deleteConsent(${this.seen || `#${this.n}`})`;
   }
 }
 

@@ -12,6 +12,7 @@ import {
 } from '../../core/messaging/send-window.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { thrownBy } from '../support/expect-domain-error.ts';
 
 /**
  * The 24-hour send window of official connections (spec 3.4, 8; issue 3: "Property tests: send
@@ -47,15 +48,6 @@ function expectWindowRefusal(error: unknown): void {
   expect(e.shape).toBe('standard');
   expect(e.message).toMatch(/window expired/i);
   expect(e.message).toMatch(/pre-approved template/i);
-}
-
-function attempt(work: () => void): unknown {
-  try {
-    work();
-    return undefined;
-  } catch (error) {
-    return error;
-  }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -114,7 +106,7 @@ class Send implements fc.Command<Model, PureReal> {
   constructor(readonly isTemplate: boolean) {}
   check = () => true;
   run(m: Model, r: PureReal) {
-    const error = attempt(() => assertMaySend(r.window, r.now, { isTemplate: this.isTemplate }));
+    const error = thrownBy(() => assertMaySend(r.window, r.now, { isTemplate: this.isTemplate }));
     // Templates always pass; free text passes iff the window is open.
     if (this.isTemplate || modelOpen(m)) expect(error).toBeUndefined();
     else expectWindowRefusal(error);
@@ -152,8 +144,8 @@ describe('send window: the pure core against the model clock', () => {
       fc.property(fc.integer({ min: -1e12, max: 1e13 }), (t) => {
         const window = { lastContactMessageAt: null };
         expect(windowState(window, new Date(t))).toBe('CLOSED');
-        expectWindowRefusal(attempt(() => assertMaySend(window, new Date(t), { isTemplate: false })));
-        expect(attempt(() => assertMaySend(window, new Date(t), { isTemplate: true }))).toBeUndefined();
+        expectWindowRefusal(thrownBy(() => assertMaySend(window, new Date(t), { isTemplate: false })));
+        expect(thrownBy(() => assertMaySend(window, new Date(t), { isTemplate: true }))).toBeUndefined();
       }),
     );
   });
@@ -248,7 +240,7 @@ class DbSend implements fc.AsyncCommand<Model, DbReal> {
   async run(m: Model, r: DbReal) {
     const window = await storedWindow(r);
     expect(windowState(window, r.now)).toBe(modelState(m));
-    const error = attempt(() => assertMaySend(window, r.now, { isTemplate: this.isTemplate }));
+    const error = thrownBy(() => assertMaySend(window, r.now, { isTemplate: this.isTemplate }));
     if (this.isTemplate || modelOpen(m)) expect(error).toBeUndefined();
     else expectWindowRefusal(error);
   }

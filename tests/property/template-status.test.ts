@@ -4,6 +4,7 @@ import type { Connection, ConnectionStore } from '../../core/connections/connect
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import type { Actor } from '../../core/identity/identity.ts';
 import { DomainError } from '../../core/shared/errors.ts';
+import { connectionRow } from '../support/connection-row.ts';
 import { page } from '../../core/shared/pagination.ts';
 import type { PlatformTemplate, TemplatePlatform } from '../../core/templates/platform.ts';
 import { TEMPLATE_STATUSES, TEMPLATE_TRANSITIONS, type TemplateStatus } from '../../core/templates/template-status.ts';
@@ -48,21 +49,7 @@ interface Model {
 const modelReason = (status: TemplateStatus, reason: string) => (status !== 'REJECTED' ? null : reason === 'NONE' ? 'UNKNOWN' : reason);
 
 const actor: Actor = { userId: 'u', workspaceId: 'w', roles: ['OWNER'] };
-const connection: Connection = {
-  id: 'c',
-  workspaceId: 'w',
-  name: 'official',
-  driver: 'official',
-  status: 'CONNECTED',
-  credentials: {},
-  phoneNumber: null,
-  qr: null,
-  pairingCode: null,
-  statusReason: null,
-  routingKey: null,
-  createdAt: new Date(0),
-  updatedAt: new Date(0),
-};
+const connection = connectionRow({ id: 'c', workspaceId: 'w', name: 'official', driver: 'official', status: 'CONNECTED' });
 
 function system() {
   const rows = new Map<string, Template>();

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 
 /**
@@ -52,6 +53,32 @@ export async function startBrowser(): Promise<TestBrowser> {
     async close() {
       await browser.close();
     },
+  };
+}
+
+/**
+ * The browser of a test file: launched before its tests, closed after them. Answers it at once,
+ * to be used from the hooks and tests that run after the launch.
+ */
+export function useBrowser(): Omit<TestBrowser, 'close'> {
+  let started: TestBrowser | undefined;
+  const running = (): TestBrowser => {
+    if (!started) throw new Error('the browser is used before its beforeAll hook ran (or after it closed)');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await started?.close();
+    started = undefined;
+  }, 60_000);
+  return {
+    get browser() {
+      return running().browser;
+    },
+    openPage: (options) => running().openPage(options),
+    withPage: (use, options) => running().withPage(use, options),
   };
 }
 

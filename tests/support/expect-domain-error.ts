@@ -14,3 +14,23 @@ export async function expectDomainError(work: () => Promise<unknown>, kind: Doma
   if (message !== undefined) expect(thrown.message).toBe(message);
   return thrown;
 }
+
+/** What `work` throws, or undefined when it returns (for a check that it throws, or does not). */
+export function thrownBy(work: () => unknown): unknown {
+  try {
+    work();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}
+
+/** What asynchronous `work` rejects with, or undefined when it resolves. */
+export async function rejectionOf(work: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await work();
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'bun:test';
 import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
 
 /**
@@ -84,6 +85,30 @@ const ERROR_TITLES: Record<number, { title: string; details: string }> = {
 };
 
 export type GraphSimulator = Awaited<ReturnType<typeof startGraphSimulator>>;
+
+/**
+ * The Graph API simulator of a test file: started before its tests (register it before the
+ * service, whose options read its URL), stopped after them. Answers it at once, as a stand-in
+ * that reaches the running simulator from the hooks and tests that run after the start.
+ */
+export function useGraphSimulator(options: GraphSimulatorOptions = {}): GraphSimulator {
+  let started: GraphSimulator | undefined;
+  const running = (): GraphSimulator => {
+    if (!started) throw new Error('the Graph simulator is used before its beforeAll hook ran (or after it stopped)');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startGraphSimulator(options);
+  }, 60_000);
+  afterAll(async () => {
+    await started?.stop();
+    started = undefined;
+  }, 60_000);
+  return new Proxy({} as GraphSimulator, {
+    get: (_, key) => Reflect.get(running(), key),
+    set: (_, key, value) => Reflect.set(running(), key, value),
+  });
+}
 
 export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
   const phoneNumberId = options.phoneNumberId ?? graphId();

@@ -1,6 +1,7 @@
-import { expect } from 'bun:test';
+import { beforeAll, expect } from 'bun:test';
 import { memberWithToken } from '../integration/helpers.ts';
-import type { TestService } from './service.ts';
+import { newConnection } from './connections.ts';
+import { HOOK_TIMEOUT, type TestService } from './service.ts';
 import { eventually } from './wait.ts';
 
 export { eventually, subscribersDone, workerSettled } from './wait.ts';
@@ -16,11 +17,10 @@ export type Member = { userId: string; email: string; token: string };
 
 /** A sandbox connection of the workspace of `apikey`, created (201) and connected (CONNECTED); answers its id. */
 export async function connectedConnection(service: TestService, apikey: string, name: string): Promise<string> {
-  const created = await service.call('POST', '/v3/connections', { apikey, body: { name } });
-  expect(created.status).toBe(201);
-  const connected = await service.call('POST', `/v3/connections/${created.body.id}/connect`, { apikey });
+  const id = await newConnection(service, apikey, name);
+  const connected = await service.call('POST', `/v3/connections/${id}/connect`, { apikey });
   expect(connected.body.status).toBe('CONNECTED');
-  return created.body.id;
+  return id;
 }
 
 /** A CONNECTION inbox bound to `connectionId` (201); answers its id. */
@@ -59,6 +59,51 @@ export async function helpdeskWorkspace(service: TestService, names: { connectio
   const agent = await memberWithToken(service, line.owner, 'AGENT');
   await setInboxMembers(service, line.owner.token, line.inboxId, [agent.userId]);
   return { ...line, agent };
+}
+
+/**
+ * The helpdesk line of a test file (`helpdeskLine`), set up before its tests by a hook registered
+ * after the service's. Answers it at once: `owner` is filled in place, the ids are read from it.
+ */
+export function useHelpdeskLine(service: TestService, names: { connection: string; inbox: string }): HelpdeskLine {
+  const line: HelpdeskLine = { owner: {} as Owner, connectionId: '', inboxId: '' };
+  beforeAll(async () => {
+    const made = await helpdeskLine(service, names);
+    Object.assign(line.owner, made.owner);
+    line.connectionId = made.connectionId;
+    line.inboxId = made.inboxId;
+  }, HOOK_TIMEOUT);
+  return line;
+}
+
+/**
+ * The helpdesk workspace of a test file (`helpdeskWorkspace`), set up before its tests by a hook
+ * registered after the service's. Answers it at once: `owner` and `agent` are filled in place
+ * (so a file may take them out of it at once); `connectionId` and `inboxId` are read from it.
+ * `manualAssignment` switches round-robin off, for files whose assignments are all their own.
+ */
+export function useHelpdeskWorkspace(
+  service: TestService,
+  options: { connection: string; inbox: string; manualAssignment?: boolean },
+): HelpdeskWorkspace {
+  const workspace: HelpdeskWorkspace = { owner: {} as Owner, agent: {} as Member, connectionId: '', inboxId: '' };
+  beforeAll(async () => {
+    const made = await helpdeskWorkspace(service, options);
+    Object.assign(workspace.owner, made.owner);
+    Object.assign(workspace.agent, made.agent);
+    workspace.connectionId = made.connectionId;
+    workspace.inboxId = made.inboxId;
+    if (options.manualAssignment) await withoutAutoAssignment(service, made.owner.token, made.inboxId);
+  }, HOOK_TIMEOUT);
+  return workspace;
+}
+
+/** Another connected line of the workspace with its CONNECTION inbox, the workspace's Agent a member there too. */
+export async function anotherLine(service: TestService, workspace: HelpdeskWorkspace, names: { connection: string; inbox: string }): Promise<{ connectionId: string; inboxId: string }> {
+  const connectionId = await connectedConnection(service, workspace.owner.token, names.connection);
+  const inboxId = await connectionInbox(service, workspace.owner.token, names.inbox, connectionId);
+  await setInboxMembers(service, workspace.owner.token, inboxId, [workspace.agent.userId]);
+  return { connectionId, inboxId };
 }
 
 /** A message from a sandbox contact (`from`, a phone) on the connection, as the network would deliver it; answers the raw response. */

@@ -1,14 +1,26 @@
+import { expect } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { setPassword } from '../../core/identity/passwords.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
-import type { TestService } from './service.ts';
+import type { Owner, TestService } from './service.ts';
 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
 /** Gives a person a password so they can sign in on the consent pages. */
 export async function withPassword(service: TestService, userId: string, password = TEST_PASSWORD): Promise<void> {
   await setPassword(baseStores(service.runtime.ctx.db), passwordHasher, userId, password);
+}
+
+/**
+ * A person who signs in on the consent pages: the Owner of a new workspace, with an email of
+ * their own (`label-…@example.com`) and the password TEST_PASSWORD.
+ */
+export async function ownerWithPassword(service: TestService, label: string, workspace: string): Promise<Owner & { email: string }> {
+  const email = `${label}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+  const owner = { ...(await service.bootstrap({ email, workspace })), email };
+  await withPassword(service, owner.userId);
+  return owner;
 }
 
 /**
@@ -44,4 +56,12 @@ export async function authorizeInBrowser(
   }
   if (!landed) throw new Error(`the browser never came back to ${redirectUri}; it is at ${page.url()}`);
   return new URL(landed);
+}
+
+/** The auth-params of a `Bearer` challenge (quoted-string values unescaped). */
+export function challengeParams(header: string | null): Record<string, string> {
+  expect(header).toStartWith('Bearer ');
+  const params: Record<string, string> = {};
+  for (const m of header!.slice(7).matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)) params[m[1]!] = m[2]!.replace(/\\(.)/g, '$1');
+  return params;
 }
