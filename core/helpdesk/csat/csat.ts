@@ -8,6 +8,7 @@ import { csatResponseReceived, type HelpdeskEventLog } from '../events.ts';
 import { inboxNotFound, type InboxStore } from '../inboxes/inboxes.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
 import { isUuid } from '../../shared/ids.ts';
+import { nextState, type TransitionTable } from '../../shared/transition-table.ts';
 
 /**
  * Customer satisfaction (spec 4.5, 5.6): when a conversation of an inbox with CSAT on is
@@ -32,7 +33,7 @@ export type CsatState = (typeof CSAT_STATES)[number];
 export const CSAT_EVENTS = ['send', 'answer'] as const;
 export type CsatEvent = (typeof CSAT_EVENTS)[number];
 
-export const CSAT_TRANSITIONS: Readonly<Record<CsatState, Readonly<Partial<Record<CsatEvent, CsatState>>>>> = {
+export const CSAT_TRANSITIONS: TransitionTable<CsatState, CsatEvent> = {
   NOT_SENT: { send: 'SENT' },
   SENT: { answer: 'ANSWERED' },
   ANSWERED: {},
@@ -40,7 +41,7 @@ export const CSAT_TRANSITIONS: Readonly<Record<CsatState, Readonly<Partial<Recor
 
 /** The state after `event`, or null when the table refuses it. */
 export function nextSurveyState(state: CsatState, event: CsatEvent): CsatState | null {
-  return CSAT_TRANSITIONS[state][event] ?? null;
+  return nextState(CSAT_TRANSITIONS, state, event) ?? null;
 }
 
 export function surveyState(survey: { answered: boolean } | undefined): CsatState {
