@@ -1,3 +1,4 @@
+import type { RecordWrites } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize, can } from '../../identity/roles.ts';
 import { badRequest, coded, conflict, notFound } from '../../shared/errors.ts';
@@ -36,13 +37,10 @@ export interface InboxMember {
   email: string;
 }
 
-export interface InboxStore {
-  insert(inbox: Inbox): Promise<void>;
+export interface InboxStore extends RecordWrites<Inbox> {
   get(workspaceId: string, id: string): Promise<Inbox | undefined>;
   /** `onlyFor`: the inboxes this user is a member of (an Agent's view); undefined: all. */
   list(workspaceId: string, request: PageRequest, onlyFor?: string): Promise<Page<Inbox>>;
-  update(inbox: Inbox): Promise<void>;
-  delete(id: string): Promise<void>;
   /** Whether another inbox of the workspace is bound to the connection. */
   connectionTaken(workspaceId: string, connectionId: string, exceptInboxId?: string): Promise<boolean>;
   isMember(inboxId: string, userId: string): Promise<boolean>;

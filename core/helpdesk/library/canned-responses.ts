@@ -1,8 +1,8 @@
-import { workspaceReads } from '../../shared/workspace-records.ts';
+import { workspaceReads, type WorkspaceRecordStore } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
-import type { Page, PageRequest } from '../../shared/pagination.ts';
+import type { PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
 import { MAX_CONTENT_LENGTH } from '../conversations/helpdesk-messages.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
@@ -28,15 +28,12 @@ export interface CannedResponse {
   updatedAt: Date;
 }
 
-export interface CannedResponseStore {
-  /** Short-code order; `search` matches short code or content (substring, case-insensitive). */
-  list(workspaceId: string, request: PageRequest): Promise<Page<CannedResponse>>;
-  get(workspaceId: string, id: string): Promise<CannedResponse | undefined>;
-  /** Both throw `duplicateShortCode()` when another response of the workspace has the code. */
-  insert(response: CannedResponse): Promise<void>;
-  update(response: CannedResponse): Promise<void>;
-  delete(id: string): Promise<void>;
-}
+/**
+ * `list` is in short-code order; `search` matches short code or content (substring,
+ * case-insensitive). `insert` and `update` throw `duplicateShortCode()` when another response of
+ * the workspace has the code.
+ */
+export type CannedResponseStore = WorkspaceRecordStore<CannedResponse>;
 
 export interface CannedResponseStores {
   cannedResponses: CannedResponseStore;

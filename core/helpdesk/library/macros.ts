@@ -1,3 +1,4 @@
+import type { RecordWrites } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import type { SendDeps, SendStores } from '../../messaging/send.ts';
@@ -37,13 +38,10 @@ export interface Macro {
   updatedAt: Date;
 }
 
-export interface MacroStore {
+export interface MacroStore extends RecordWrites<Macro> {
   /** The workspace's macros and `userId`'s personal ones, by name; `search` matches the name. */
   list(workspaceId: string, userId: string, request: PageRequest): Promise<Page<Macro>>;
   get(workspaceId: string, id: string): Promise<Macro | undefined>;
-  insert(macro: Macro): Promise<void>;
-  update(macro: Macro): Promise<void>;
-  delete(id: string): Promise<void>;
 }
 
 export interface MacroStores {

@@ -1,3 +1,4 @@
+import type { WorkspaceRecordStore } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
@@ -34,15 +35,8 @@ export interface TeamWithMembers extends Team {
   members: TeamMember[];
 }
 
-export interface TeamStore {
-  /** Throws `duplicateTeamName()` when the name is taken in the workspace. */
-  insert(team: Team): Promise<void>;
-  get(workspaceId: string, id: string): Promise<Team | undefined>;
-  /** `search` matches the name. */
-  list(workspaceId: string, request: PageRequest): Promise<Page<Team>>;
-  /** Throws `duplicateTeamName()` when the name is taken in the workspace. */
-  update(team: Team): Promise<void>;
-  delete(id: string): Promise<void>;
+/** `list`'s `search` matches the name; `insert` and `update` throw `duplicateTeamName()` when the name is taken in the workspace. */
+export interface TeamStore extends WorkspaceRecordStore<Team> {
   /** Current members of the workspace among the team's members, by email (round-robin reads this too). */
   members(teamId: string): Promise<TeamMember[]>;
   /** The members of several teams at once (for a page of teams). */

@@ -1,4 +1,4 @@
-import { workspaceReads } from '../../shared/workspace-records.ts';
+import { workspaceReads, type WorkspaceRecordStore } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, notFound } from '../../shared/errors.ts';
@@ -42,13 +42,8 @@ export interface HelpdeskWebhookInput {
 
 export const SIGNING_SECRET_LENGTH = { min: 16, max: 256 } as const;
 
-export interface HelpdeskWebhookStore {
-  insert(webhook: HelpdeskWebhook): Promise<void>;
-  get(workspaceId: string, id: string): Promise<HelpdeskWebhook | undefined>;
-  list(workspaceId: string, request: PageRequest): Promise<Page<HelpdeskWebhook>>;
-  update(webhook: HelpdeskWebhook): Promise<void>;
-  /** Deletes the webhook and its delivery history. */
-  delete(id: string): Promise<void>;
+/** `delete` deletes the webhook and its delivery history. */
+export interface HelpdeskWebhookStore extends WorkspaceRecordStore<HelpdeskWebhook> {
   /** Webhooks of the workspace subscribed to the event, for that inbox or the whole workspace. */
   subscribedTo(workspaceId: string, event: HelpdeskEventType, inboxId: string | null): Promise<HelpdeskWebhook[]>;
 }
