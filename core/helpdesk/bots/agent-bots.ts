@@ -6,7 +6,7 @@ import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { base64url, hashSecret, secretMatches } from '../../tokens/secret.ts';
 import { isHttpUrl } from '../../webhooks/webhook.ts';
-import { redeliverFailed, type Delivery, type DeliveryAttempt, type DispatchDeps, type DispatchStores } from '../../webhooks/dispatch.ts';
+import { subscriberDeliveries } from '../webhooks/subscriber-deliveries.ts';
 import type { InboxStore } from '../inboxes/inboxes.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
@@ -190,29 +190,13 @@ export async function rotateAgentBotSigningSecret(stores: AgentBotStores, deps: 
   return { bot: updated, signingSecret };
 }
 
+const agentBotDeliveryLog = subscriberDeliveries(getAgentBot);
+
 /** What was POSTed to the bot's webhook, newest first, with every attempt (the delivery engine's history). */
-export async function agentBotDeliveries(
-  stores: AgentBotStores & Pick<DispatchStores, 'deliveries'>,
-  actor: Actor,
-  id: string,
-  request: PageRequest,
-): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>> {
-  const bot = await getAgentBot(stores, actor, id);
-  return stores.deliveries.list(bot.id, request);
-}
+export const agentBotDeliveries = agentBotDeliveryLog.list;
 
 /** A failed delivery to the bot sent again by hand: a fresh round of three attempts. */
-export async function redeliverAgentBotDelivery(
-  stores: AgentBotStores & Pick<DispatchStores, 'deliveries' | 'outbox'>,
-  deps: DispatchDeps,
-  actor: Actor,
-  id: string,
-  deliveryId: string,
-): Promise<Delivery> {
-  const bot = await getAgentBot(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  return redeliverFailed(stores, deps, bot.id, deliveryId);
-}
+export const redeliverAgentBotDelivery = agentBotDeliveryLog.redeliver;
 
 /**
  * The bot calling the bot API: its access token, looked up by hash and compared in constant

@@ -2,11 +2,12 @@ import { workspaceReads, type WorkspaceRecordStore } from '../../shared/workspac
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, notFound } from '../../shared/errors.ts';
-import type { Page, PageRequest } from '../../shared/pagination.ts';
+import type { PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { base64url } from '../../tokens/secret.ts';
 import { isHttpUrl } from '../../webhooks/webhook.ts';
-import { queueDelivery, redeliverFailed, type Delivery, type DeliveryAttempt, type DeliveryEndpoint, type DispatchDeps, type DispatchStores, type WebhookSender } from '../../webhooks/dispatch.ts';
+import { subscriberDeliveries } from './subscriber-deliveries.ts';
+import { queueDelivery, type DeliveryEndpoint, type DispatchDeps, type DispatchStores, type WebhookSender } from '../../webhooks/dispatch.ts';
 import { REQUEST_TIMEOUT_MS } from '../../webhooks/delivery.ts';
 import { HELPDESK_EVENT_HEADER, HELPDESK_SIGNATURE_HEADER, helpdeskSignature } from './webhook-signature.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../events.ts';
@@ -125,29 +126,13 @@ export async function deleteHelpdeskWebhook(stores: HelpdeskWebhookStores, actor
   await stores.helpdeskWebhooks.delete(id);
 }
 
+const helpdeskDeliveryLog = subscriberDeliveries(getHelpdeskWebhook);
+
 /** Delivery history of a helpdesk webhook, newest first, with every attempt (the engine's own history). */
-export async function helpdeskWebhookDeliveries(
-  stores: HelpdeskWebhookStores & Pick<DispatchStores, 'deliveries'>,
-  actor: Actor,
-  id: string,
-  request: PageRequest,
-): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>> {
-  const webhook = await getHelpdeskWebhook(stores, actor, id);
-  return stores.deliveries.list(webhook.id, request);
-}
+export const helpdeskWebhookDeliveries = helpdeskDeliveryLog.list;
 
 /** A failed helpdesk delivery sent again by hand: a fresh round of three attempts. */
-export async function redeliverHelpdeskDelivery(
-  stores: HelpdeskWebhookStores & Pick<DispatchStores, 'deliveries' | 'outbox'>,
-  deps: DispatchDeps,
-  actor: Actor,
-  id: string,
-  deliveryId: string,
-): Promise<Delivery> {
-  const webhook = await getHelpdeskWebhook(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  return redeliverFailed(stores, deps, webhook.id, deliveryId);
-}
+export const redeliverHelpdeskDelivery = helpdeskDeliveryLog.redeliver;
 
 /** The body of a helpdesk delivery (spec 6.5): `{ event, data, deliveredAt }`, `data.type` repeating the event. */
 export function helpdeskEnvelope(event: string, data: Record<string, unknown>, deliveredAt: Date): string {
