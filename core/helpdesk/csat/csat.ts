@@ -6,7 +6,7 @@ import type { Clock } from '../../shared/ports.ts';
 import type { Conversation, HelpdeskMessage } from '../conversations/conversation.ts';
 import { csatResponseReceived, type HelpdeskEventLog } from '../events.ts';
 import { inboxNotFound, type InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { nextState, type TransitionTable } from '../../shared/transition-table.ts';
 
@@ -161,8 +161,7 @@ export async function setCsatSettings(
   inboxId: string,
   input: { enabled: boolean; message?: string | null },
 ): Promise<{ inboxId: string; enabled: boolean; message: string | null }> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   if (!(await stores.inboxes.get(actor.workspaceId, inboxId))) throw inboxNotFound();
   const problems: string[] = [];
   if (typeof input.enabled !== 'boolean') problems.push('body.enabled must be true or false');

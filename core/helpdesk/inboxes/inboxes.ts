@@ -5,7 +5,7 @@ import { badRequest, coded, conflict, notFound } from '../../shared/errors.ts';
 import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { base64url } from '../../tokens/secret.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
 
 /** Spec 2.10: an inbox is bound to a connection, or is an API channel the customer's app feeds. */
@@ -91,8 +91,7 @@ export function readsInboxSecrets(actor: Actor): boolean {
 }
 
 export async function createInbox(stores: InboxStores, deps: InboxDeps, actor: Actor, input: InboxInput): Promise<Inbox> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = checkName(input.name, problems);
   const timezone = input.timezone ?? 'UTC';
@@ -141,8 +140,7 @@ export const getInbox = visibleInbox;
 
 export async function updateInbox(stores: InboxStores, deps: InboxDeps, actor: Actor, id: string, patch: InboxPatch): Promise<Inbox> {
   const inbox = await visibleInbox(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = patch.name === undefined ? inbox.name : checkName(patch.name, problems);
   const timezone = patch.timezone ?? inbox.timezone;
@@ -167,8 +165,7 @@ export async function updateInbox(stores: InboxStores, deps: InboxDeps, actor: A
 
 export async function deleteInbox(stores: InboxStores, actor: Actor, id: string): Promise<void> {
   const inbox = await visibleInbox(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await stores.inboxes.delete(inbox.id);
 }
 
@@ -180,8 +177,7 @@ export async function listInboxMembers(stores: InboxStores, actor: Actor, id: st
 /** Replaces the inbox's members; every user must be a member of the workspace. */
 export async function setInboxMembers(stores: InboxStores, actor: Actor, id: string, userIds: string[]): Promise<InboxMember[]> {
   const inbox = await visibleInbox(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const wanted = [...new Set(userIds)];
   const known = new Set(await stores.workspaceMembers(actor.workspaceId, wanted));
   const unknown = wanted.filter((u) => !known.has(u));

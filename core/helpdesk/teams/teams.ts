@@ -6,7 +6,7 @@ import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
 import type { Conversation } from '../conversations/conversations.ts';
 import { assigneeChanged, type HelpdeskEventLog } from '../events.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 
 /**
  * Teams of agents (Chatwoot-like; spec 2.11 gives a conversation a `teamId`, 3.7 restricts
@@ -87,7 +87,7 @@ export async function getTeam(stores: TeamStores, actor: Actor, id: string): Pro
 }
 
 export async function createTeam(stores: TeamStores, deps: TeamDeps, actor: Actor, input: TeamInput): Promise<TeamWithMembers> {
-  await configuring(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = checkName(input.name, problems);
   const description = checkDescription(input.description, problems);
@@ -101,7 +101,7 @@ export async function createTeam(stores: TeamStores, deps: TeamDeps, actor: Acto
 /** Fields left out keep their value; `description: null` clears it. */
 export async function updateTeam(stores: TeamStores, deps: TeamDeps, actor: Actor, id: string, patch: Partial<TeamInput>): Promise<TeamWithMembers> {
   const team = await visibleTeam(stores, actor, id);
-  await configuring(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = patch.name === undefined ? team.name : checkName(patch.name, problems);
   const description = checkDescription(patch.description, problems);
@@ -118,7 +118,7 @@ export async function updateTeam(stores: TeamStores, deps: TeamDeps, actor: Acto
  */
 export async function deleteTeam(stores: TeamStores, deps: TeamDeps, actor: Actor, id: string): Promise<void> {
   const team = await visibleTeam(stores, actor, id);
-  await configuring(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const cleared = await stores.teams.clearFromConversations(team.id, deps.clock.now());
   for (const { before, after } of cleared) await stores.events.record(assigneeChanged(before, after, actor.userId));
   await stores.teams.delete(team.id);
@@ -132,7 +132,7 @@ export async function listTeamMembers(stores: TeamStores, actor: Actor, id: stri
 /** Replaces the team's members; every user must be a member of the workspace. */
 export async function setTeamMembers(stores: TeamStores, deps: TeamDeps, actor: Actor, id: string, userIds: string[]): Promise<TeamMember[]> {
   const team = await visibleTeam(stores, actor, id);
-  await configuring(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const wanted = [...new Set(userIds)];
   const known = new Set(await stores.workspaceMembers(actor.workspaceId, wanted));
   const unknown = wanted.filter((u) => !known.has(u));
@@ -147,11 +147,6 @@ async function visibleTeam(stores: TeamStores, actor: Actor, id: string): Promis
   const team = await stores.teams.get(actor.workspaceId, id);
   if (!team) throw teamNotFound();
   return team;
-}
-
-async function configuring(stores: TeamStores, actor: Actor): Promise<void> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
 }
 
 function checkName(name: string, problems: string[]): string {

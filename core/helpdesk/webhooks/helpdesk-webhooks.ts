@@ -12,7 +12,7 @@ import { REQUEST_TIMEOUT_MS } from '../../webhooks/delivery.ts';
 import { HELPDESK_EVENT_HEADER, HELPDESK_SIGNATURE_HEADER, helpdeskSignature } from './webhook-signature.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../events.ts';
 import type { InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
 
 /**
@@ -63,7 +63,7 @@ export interface HelpdeskWebhookDeps {
 }
 
 export async function createHelpdeskWebhook(stores: HelpdeskWebhookStores, deps: HelpdeskWebhookDeps, actor: Actor, input: HelpdeskWebhookInput): Promise<HelpdeskWebhook> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await validate(stores, actor, input);
   await assertOutboundAllowed(deps.outbound, 'body.url', input.url);
   const now = deps.clock.now();
@@ -98,7 +98,7 @@ export async function updateHelpdeskWebhook(
   patch: Partial<HelpdeskWebhookInput>,
 ): Promise<HelpdeskWebhook> {
   const webhook = await getHelpdeskWebhook(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const input: HelpdeskWebhookInput = {
     url: patch.url ?? webhook.url,
     subscriptions: patch.subscriptions ?? webhook.subscriptions,
@@ -122,7 +122,7 @@ export async function updateHelpdeskWebhook(
 
 export async function deleteHelpdeskWebhook(stores: HelpdeskWebhookStores, actor: Actor, id: string): Promise<void> {
   await getHelpdeskWebhook(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await stores.helpdeskWebhooks.delete(id);
 }
 
@@ -204,11 +204,6 @@ export function helpdeskEndpoint(webhook: HelpdeskWebhook, delivery: { id: strin
 /** Whether the webhook hears of an event about this inbox (null: an event of the whole workspace). */
 export function hears(webhook: HelpdeskWebhook, event: HelpdeskEventType, inboxId: string | null): boolean {
   return webhook.subscriptions.includes(event) && (webhook.inboxId === null || webhook.inboxId === inboxId);
-}
-
-async function configurable(stores: HelpdeskWebhookStores, actor: Actor): Promise<void> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
 }
 
 async function validate(stores: HelpdeskWebhookStores, actor: Actor, input: HelpdeskWebhookInput): Promise<void> {
