@@ -7,6 +7,7 @@ import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { base64url } from '../../tokens/secret.ts';
 import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
+import { onlyWorkspaceMembers, type WorkspaceMembership } from '../../identity/members.ts';
 
 /** Spec 2.10: an inbox is bound to a connection, or is an API channel the customer's app feeds. */
 export const CHANNEL_TYPES = ['CONNECTION', 'API'] as const;
@@ -48,13 +49,11 @@ export interface InboxStore extends RecordWrites<Inbox> {
   setMembers(inboxId: string, userIds: string[]): Promise<void>;
 }
 
-export interface InboxStores {
+export interface InboxStores extends WorkspaceMembership {
   inboxes: InboxStore;
   plans: WorkspacePlans;
   /** Whether the connection belongs to the workspace. */
   connectionInWorkspace(workspaceId: string, connectionId: string): Promise<boolean>;
-  /** Which of these users are members of the workspace. */
-  workspaceMembers(workspaceId: string, userIds: string[]): Promise<string[]>;
 }
 
 export interface InboxDeps {
@@ -178,10 +177,7 @@ export async function listInboxMembers(stores: InboxStores, actor: Actor, id: st
 export async function setInboxMembers(stores: InboxStores, actor: Actor, id: string, userIds: string[]): Promise<InboxMember[]> {
   const inbox = await visibleInbox(stores, actor, id);
   await assertHelpdeskConfigurable(stores.plans, actor);
-  const wanted = [...new Set(userIds)];
-  const known = new Set(await stores.workspaceMembers(actor.workspaceId, wanted));
-  const unknown = wanted.filter((u) => !known.has(u));
-  if (unknown.length > 0) throw badRequest(unknown.map((u) => `body.userIds: ${u} is not a member of this workspace`));
+  const wanted = await onlyWorkspaceMembers(stores, actor.workspaceId, userIds);
   await stores.inboxes.setMembers(inbox.id, wanted);
   return stores.inboxes.members(inbox.id);
 }

@@ -10,6 +10,7 @@ import { sendHelpdeskMessage, type HelpdeskMessageStores } from '../conversation
 import { applyLabelDelta } from '../labels/label-sets.ts';
 import { parseMacroActions, referencesOf, type MacroAction } from './macro-actions.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import type { WorkspaceMembership } from '../../identity/members.ts';
 
 /**
  * Macros (issue 7 item 8): a named, ordered list of conversation actions (macro-actions.ts) an
@@ -44,11 +45,9 @@ export interface MacroStore extends RecordWrites<Macro> {
   get(workspaceId: string, id: string): Promise<Macro | undefined>;
 }
 
-export interface MacroStores {
+export interface MacroStores extends WorkspaceMembership {
   macros: MacroStore;
   plans: WorkspacePlans;
-  /** Which of these users are members of the workspace. */
-  workspaceMembers(workspaceId: string, userIds: string[]): Promise<string[]>;
   /** Which of these teams are teams of the workspace. */
   workspaceTeams(workspaceId: string, teamIds: string[]): Promise<string[]>;
 }

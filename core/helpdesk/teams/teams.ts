@@ -7,6 +7,7 @@ import type { Clock, IdGen } from '../../shared/ports.ts';
 import type { Conversation } from '../conversations/conversations.ts';
 import { assigneeChanged, type HelpdeskEventLog } from '../events.ts';
 import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
+import { onlyWorkspaceMembers, type WorkspaceMembership } from '../../identity/members.ts';
 
 /**
  * Teams of agents (Chatwoot-like; spec 2.11 gives a conversation a `teamId`, 3.7 restricts
@@ -50,12 +51,10 @@ export interface TeamStore extends WorkspaceRecordStore<Team> {
   clearFromConversations(teamId: string, at: Date): Promise<Array<{ before: Conversation; after: Conversation }>>;
 }
 
-export interface TeamStores {
+export interface TeamStores extends WorkspaceMembership {
   teams: TeamStore;
   plans: WorkspacePlans;
   events: HelpdeskEventLog;
-  /** Which of these users are members of the workspace. */
-  workspaceMembers(workspaceId: string, userIds: string[]): Promise<string[]>;
 }
 
 export interface TeamDeps {
@@ -133,10 +132,7 @@ export async function listTeamMembers(stores: TeamStores, actor: Actor, id: stri
 export async function setTeamMembers(stores: TeamStores, deps: TeamDeps, actor: Actor, id: string, userIds: string[]): Promise<TeamMember[]> {
   const team = await visibleTeam(stores, actor, id);
   await assertHelpdeskConfigurable(stores.plans, actor);
-  const wanted = [...new Set(userIds)];
-  const known = new Set(await stores.workspaceMembers(actor.workspaceId, wanted));
-  const unknown = wanted.filter((u) => !known.has(u));
-  if (unknown.length > 0) throw badRequest(unknown.map((u) => `body.userIds: ${u} is not a member of this workspace`));
+  const wanted = await onlyWorkspaceMembers(stores, actor.workspaceId, userIds);
   await stores.teams.setMembers(team.id, wanted);
   await stores.teams.update({ ...team, updatedAt: deps.clock.now() });
   return stores.teams.members(team.id);
