@@ -38,3 +38,9 @@ export interface RecordWrites<T> {
 
 /** A workspace's records of one kind, read by page or id and written whole. */
 export interface WorkspaceRecordStore<T> extends WorkspaceRecords<T>, RecordWrites<T> {}
+
+/** Settings kept one per owner (a workspace, an inbox): read by the owner's id, written whole. */
+export interface SettingsStore<T> {
+  get(ownerId: string): Promise<T | undefined>;
+  put(settings: T): Promise<void>;
+}

@@ -9,6 +9,7 @@ import { inboxNotFound, type InboxStore } from '../inboxes/inboxes.ts';
 import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { isUuid } from '../../shared/ids.ts';
 import { nextState, type TransitionTable } from '../../shared/transition-table.ts';
+import type { SettingsStore } from '../../shared/workspace-records.ts';
 
 /**
  * Customer satisfaction (spec 4.5, 5.6): when a conversation of an inbox with CSAT on is
@@ -106,10 +107,8 @@ export interface CsatFilters {
   to?: Date;
 }
 
-export interface CsatSettingsStore {
-  get(inboxId: string): Promise<CsatSettings | undefined>;
-  put(settings: CsatSettings): Promise<void>;
-}
+/** By inbox id. */
+export type CsatSettingsStore = SettingsStore<CsatSettings>;
 
 export interface CsatSurveyStore {
   /** Inserts the survey unless the conversation has one (false: sent before, or being sent right now). */
