@@ -8,6 +8,7 @@ import { startService } from '../apps/server/server.ts';
 import { bootstrapOwner } from '../core/identity/bootstrap.ts';
 import { baseStores } from '../adapters/postgres/stores.ts';
 import { freshDatabase } from '../tests/support/service.ts';
+import { closedLoop, percentile } from './closed-loop.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 2000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -34,25 +35,8 @@ await database?.drop();
 
 async function measure(name: string, call: () => Promise<Response>) {
   for (let i = 0; i < 50; i++) await (await call()).arrayBuffer(); // warm-up
-  const latencies: number[] = [];
-  let next = 0;
-  let failures = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < requests) {
-        next += 1;
-        const t0 = performance.now();
-        const response = await call();
-        await response.arrayBuffer();
-        if (response.status >= 400) failures += 1;
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
+  const { latencies, failures, seconds } = await closedLoop(requests, concurrency, call, (response) => response.status >= 400);
+  const pct = (p: number) => percentile(latencies, p);
   console.log(
     `${name.padEnd(22)} ${(latencies.length / seconds).toFixed(0).padStart(6)} req/s  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`,
   );

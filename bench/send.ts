@@ -8,6 +8,7 @@
  * the worker while requests are accepted, to measure the API alone.
  */
 import { startServiceProcesses } from './service-processes.ts';
+import { closedLoop, percentile } from './closed-loop.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -31,30 +32,13 @@ await sentCount(warmUp);
 
 if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGSTOP');
 const cpuBefore = service.cpuSeconds();
-const latencies: number[] = [];
-let next = 0;
-let failures = 0;
-const started = performance.now();
-await Promise.all(
-  Array.from({ length: concurrency }, async () => {
-    while (next < requests) {
-      const i = next++;
-      const t0 = performance.now();
-      const response = await send(i);
-      await response.arrayBuffer();
-      if (response.status !== 201) failures += 1;
-      latencies.push(performance.now() - t0);
-    }
-  }),
-);
-const acceptSeconds = (performance.now() - started) / 1000;
+const { latencies, failures, started, seconds: acceptSeconds } = await closedLoop(requests, concurrency, send, (response) => response.status !== 201);
 if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGCONT');
 await sentCount(warmUp + requests);
 const sentSeconds = (performance.now() - started) / 1000;
 const cpuAfter = service.cpuSeconds();
 
-latencies.sort((a, b) => a - b);
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(2);
+const pct = (p: number) => percentile(latencies, p);
 console.log(`database: ${service.onPostgres ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
 console.log(`accepted: ${(requests / acceptSeconds).toFixed(0)} sends/s  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
 console.log(`all SENT after ${sentSeconds.toFixed(2)} s: ${(requests / sentSeconds).toFixed(0)} sends/s end to end`);

@@ -19,6 +19,7 @@
  */
 import { verifySwitchboardWebhook } from '../clients/verify-webhook.ts';
 import { startServiceProcesses } from './service-processes.ts';
+import { percentile } from './closed-loop.ts';
 
 const messages = Number(process.env.BENCH_MESSAGES ?? 3000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -171,7 +172,7 @@ if (worker) {
     await Bun.sleep(latencyGapMs);
   }
   latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1);
+  const pct = (p: number) => percentile(latencies, p, 1);
   console.log(`latency (${latencyMessages} messages one at a time, ${latencyGapMs} ms apart; injection to receiver): p50 ${pct(50)} ms  p99 ${pct(99)} ms  max ${latencies.at(-1)!.toFixed(1)} ms`);
 }
 

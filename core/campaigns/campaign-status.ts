@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors.ts';
+import { accepts, nextState, type TransitionTable } from '../shared/transition-table.ts';
 
 /**
  * A campaign's life (issue 8, ours: the spec does not show it). A draft holds no credits; launching
@@ -10,53 +11,44 @@ import { DomainError } from '../shared/errors.ts';
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'COMPLETED', 'CANCELLED', 'FAILED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
-export type CampaignCommand =
-  /** Reserve the audience's credits and start now. */
-  | 'launch_now'
-  /** Reserve the audience's credits and wait for the start time. */
-  | 'launch_later'
-  /** The start time has come. */
-  | 'start'
-  | 'pause'
-  | 'resume'
-  /** Resumed before the start time: waits for it. */
-  | 'resume_later'
-  /** Every recipient handled and no send in flight. */
-  | 'finish'
-  | 'cancel'
-  | 'fail';
+/**
+ * What moves a campaign:
+ *
+ * launch_now     reserve the audience's credits and start now
+ * launch_later   reserve the audience's credits and wait for the start time
+ * start          the start time has come
+ * pause, resume
+ * resume_later   resumed before the start time: waits for it
+ * finish         every recipient handled and no send in flight
+ * cancel, fail
+ */
+export const CAMPAIGN_COMMANDS = ['launch_now', 'launch_later', 'start', 'pause', 'resume', 'resume_later', 'finish', 'cancel', 'fail'] as const;
+export type CampaignCommand = (typeof CAMPAIGN_COMMANDS)[number];
 
-/** The transition table: from, command, to. What is not listed is refused with 409. */
-export const CAMPAIGN_TRANSITIONS: ReadonlyArray<{ from: CampaignStatus; command: CampaignCommand; to: CampaignStatus }> = [
-  { from: 'DRAFT', command: 'launch_now', to: 'RUNNING' },
-  { from: 'DRAFT', command: 'launch_later', to: 'SCHEDULED' },
-  { from: 'SCHEDULED', command: 'start', to: 'RUNNING' },
-  { from: 'SCHEDULED', command: 'pause', to: 'PAUSED' },
-  { from: 'SCHEDULED', command: 'cancel', to: 'CANCELLED' },
-  { from: 'SCHEDULED', command: 'fail', to: 'FAILED' },
-  { from: 'RUNNING', command: 'pause', to: 'PAUSED' },
-  { from: 'RUNNING', command: 'finish', to: 'COMPLETED' },
-  { from: 'RUNNING', command: 'cancel', to: 'CANCELLED' },
-  { from: 'RUNNING', command: 'fail', to: 'FAILED' },
-  { from: 'PAUSED', command: 'resume', to: 'RUNNING' },
-  { from: 'PAUSED', command: 'resume_later', to: 'SCHEDULED' },
-  { from: 'PAUSED', command: 'cancel', to: 'CANCELLED' },
-  { from: 'PAUSED', command: 'fail', to: 'FAILED' },
-];
+/** The transition table: for each status, the commands it accepts and where they lead. What is not listed is refused with 409. */
+export const CAMPAIGN_TRANSITIONS: TransitionTable<CampaignStatus, CampaignCommand> = {
+  DRAFT: { launch_now: 'RUNNING', launch_later: 'SCHEDULED' },
+  SCHEDULED: { start: 'RUNNING', pause: 'PAUSED', cancel: 'CANCELLED', fail: 'FAILED' },
+  RUNNING: { pause: 'PAUSED', finish: 'COMPLETED', cancel: 'CANCELLED', fail: 'FAILED' },
+  PAUSED: { resume: 'RUNNING', resume_later: 'SCHEDULED', cancel: 'CANCELLED', fail: 'FAILED' },
+  COMPLETED: {},
+  CANCELLED: {},
+  FAILED: {},
+};
 
 /** Statuses in which the campaign holds a credit reservation that is still open. */
 export const ACTIVE_STATUSES: readonly CampaignStatus[] = ['SCHEDULED', 'RUNNING', 'PAUSED'];
 export const FINAL_STATUSES: readonly CampaignStatus[] = ['COMPLETED', 'CANCELLED', 'FAILED'];
 
 export function canApply(from: CampaignStatus, command: CampaignCommand): boolean {
-  return CAMPAIGN_TRANSITIONS.some((t) => t.from === from && t.command === command);
+  return accepts(CAMPAIGN_TRANSITIONS, from, command);
 }
 
 /** The status after `command`, or 409 naming what the campaign is. */
 export function nextCampaignStatus(from: CampaignStatus, command: CampaignCommand): CampaignStatus {
-  const rule = CAMPAIGN_TRANSITIONS.find((t) => t.from === from && t.command === command);
-  if (!rule) throw new DomainError('conflict', `The campaign is ${from}; it cannot ${COMMAND_WORDS[command]}`);
-  return rule.to;
+  const to = nextState(CAMPAIGN_TRANSITIONS, from, command);
+  if (!to) throw new DomainError('conflict', `The campaign is ${from}; it cannot ${COMMAND_WORDS[command]}`);
+  return to;
 }
 
 const COMMAND_WORDS: Record<CampaignCommand, string> = {

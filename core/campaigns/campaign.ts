@@ -1,3 +1,4 @@
+import type { RecordWrites } from '../shared/workspace-records.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { OutgoingContent } from '../messaging/outgoing.ts';
 import type { AudienceEntry, AudienceEntryStatus } from './audience.ts';
@@ -109,13 +110,10 @@ export interface CampaignProgress {
   invalid: number;
 }
 
-export interface CampaignStore {
-  insert(campaign: Campaign): Promise<void>;
+export interface CampaignStore extends RecordWrites<Campaign> {
   get(workspaceId: string, id: string): Promise<Campaign | undefined>;
   /** Read under a row lock until the transaction ends: every change of a campaign goes through it. */
   lock(id: string): Promise<Campaign | undefined>;
-  update(campaign: Campaign): Promise<void>;
-  delete(id: string): Promise<void>;
   list(workspaceId: string, request: PageRequest & { status?: CampaignStatus; connectionId?: string }): Promise<Page<Campaign>>;
   /** Campaigns of a connection in these statuses (for a connection going down or coming back). */
   ofConnection(connectionId: string, statuses: readonly CampaignStatus[]): Promise<Campaign[]>;

@@ -1,4 +1,4 @@
-import { isObject, MAX_BUTTONS, nonEmptyString, readCarousel, readName, shown, variablesOf, type Json } from './shape.ts';
+import { isObject, MAX_BUTTONS, nonEmptyString, readCardComponents, readCarousel, readName, shown, variablesOf, type Json } from './shape.ts';
 
 /**
  * The `CAROUSEL` component of a template definition (spec 4.3, "Carousel template"): 2 to 10
@@ -45,14 +45,7 @@ function checkCard(card: unknown, index: number, path: string, problems: string[
   }
   const shape: CardShape = { index, buttons: [], buttonsPath: `${path}.components` };
   const seen = new Set<string>();
-  card.components.forEach((part: unknown, j: number) => {
-    const at = `${path}.components[${j}]`;
-    if (!isObject(part)) {
-      problems.push(`${at}: must be an object with a type (HEADER, BODY or BUTTONS)`);
-      return;
-    }
-    const type = readName(part.type, CARD_COMPONENTS, true, `${at}.type`, problems);
-    if (!type) return;
+  readCardComponents(card.components, path, CARD_COMPONENTS, true, problems, (part, type, at) => {
     if (seen.has(type)) {
       problems.push(`${at}.type: a card has one ${type}; this is a second one`);
       return;

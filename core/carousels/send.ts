@@ -1,4 +1,4 @@
-import { isObject, MAX_BUTTONS, nonEmptyString, readCarousel, readName, shown, variablesOf, type Json } from './shape.ts';
+import { isObject, MAX_BUTTONS, nonEmptyString, readCardComponents, readCarousel, readName, shown, variablesOf, type Json } from './shape.ts';
 
 /**
  * The `carousel` component of a template send (spec 4.3): `{ type: "carousel", cards: [ {
@@ -58,13 +58,7 @@ function checkCard(card: unknown, path: string, payloads: Map<string, string>, p
     return read;
   }
   let headers = 0;
-  card.components.forEach((part: unknown, j: number) => {
-    const at = `${path}.components[${j}]`;
-    if (!isObject(part)) {
-      problems.push(`${at}: must be an object with a type (header, body or button)`);
-      return;
-    }
-    const type = readName(part.type, CARD_COMPONENTS, false, `${at}.type`, problems);
+  readCardComponents(card.components, path, CARD_COMPONENTS, false, problems, (part, type, at) => {
     if (type === 'header') {
       headers += 1;
       if (headers > 1) problems.push(`${at}.type: a card has one header; this is a second one`);

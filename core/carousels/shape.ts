@@ -1,7 +1,7 @@
 /** Small readers shared by the carousel checks: they never throw, whatever the JSON holds. */
 
 import { excerpt } from '../shared/errors.ts';
-import { isObject } from '../templates/template-json.ts';
+import { isObject, type Json } from '../templates/template-json.ts';
 export { isObject, nonEmptyString, variablesOf, type Json } from '../templates/template-json.ts';
 
 /** The bounds of spec 8 ("Carousel | 2 to 10 cards, up to 2 buttons per card"). */
@@ -60,4 +60,21 @@ export function readCarousel(component: unknown, path: string, upper: boolean): 
   }
   if (cards.length < MIN_CARDS || cards.length > MAX_CARDS) problems.push(`${path}.cards: a carousel has ${MIN_CARDS} to ${MAX_CARDS} cards, got ${cards.length}`);
   return { cards, problems };
+}
+
+/**
+ * The other part both checks share: each of a card's components is an object whose type is one
+ * of `allowed` in the given casing. `visit` gets each readable component with its type and path;
+ * the others are reported.
+ */
+export function readCardComponents(components: unknown[], path: string, allowed: readonly string[], upper: boolean, problems: string[], visit: (part: Json, type: string, at: string) => void): void {
+  components.forEach((part: unknown, j: number) => {
+    const at = `${path}.components[${j}]`;
+    if (!isObject(part)) {
+      problems.push(`${at}: must be an object with a type (${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)})`);
+      return;
+    }
+    const type = readName(part.type, allowed, upper, `${at}.type`, problems);
+    if (type) visit(part, type, at);
+  });
 }

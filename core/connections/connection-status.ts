@@ -1,4 +1,5 @@
 import { DomainError } from '../shared/errors.ts';
+import { accepts, nextState, type TransitionTable } from '../shared/transition-table.ts';
 
 /**
  * The life of a connection's session with the network (spec 3.6 names no states; these are ours).
@@ -12,26 +13,23 @@ import { DomainError } from '../shared/errors.ts';
 export const CONNECTION_STATUSES = ['DISCONNECTED', 'CONNECTING', 'QR_PENDING', 'CONNECTED', 'LOGGED_OUT'] as const;
 export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 
-export type ConnectionEvent =
-  /** The user asks to connect (pair). */
-  | 'connect'
-  /** The network offers a (new) QR code / pairing code. */
-  | 'qr'
-  /** The session opened. */
-  | 'opened'
-  /** The session dropped without a logout; the driver reconnects with backoff. */
-  | 'dropped'
-  /** The network ended the pairing: the device was unlinked or credentials revoked. */
-  | 'loggedOut'
-  /** The user asks to disconnect, keeping the pairing. */
-  | 'disconnect'
-  /** The user asks to log out, ending the pairing. */
-  | 'logout'
-  /** A companion handed over the account's session material (sync flow, spec 4.3): the session opens with it. */
-  | 'imported';
+/**
+ * What happens to a connection's session:
+ *
+ * connect      the user asks to connect (pair)
+ * qr           the network offers a (new) QR code / pairing code
+ * opened       the session opened
+ * dropped      the session dropped without a logout; the driver reconnects with backoff
+ * loggedOut    the network ended the pairing: the device was unlinked or credentials revoked
+ * disconnect   the user asks to disconnect, keeping the pairing
+ * logout       the user asks to log out, ending the pairing
+ * imported     a companion handed over the account's session material (sync flow, spec 4.3): the session opens with it
+ */
+export const CONNECTION_EVENTS = ['connect', 'qr', 'opened', 'dropped', 'loggedOut', 'disconnect', 'logout', 'imported'] as const;
+export type ConnectionEvent = (typeof CONNECTION_EVENTS)[number];
 
 /** The transition table: for each status, the events it accepts and where they lead. */
-export const CONNECTION_TRANSITIONS: Record<ConnectionStatus, Partial<Record<ConnectionEvent, ConnectionStatus>>> = {
+export const CONNECTION_TRANSITIONS: TransitionTable<ConnectionStatus, ConnectionEvent> = {
   // `imported` replaces the pairing, so it is refused while a live session uses the current one.
   DISCONNECTED: { connect: 'CONNECTING', logout: 'LOGGED_OUT', disconnect: 'DISCONNECTED', imported: 'CONNECTING' },
   CONNECTING: { qr: 'QR_PENDING', opened: 'CONNECTED', dropped: 'CONNECTING', loggedOut: 'LOGGED_OUT', disconnect: 'DISCONNECTED', logout: 'LOGGED_OUT', connect: 'CONNECTING', imported: 'CONNECTING' },
@@ -41,12 +39,12 @@ export const CONNECTION_TRANSITIONS: Record<ConnectionStatus, Partial<Record<Con
 };
 
 export function canTransition(from: ConnectionStatus, event: ConnectionEvent): boolean {
-  return CONNECTION_TRANSITIONS[from][event] !== undefined;
+  return accepts(CONNECTION_TRANSITIONS, from, event);
 }
 
 /** The next status, or a 409 when the event makes no sense in this status. */
 export function nextConnectionStatus(from: ConnectionStatus, event: ConnectionEvent): ConnectionStatus {
-  const to = CONNECTION_TRANSITIONS[from][event];
+  const to = nextState(CONNECTION_TRANSITIONS, from, event);
   if (!to) throw new DomainError('conflict', `A connection that is ${from} cannot ${describe(event)}`);
   return to;
 }

@@ -1,3 +1,4 @@
+import type { RecordWrites } from '../shared/workspace-records.ts';
 import type { ConnectionStatus } from './connection-status.ts';
 
 export interface Connection {
@@ -19,8 +20,7 @@ export interface Connection {
   updatedAt: Date;
 }
 
-export interface ConnectionStore {
-  insert(connection: Connection): Promise<void>;
+export interface ConnectionStore extends RecordWrites<Connection> {
   get(workspaceId: string, id: string): Promise<Connection | undefined>;
   /** Any workspace: provider callbacks and workers know only the id. */
   find(id: string): Promise<Connection | undefined>;
@@ -28,8 +28,6 @@ export interface ConnectionStore {
   lock(id: string): Promise<Connection | undefined>;
   list(workspaceId: string): Promise<Connection[]>;
   count(workspaceId: string): Promise<number>;
-  update(connection: Connection): Promise<void>;
-  delete(id: string): Promise<void>;
   /** Connections whose session should be running (for the worker at start). */
   wantingSession(): Promise<Connection[]>;
 }

@@ -139,11 +139,7 @@ export async function requestConnect(
   id: string,
   options: { pairingPhoneNumber?: string } = {},
 ): Promise<Connection> {
-  authorize(actor.roles, 'connections', 'write');
-  const connection = await lockedConnection(stores.connections, actor, id);
-  const updated = await transition(stores, deps, connection, 'connect');
-  await stores.outbox.enqueue(SESSION_QUEUE, { connectionId: id, action: 'connect', pairingPhoneNumber: options.pairingPhoneNumber });
-  return updated;
+  return requestSession(stores, deps, actor, id, 'connect', { pairingPhoneNumber: options.pairingPhoneNumber });
 }
 
 /** Ends the session; with `logout` the pairing ends too and the next connect pairs afresh. */
@@ -154,11 +150,7 @@ export async function requestDisconnect(
   id: string,
   options: { logout: boolean },
 ): Promise<Connection> {
-  authorize(actor.roles, 'connections', 'write');
-  const connection = await lockedConnection(stores.connections, actor, id);
-  const updated = await transition(stores, deps, connection, options.logout ? 'logout' : 'disconnect');
-  await stores.outbox.enqueue(SESSION_QUEUE, { connectionId: id, action: options.logout ? 'logout' : 'disconnect' });
-  return updated;
+  return requestSession(stores, deps, actor, id, options.logout ? 'logout' : 'disconnect');
 }
 
 /**
@@ -210,6 +202,22 @@ export async function transition(
       data: { from: connection.status, to: updated.status, reason: updated.statusReason },
     });
   }
+  return updated;
+}
+
+/** A person's request moves the session now; the worker then opens or closes it (the job's `action`). */
+async function requestSession(
+  stores: ConnectionStores,
+  deps: Pick<ConnectionDeps, 'clock'>,
+  actor: Actor,
+  id: string,
+  action: 'connect' | 'disconnect' | 'logout',
+  job: { pairingPhoneNumber?: string } = {},
+): Promise<Connection> {
+  authorize(actor.roles, 'connections', 'write');
+  const connection = await lockedConnection(stores.connections, actor, id);
+  const updated = await transition(stores, deps, connection, action);
+  await stores.outbox.enqueue(SESSION_QUEUE, { connectionId: id, action, ...job });
   return updated;
 }
 

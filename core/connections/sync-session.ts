@@ -2,7 +2,7 @@ import type { Actor, IdentityStore } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
-import { signToken, verifyToken } from '../shared/signed-token.ts';
+import { signToken, verifyToken, type SignedPayload } from '../shared/signed-token.ts';
 import type { Connection } from './connection.ts';
 import { connectionNotFound, SESSION_QUEUE, transition, type ConnectionStores } from './connections.ts';
 import type { NetworkDriver } from './driver.ts';
@@ -24,9 +24,7 @@ import type { NetworkDriver } from './driver.ts';
 export const SYNC_TOKEN_USE = 'sync-session';
 export const SYNC_TOKEN_MINUTES = 10;
 
-export interface SyncTokenClaims {
-  use: typeof SYNC_TOKEN_USE;
-  exp: number;
+export interface SyncTokenClaims extends SignedPayload<typeof SYNC_TOKEN_USE> {
   /** Single use: the id recorded when the token is redeemed. */
   jti: string;
   connectionId: string;

@@ -1,3 +1,5 @@
+import type { Actor } from '../identity/identity.ts';
+import { authorize } from '../identity/roles.ts';
 import { coded } from '../shared/errors.ts';
 import type { PlanName } from '../plans/plans.ts';
 
@@ -19,4 +21,13 @@ export function helpdeskWritable(plan: PlanName | undefined): boolean {
 /** Every helpdesk write (create, reply, assign, configure) goes through here; reads never do. */
 export async function assertHelpdeskWritable(plans: WorkspacePlans, workspaceId: string): Promise<void> {
   if (!helpdeskWritable(await plans.planOf(workspaceId))) throw helpdeskPlanRequired();
+}
+
+/**
+ * Configuring the helpdesk (inboxes, teams, labels, bots, SLA, …): the `helpdesk.configure`
+ * capability (Managers and above) first, so a role's 403 comes before the plan's, then the plan.
+ */
+export async function assertHelpdeskConfigurable(plans: WorkspacePlans, actor: Actor): Promise<void> {
+  authorize(actor.roles, 'helpdesk.configure', 'write');
+  await assertHelpdeskWritable(plans, actor.workspaceId);
 }

@@ -1,3 +1,5 @@
+import { nextState, type TransitionTable } from '../shared/transition-table.ts';
+
 /**
  * The life of an invitation to join a workspace. It is PENDING until the invitee accepts or
  * declines it, an inviter revokes it (or a new invitation to the same email replaces it), or its
@@ -10,7 +12,7 @@ export const INVITATION_EVENTS = ['accept', 'decline', 'revoke', 'expire'] as co
 export type InvitationEvent = (typeof INVITATION_EVENTS)[number];
 
 /** Every allowed transition; a pair missing here is refused. */
-export const INVITATION_TRANSITIONS: Record<InvitationStatus, Partial<Record<InvitationEvent, InvitationStatus>>> = {
+export const INVITATION_TRANSITIONS: TransitionTable<InvitationStatus, InvitationEvent> = {
   PENDING: { accept: 'ACCEPTED', decline: 'DECLINED', revoke: 'REVOKED', expire: 'EXPIRED' },
   ACCEPTED: {},
   DECLINED: {},
@@ -20,7 +22,7 @@ export const INVITATION_TRANSITIONS: Record<InvitationStatus, Partial<Record<Inv
 
 /** The status after `event`, or undefined when the invitation cannot take it in `status`. */
 export function nextInvitationStatus(status: InvitationStatus, event: InvitationEvent): InvitationStatus | undefined {
-  return INVITATION_TRANSITIONS[status][event];
+  return nextState(INVITATION_TRANSITIONS, status, event);
 }
 
 /** A PENDING invitation past its expiry is EXPIRED, whether or not the row says so yet. */

@@ -49,3 +49,21 @@ async function existingMember(stores: WorkspaceStores, actor: Actor, userId: str
   if (!member) throw notFound(`Member ${userId} not found`);
   return member;
 }
+
+/** Where a feature checks that users belong to the workspace (inbox and team stores offer it). */
+export interface WorkspaceMembership {
+  /** Which of these users are members of the workspace. */
+  workspaceMembers(workspaceId: string, userIds: string[]): Promise<string[]>;
+}
+
+/**
+ * The users to make members of an inbox or a team: `userIds` without repeats, once every one is a
+ * member of the workspace; otherwise a 400 naming each one who is not.
+ */
+export async function onlyWorkspaceMembers(stores: WorkspaceMembership, workspaceId: string, userIds: string[]): Promise<string[]> {
+  const wanted = [...new Set(userIds)];
+  const known = new Set(await stores.workspaceMembers(workspaceId, wanted));
+  const unknown = wanted.filter((u) => !known.has(u));
+  if (unknown.length > 0) throw badRequest(unknown.map((u) => `body.userIds: ${u} is not a member of this workspace`));
+  return wanted;
+}

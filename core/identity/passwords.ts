@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../shared/errors.ts';
 import type { Clock } from '../shared/ports.ts';
-import { signToken, verifyToken } from '../shared/signed-token.ts';
+import { signToken, verifyToken, type SignedPayload } from '../shared/signed-token.ts';
 import { hashSecret } from '../tokens/secret.ts';
 import type { IdentityStore, User } from './identity.ts';
 import { normalizeEmail } from './workspaces.ts';
@@ -75,9 +75,7 @@ export async function verifySignIn(stores: { identity: IdentityStore }, hasher: 
 export const PASSWORD_SETUP_USE = 'password-setup';
 export const PASSWORD_SETUP_DAYS = 7;
 
-export interface PasswordSetupClaims {
-  use: typeof PASSWORD_SETUP_USE;
-  exp: number;
+export interface PasswordSetupClaims extends SignedPayload<typeof PASSWORD_SETUP_USE> {
   /** The person's user id. */
   sub: string;
   /** Fingerprint of the password hash when the link was issued (`none` when there was none). */

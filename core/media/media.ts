@@ -1,6 +1,6 @@
 import { badRequest, DomainError, notFound } from '../shared/errors.ts';
 import type { Clock, IdGen } from '../shared/ports.ts';
-import { signToken, verifyToken } from '../shared/signed-token.ts';
+import { signToken, verifyToken, type SignedPayload } from '../shared/signed-token.ts';
 import type { MediaKind } from '../messaging/outgoing.ts';
 import { assertMediaFits, assertMediaSize, LARGEST_MEDIA_LIMIT, MEDIA_LIMITS } from './media-limits.ts';
 
@@ -46,15 +46,13 @@ export function downloadLink(deps: MediaLinkDeps, mediaId: string): string {
 }
 
 export function assertDownloadToken(deps: MediaLinkDeps, mediaId: string, token: string | undefined): void {
-  const payload = token ? verifyToken<{ use: string; exp: number; mediaId: string }>(deps.signingKey, token, 'media-download', deps.clock.now()) : undefined;
+  const payload = token ? verifyToken<SignedPayload & { mediaId: string }>(deps.signingKey, token, 'media-download', deps.clock.now()) : undefined;
   // Same answer for a forged, expired or misdirected link: nothing to learn from it.
   if (!payload || payload.mediaId !== mediaId) throw new DomainError('unauthenticated', 'The download link is invalid or has expired');
 }
 
 /** What an upload ticket allows: one media item of one kind, for one recipient on one connection. */
-export interface UploadTicket {
-  use: 'media-upload';
-  exp: number;
+export interface UploadTicket extends SignedPayload<'media-upload'> {
   nonce: string;
   workspaceId: string;
   userId: string;

@@ -118,8 +118,7 @@ export function parseOutgoingContent(body: Record<string, unknown>): OutgoingCon
       checkMedia(kind, value, problems);
       break;
     case 'location':
-      if (!isObject(value)) problems.push('body.location must be an object');
-      else {
+      if (objectAt(value, 'body.location', problems)) {
         if (!isNumberIn(value.latitude, -90, 90)) problems.push('body.location.latitude must be a number from -90 to 90');
         if (!isNumberIn(value.longitude, -180, 180)) problems.push('body.location.longitude must be a number from -180 to 180');
       }
@@ -134,8 +133,7 @@ export function parseOutgoingContent(body: Record<string, unknown>): OutgoingCon
         });
       break;
     case 'list':
-      if (!isObject(value)) problems.push('body.list must be an object');
-      else {
+      if (objectAt(value, 'body.list', problems)) {
         if (!nonEmpty(value.body)) problems.push('body.list.body must be a non-empty string');
         if (!nonEmpty(value.buttonText)) problems.push('body.list.buttonText must be a non-empty string');
         if (!Array.isArray(value.sections) || value.sections.length === 0 || value.sections.length > 10) problems.push('body.list.sections must hold 1 to 10 sections');
@@ -148,8 +146,7 @@ export function parseOutgoingContent(body: Record<string, unknown>): OutgoingCon
       }
       break;
     case 'buttons':
-      if (!isObject(value)) problems.push('body.buttons must be an object');
-      else {
+      if (objectAt(value, 'body.buttons', problems)) {
         if (!nonEmpty(value.body)) problems.push('body.buttons.body must be a non-empty string');
         if (!Array.isArray(value.buttons) || value.buttons.length < 1 || value.buttons.length > 3) problems.push('body.buttons.buttons must hold 1 to 3 buttons');
         else {
@@ -163,8 +160,7 @@ export function parseOutgoingContent(body: Record<string, unknown>): OutgoingCon
       if (!isObject(value) || typeof value.emoji !== 'string') problems.push('body.reaction.emoji must be a string (empty removes the reaction)');
       break;
     case 'template':
-      if (!isObject(value)) problems.push('body.template must be an object');
-      else {
+      if (objectAt(value, 'body.template', problems)) {
         if (!nonEmpty(value.name)) problems.push('body.template.name must be a non-empty string');
         if (!nonEmpty(value.language)) problems.push('body.template.language must be a language code such as en_US');
         if (value.components !== undefined && !Array.isArray(value.components)) problems.push('body.template.components must be an array');
@@ -210,6 +206,13 @@ function checkMedia(kind: MediaKind, value: any, problems: string[]): void {
   if (sources.length !== 1) problems.push(`body.${kind} must have exactly one of url or mediaId`);
   if (value.url !== undefined && !isHttpUrl(value.url)) problems.push(`body.${kind}.url must be an http(s) URL`);
   if (value.mediaId !== undefined && !nonEmpty(value.mediaId)) problems.push(`body.${kind}.mediaId must be a non-empty string`);
+}
+
+/** Whether `value` is an object; when not, says so of `path`. */
+function objectAt(value: unknown, path: string, problems: string[]): value is Record<string, any> {
+  if (isObject(value)) return true;
+  problems.push(`${path} must be an object`);
+  return false;
 }
 
 function isObject(value: unknown): value is Record<string, any> {

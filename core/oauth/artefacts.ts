@@ -1,3 +1,4 @@
+import type { TransitionTable } from '../shared/transition-table.ts';
 import type { Scope } from './scopes.ts';
 
 /**
@@ -12,7 +13,7 @@ export const PENDING_REQUEST_TTL_SECONDS = 600;
 
 export type CodeState = 'ISSUED' | 'EXCHANGED';
 export type CodeEvent = 'exchange';
-export const CODE_TRANSITIONS: Record<CodeState, Partial<Record<CodeEvent, CodeState>>> = {
+export const CODE_TRANSITIONS: TransitionTable<CodeState, CodeEvent> = {
   ISSUED: { exchange: 'EXCHANGED' },
   // A second exchange is a replay: refused, and the whole grant is revoked.
   EXCHANGED: {},
@@ -20,7 +21,7 @@ export const CODE_TRANSITIONS: Record<CodeState, Partial<Record<CodeEvent, CodeS
 
 export type TokenState = 'ACTIVE' | 'ROTATED' | 'REVOKED';
 export type TokenEvent = 'rotate' | 'revoke';
-export const TOKEN_TRANSITIONS: Record<TokenState, Partial<Record<TokenEvent, TokenState>>> = {
+export const TOKEN_TRANSITIONS: TransitionTable<TokenState, TokenEvent> = {
   // Only refresh tokens rotate; presenting a ROTATED one is a replay that revokes the grant.
   ACTIVE: { rotate: 'ROTATED', revoke: 'REVOKED' },
   // A used refresh token keeps its mark after its grant is revoked, so a later presentation is
@@ -31,15 +32,13 @@ export const TOKEN_TRANSITIONS: Record<TokenState, Partial<Record<TokenEvent, To
 
 export type PendingState = 'PENDING' | 'DECIDED' | 'EXPIRED';
 export type PendingEvent = 'decide' | 'expire';
-export const PENDING_TRANSITIONS: Record<PendingState, Partial<Record<PendingEvent, PendingState>>> = {
+export const PENDING_TRANSITIONS: TransitionTable<PendingState, PendingEvent> = {
   PENDING: { decide: 'DECIDED', expire: 'EXPIRED' },
   DECIDED: {},
   EXPIRED: {},
 };
 
-export function nextState<S extends string, E extends string>(table: Record<S, Partial<Record<E, S>>>, from: S, event: E): S | undefined {
-  return table[from][event];
-}
+export { nextState } from '../shared/transition-table.ts';
 
 /** An authorization request waiting for the person (10 minutes). */
 export interface PendingRequest {

@@ -120,15 +120,8 @@ export function displayName(client: OAuthClient): string {
   return client.name?.trim() || DEFAULT_CLIENT_NAME;
 }
 
-interface ValidMetadata {
-  name: string | null;
-  clientUri: string | null;
-  logoUri: string | null;
-  redirectUris: string[];
-  grantTypes: GrantType[];
-  scopes: Scope[];
-  authMethod: AuthMethod;
-}
+/** The client's own fields that its registration metadata sets. */
+type ValidMetadata = Pick<OAuthClient, 'name' | 'clientUri' | 'logoUri' | 'redirectUris' | 'grantTypes' | 'scopes' | 'authMethod'>;
 
 /** Every rule of the registration table of spec 4.1; the first broken rule answers. */
 export function validateClientMetadata(m: Record<string, unknown>): ValidMetadata {

@@ -7,8 +7,8 @@ import { base64url, constantTimeEqual } from '../tokens/secret.ts';
  * `<base64url(JSON payload)>.<base64url(HMAC-SHA256)>`. The payload carries its own expiry
  * (`exp`, Unix seconds) and purpose (`use`), so a token minted for one use cannot serve another.
  */
-export interface SignedPayload {
-  use: string;
+export interface SignedPayload<Use extends string = string> {
+  use: Use;
   exp: number;
 }
 

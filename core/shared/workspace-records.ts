@@ -28,3 +28,19 @@ export function workspaceReads<T>(capability: Capability, notFound: (id: string)
     },
   };
 }
+
+/** The writes of a store whose records are inserted, replaced whole and deleted by id. */
+export interface RecordWrites<T> {
+  insert(record: T): Promise<void>;
+  update(record: T): Promise<void>;
+  delete(id: string): Promise<void>;
+}
+
+/** A workspace's records of one kind, read by page or id and written whole. */
+export interface WorkspaceRecordStore<T> extends WorkspaceRecords<T>, RecordWrites<T> {}
+
+/** Settings kept one per owner (a workspace, an inbox): read by the owner's id, written whole. */
+export interface SettingsStore<T> {
+  get(ownerId: string): Promise<T | undefined>;
+  put(settings: T): Promise<void>;
+}

@@ -1,3 +1,4 @@
+import type { RecordWrites } from '../shared/workspace-records.ts';
 import type { ConnectionStore } from '../connections/connection.ts';
 import { assertMediaFits, mediaKindOfType } from '../media/media-limits.ts';
 import { connectionNotFound } from '../connections/connections.ts';
@@ -32,7 +33,7 @@ export interface Template {
   updatedAt: Date;
 }
 
-export interface TemplateStore {
+export interface TemplateStore extends RecordWrites<Template> {
   list(connectionId: string, request: PageRequest): Promise<Page<Template>>;
   /** Every template of the connection (for reconciling with the platform). */
   all(connectionId: string): Promise<Template[]>;
@@ -43,9 +44,6 @@ export interface TemplateStore {
   /** The same, locked until the transaction ends: concurrent callbacks of one template apply one after the other. */
   lockByExternalId(connectionId: string, externalId: string): Promise<Template | undefined>;
   findByName(connectionId: string, name: string, language: string): Promise<Template | undefined>;
-  insert(template: Template): Promise<void>;
-  update(template: Template): Promise<void>;
-  delete(id: string): Promise<void>;
 }
 
 export interface TemplateStores {

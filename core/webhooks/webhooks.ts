@@ -1,6 +1,7 @@
+import { workspaceReads } from '../shared/workspace-records.ts';
 import type { Actor } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
-import { badRequest, notFound } from '../shared/errors.ts';
+import { badRequest, notFound, type DomainError } from '../shared/errors.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../shared/ports.ts';
 import { base64url } from '../tokens/secret.ts';
@@ -61,15 +62,11 @@ export async function createWebhook(stores: WebhookStores, deps: WebhookDeps, ac
   return webhook;
 }
 
-export async function listWebhooks(stores: WebhookStores, actor: Actor, request: PageRequest): Promise<Page<Webhook>> {
-  authorize(actor.roles, 'connections', 'read');
-  return stores.webhooks.list(actor.workspaceId, request);
-}
+const webhookReads = workspaceReads<Webhook>('connections', webhookNotFound);
 
-export async function getWebhook(stores: WebhookStores, actor: Actor, id: string): Promise<Webhook> {
-  authorize(actor.roles, 'connections', 'read');
-  return existing(stores, actor, id);
-}
+export const listWebhooks = (stores: WebhookStores, actor: Actor, request: PageRequest) => webhookReads.list(stores.webhooks, actor, request);
+
+export const getWebhook = (stores: WebhookStores, actor: Actor, id: string) => webhookReads.get(stores.webhooks, actor, id);
 
 /**
  * A change of settings. `connections` replaces the bound set; `addConnections` and
@@ -141,9 +138,13 @@ function newSecret(random: Random): string {
   return `whsec_${base64url(random.bytes(32))}`;
 }
 
+function webhookNotFound(id: string): DomainError {
+  return notFound(`Webhook ${id} not found`);
+}
+
 async function existing(stores: WebhookStores, actor: Actor, id: string): Promise<Webhook> {
   const webhook = await stores.webhooks.get(actor.workspaceId, id);
-  if (!webhook) throw notFound(`Webhook ${id} not found`);
+  if (!webhook) throw webhookNotFound(id);
   return webhook;
 }
 

@@ -5,6 +5,7 @@ import type { Clock } from '../../shared/ports.ts';
 import { isHttpUrl } from '../../webhooks/webhook.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
+import type { SettingsStore } from '../../shared/workspace-records.ts';
 
 /**
  * The workspace's AI configuration (spec 2.14 "Helpdesk: AI configuration: Owner yes, Admin yes,
@@ -54,10 +55,8 @@ export interface AiSettingsInput {
   apiKey?: string | null;
 }
 
-export interface AiSettingsStore {
-  get(workspaceId: string): Promise<AiSettings | undefined>;
-  put(settings: AiSettings): Promise<void>;
-}
+/** By workspace id. */
+export type AiSettingsStore = SettingsStore<AiSettings>;
 
 export interface AiSettingsStores {
   aiSettings: AiSettingsStore;

@@ -1,9 +1,8 @@
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { badRequest } from '../../shared/errors.ts';
 import type { Clock } from '../../shared/ports.ts';
 import { visibleInbox, type InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 
 /**
  * The per-inbox switch of automatic assignment (`GET`/`PUT /v3/helpdesk/inboxes/{id}/assignment`).
@@ -39,8 +38,7 @@ export async function getAssignmentSettings(stores: AssignmentSettingsStores, ac
 
 export async function setAssignmentSettings(stores: AssignmentSettingsStores, deps: { clock: Clock }, actor: Actor, inboxId: string, input: { enabled: unknown }): Promise<AssignmentSettings> {
   const inbox = await visibleInbox(stores, actor, inboxId);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   if (typeof input.enabled !== 'boolean') throw badRequest(['body.enabled must be a boolean']);
   const settings: AssignmentSettings = { inboxId: inbox.id, enabled: input.enabled, updatedAt: deps.clock.now() };
   await stores.settings.put(inbox.workspaceId, settings);

@@ -1,3 +1,5 @@
+import { nextState, type TransitionTable } from '../../shared/transition-table.ts';
+
 /**
  * Who holds a conversation of an inbox served by an agent bot (issue 7: "a bot bound to an inbox
  * ... takes the conversation first, hands over to humans"), as an explicit transition table.
@@ -25,7 +27,7 @@ export type BotHoldState = (typeof BOT_HOLD_STATES)[number];
 export const BOT_HOLD_EVENTS = ['take', 'reply', 'handoff', 'agentTakeover'] as const;
 export type BotHoldEvent = (typeof BOT_HOLD_EVENTS)[number];
 
-export const BOT_HOLD_TRANSITIONS: Readonly<Record<BotHoldState, Readonly<Partial<Record<BotHoldEvent, BotHoldState>>>>> = {
+export const BOT_HOLD_TRANSITIONS: TransitionTable<BotHoldState, BotHoldEvent> = {
   NEW: { take: 'BOT', agentTakeover: 'HUMAN' },
   BOT: { take: 'BOT', reply: 'BOT', handoff: 'HUMAN', agentTakeover: 'HUMAN' },
   HUMAN: { agentTakeover: 'HUMAN' },
@@ -33,7 +35,7 @@ export const BOT_HOLD_TRANSITIONS: Readonly<Record<BotHoldState, Readonly<Partia
 
 /** The state after `event`, or null when the table refuses it. */
 export function nextHoldState(state: BotHoldState, event: BotHoldEvent): BotHoldState | null {
-  return BOT_HOLD_TRANSITIONS[state][event] ?? null;
+  return nextState(BOT_HOLD_TRANSITIONS, state, event) ?? null;
 }
 
 /**

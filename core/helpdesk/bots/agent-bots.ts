@@ -1,14 +1,13 @@
 import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../../shared/errors.ts';
 import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { base64url, hashSecret, secretMatches } from '../../tokens/secret.ts';
 import { isHttpUrl } from '../../webhooks/webhook.ts';
-import { redeliverFailed, type Delivery, type DeliveryAttempt, type DispatchDeps, type DispatchStores } from '../../webhooks/dispatch.ts';
+import { subscriberDeliveries } from '../webhooks/subscriber-deliveries.ts';
 import type { InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
 
 /**
@@ -108,7 +107,7 @@ export function newSigningSecret(random: Random): string {
 }
 
 export async function createAgentBot(stores: AgentBotStores, deps: AgentBotDeps, actor: Actor, input: AgentBotInput): Promise<{ bot: AgentBot } & Required<AgentBotSecrets>> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const settings = await validate(stores, actor, input, null);
   await assertOutboundAllowed(deps.outbound, 'body.webhookUrl', settings.webhookUrl);
   const now = deps.clock.now();
@@ -142,7 +141,7 @@ export const getAgentBot = (stores: AgentBotStores, actor: Actor, id: string) =>
  */
 export async function updateAgentBot(stores: AgentBotStores, deps: AgentBotDeps, actor: Actor, id: string, patch: Partial<AgentBotInput>): Promise<AgentBot> {
   const bot = await getAgentBot(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const settings = await validate(
     stores,
     actor,
@@ -165,7 +164,7 @@ export async function updateAgentBot(stores: AgentBotStores, deps: AgentBotDeps,
 /** Hands every conversation the bot holds over to people, then deletes it with its delivery history. */
 export async function deleteAgentBot(stores: AgentBotStores, actor: Actor, id: string): Promise<void> {
   const bot = await getAgentBot(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await stores.releaseConversations(bot, null, actor.userId);
   await stores.agentBots.delete(bot.id);
 }
@@ -173,7 +172,7 @@ export async function deleteAgentBot(stores: AgentBotStores, actor: Actor, id: s
 /** A new access token; the old one stops working in the same write. Shown once. */
 export async function rotateAgentBotToken(stores: AgentBotStores, deps: AgentBotDeps, actor: Actor, id: string): Promise<{ bot: AgentBot; accessToken: string }> {
   const bot = await getAgentBot(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const accessToken = newAccessToken(deps.random);
   const updated: AgentBot = { ...bot, accessTokenHash: hashSecret(accessToken), accessTokenLast4: accessToken.slice(-4), updatedAt: deps.clock.now() };
   await stores.agentBots.update(updated, updated.updatedAt);
@@ -183,36 +182,20 @@ export async function rotateAgentBotToken(stores: AgentBotStores, deps: AgentBot
 /** A new signing secret: deliveries are signed with it from now on (retries included). Shown once. */
 export async function rotateAgentBotSigningSecret(stores: AgentBotStores, deps: AgentBotDeps, actor: Actor, id: string): Promise<{ bot: AgentBot; signingSecret: string }> {
   const bot = await getAgentBot(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const signingSecret = newSigningSecret(deps.random);
   const updated: AgentBot = { ...bot, signingSecret, updatedAt: deps.clock.now() };
   await stores.agentBots.update(updated, updated.updatedAt);
   return { bot: updated, signingSecret };
 }
 
+const agentBotDeliveryLog = subscriberDeliveries(getAgentBot);
+
 /** What was POSTed to the bot's webhook, newest first, with every attempt (the delivery engine's history). */
-export async function agentBotDeliveries(
-  stores: AgentBotStores & Pick<DispatchStores, 'deliveries'>,
-  actor: Actor,
-  id: string,
-  request: PageRequest,
-): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>> {
-  const bot = await getAgentBot(stores, actor, id);
-  return stores.deliveries.list(bot.id, request);
-}
+export const agentBotDeliveries = agentBotDeliveryLog.list;
 
 /** A failed delivery to the bot sent again by hand: a fresh round of three attempts. */
-export async function redeliverAgentBotDelivery(
-  stores: AgentBotStores & Pick<DispatchStores, 'deliveries' | 'outbox'>,
-  deps: DispatchDeps,
-  actor: Actor,
-  id: string,
-  deliveryId: string,
-): Promise<Delivery> {
-  const bot = await getAgentBot(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  return redeliverFailed(stores, deps, bot.id, deliveryId);
-}
+export const redeliverAgentBotDelivery = agentBotDeliveryLog.redeliver;
 
 /**
  * The bot calling the bot API: its access token, looked up by hash and compared in constant
@@ -224,11 +207,6 @@ export async function authenticateAgentBot(store: Pick<AgentBotStore, 'findByTok
   const bot = await store.findByTokenHash(hashSecret(token));
   if (!bot || !secretMatches(token, bot.accessTokenHash)) throw refused();
   return bot;
-}
-
-async function configurable(stores: AgentBotStores, actor: Actor): Promise<void> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
 }
 
 /** Every broken rule in one 400; an inbox another bot serves is a 409 (checked once the rest is valid). */

@@ -1,4 +1,5 @@
 import { badRequest, DomainError, excerpt } from '../../shared/errors.ts';
+import { accepts, nextState, type TransitionTable } from '../../shared/transition-table.ts';
 
 /**
  * Conversation status (spec 3.1): "States: `OPEN`, `PENDING`, `SNOOZED`, `RESOLVED`.
@@ -65,7 +66,7 @@ export interface ConversationStatusChange {
 }
 
 /** The transition table: for each status, the events it accepts and where they lead. */
-export const CONVERSATION_TRANSITIONS: Readonly<Record<ConversationStatus, Readonly<Partial<Record<ConversationEventType, ConversationStatus>>>>> = {
+export const CONVERSATION_TRANSITIONS: TransitionTable<ConversationStatus, ConversationEventType> = {
   OPEN: { resolve: 'RESOLVED', snooze: 'SNOOZED', pending: 'PENDING', incomingMessage: 'OPEN' },
   PENDING: { resolve: 'RESOLVED', reopen: 'OPEN', snooze: 'SNOOZED', incomingMessage: 'OPEN' },
   SNOOZED: { resolve: 'RESOLVED', reopen: 'OPEN', snooze: 'SNOOZED', incomingMessage: 'OPEN', snoozeExpired: 'OPEN' },
@@ -77,7 +78,7 @@ export const CONVERSATION_TRANSITIONS: Readonly<Record<ConversationStatus, Reado
 export const SILENT_EVENTS: readonly ConversationEventType[] = ['snoozeExpired'];
 
 export function canTransition(from: ConversationStatus, event: ConversationEventType): boolean {
-  return CONVERSATION_TRANSITIONS[from][event] !== undefined;
+  return accepts(CONVERSATION_TRANSITIONS, from, event);
 }
 
 /**
@@ -92,7 +93,7 @@ export function transition(conversation: ConversationStatusState, event: Convers
     if (until.getTime() <= now.getTime()) return badRequest(['body.snoozedUntil must be in the future']);
   }
   const from = conversation.status;
-  const to = CONVERSATION_TRANSITIONS[from][event.type];
+  const to = nextState(CONVERSATION_TRANSITIONS, from, event.type);
   if (to === undefined) return refusal(from, event.type);
   if (event.type === 'snoozeExpired') {
     const due = conversation.snoozedUntil;

@@ -27,7 +27,8 @@ import { scheduleSnoozeExpiry, type SnoozeScheduler } from './snooze-schedule.ts
 import { teamAssignment, type TeamStanding } from '../teams/team-assignment.ts';
 
 export { HELPDESK_MESSAGE_DIRECTIONS, PRIORITIES, type Conversation, type HelpdeskMessage, type HelpdeskMessageDirection, type Priority } from './conversation.ts';
-import { newConversation, PRIORITIES, type Conversation, type HelpdeskMessage, type Priority } from './conversation.ts';
+import { contactCase, type ContactCases } from './contact-case.ts';
+import { PRIORITIES, type Conversation, type HelpdeskMessage, type Priority } from './conversation.ts';
 
 export interface ConversationFilters {
   status?: ConversationStatus;
@@ -36,17 +37,14 @@ export interface ConversationFilters {
   teamId?: string;
 }
 
-export interface ConversationStore {
-  /** Inserts with the next `displayId` of the workspace (same transaction); answers it. */
-  insert(conversation: Omit<Conversation, 'displayId'>): Promise<Conversation>;
+/** `insert` and `latestUnresolved` as contact-case.ts describes them. */
+export interface ConversationStore extends ContactCases {
   get(workspaceId: string, id: string): Promise<Conversation | undefined>;
   /** `onlyFor`: conversations of the inboxes this user is a member of (an Agent's view). */
   list(workspaceId: string, request: PageRequest, filters: ConversationFilters, onlyFor?: string): Promise<Page<Conversation>>;
   update(conversation: Conversation): Promise<void>;
   /** Deletes the conversation with its messages and their attachments. */
   delete(id: string): Promise<void>;
-  /** The contact's most recent conversation of the inbox that is not RESOLVED, locked for update. */
-  latestUnresolved(inboxId: string, contactId: string): Promise<Conversation | undefined>;
 }
 
 export interface HelpdeskMessageStore {
@@ -297,23 +295,7 @@ export async function joinConversation(
   incoming: { id?: string; content: string; chatMessageId: string | null; receivedAt?: Date; attachments?: IncomingAttachment[] },
 ): Promise<{ conversation: Conversation; message: HelpdeskMessage; created: boolean } | null> {
   const now = deps.clock.now();
-  let conversation = await stores.conversations.latestUnresolved(inbox.id, contact.id);
-  let created = false;
-  if (!conversation) {
-    conversation = await stores.conversations.insert(
-      newConversation({
-        id: deps.ids.next(),
-        workspaceId: inbox.workspaceId,
-        inboxId: inbox.id,
-        contactId: contact.id,
-        status: 'OPEN',
-        lastActivityAt: now,
-        createdAt: now,
-        updatedAt: now,
-      }),
-    );
-    created = true;
-  }
+  const { conversation, created } = await contactCase(stores.conversations, deps.ids, inbox, contact.id, { status: 'OPEN', lastActivityAt: now, createdAt: now, updatedAt: now });
   let message: HelpdeskMessage = {
     id: incoming.id ?? deps.ids.next(),
     conversationId: conversation.id,

@@ -3,7 +3,7 @@ import { mediaKindOfType } from '../../media/media-limits.ts';
 import type { MediaKind } from '../../messaging/outgoing.ts';
 import { DomainError } from '../../shared/errors.ts';
 import type { IdGen } from '../../shared/ports.ts';
-import { signToken, verifyToken } from '../../shared/signed-token.ts';
+import { signToken, verifyToken, type SignedPayload } from '../../shared/signed-token.ts';
 
 /**
  * Files on helpdesk messages (spec 2.12 "fully hydrated", 4.5, 5.6). The bytes live in one
@@ -64,7 +64,7 @@ export function attachmentDownloadLink(deps: MediaLinkDeps, id: string): string 
 }
 
 export function assertAttachmentToken(deps: Pick<MediaLinkDeps, 'clock' | 'signingKey'>, id: string, token: string | undefined): void {
-  const payload = token ? verifyToken<{ use: string; exp: number; attachmentId: string }>(deps.signingKey, token, TOKEN_USE, deps.clock.now()) : undefined;
+  const payload = token ? verifyToken<SignedPayload & { attachmentId: string }>(deps.signingKey, token, TOKEN_USE, deps.clock.now()) : undefined;
   // One answer for forged, expired and misdirected links: nothing to learn from it.
   if (!payload || payload.attachmentId !== id) throw new DomainError('unauthenticated', 'The download link is invalid or has expired');
 }

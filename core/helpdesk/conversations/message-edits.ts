@@ -5,7 +5,7 @@ import { withAttachments } from './message-attachments.ts';
 import { getConversation, type Conversation, type ConversationStores, type HelpdeskMessage } from './conversations.ts';
 import { conversationDeleted, messageDeleted, messageUpdated } from '../events.ts';
 import { MAX_CONTENT_LENGTH } from './helpdesk-messages.ts';
-import { assertHelpdeskWritable } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, assertHelpdeskWritable } from '../plan-gate.ts';
 
 /**
  * Changing what was written. Only private notes can be edited or deleted: a reply or a
@@ -57,8 +57,7 @@ export async function deleteNote(stores: ConversationStores, actor: Actor, conve
  */
 export async function deleteConversation(stores: ConversationStores, actor: Actor, id: string): Promise<void> {
   const conversation = await getConversation(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await stores.conversations.delete(conversation.id);
   await stores.events.record(conversationDeleted(conversation, actor.userId));
 }

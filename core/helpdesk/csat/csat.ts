@@ -6,8 +6,10 @@ import type { Clock } from '../../shared/ports.ts';
 import type { Conversation, HelpdeskMessage } from '../conversations/conversation.ts';
 import { csatResponseReceived, type HelpdeskEventLog } from '../events.ts';
 import { inboxNotFound, type InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { isUuid } from '../../shared/ids.ts';
+import { nextState, type TransitionTable } from '../../shared/transition-table.ts';
+import type { SettingsStore } from '../../shared/workspace-records.ts';
 
 /**
  * Customer satisfaction (spec 4.5, 5.6): when a conversation of an inbox with CSAT on is
@@ -32,7 +34,7 @@ export type CsatState = (typeof CSAT_STATES)[number];
 export const CSAT_EVENTS = ['send', 'answer'] as const;
 export type CsatEvent = (typeof CSAT_EVENTS)[number];
 
-export const CSAT_TRANSITIONS: Readonly<Record<CsatState, Readonly<Partial<Record<CsatEvent, CsatState>>>>> = {
+export const CSAT_TRANSITIONS: TransitionTable<CsatState, CsatEvent> = {
   NOT_SENT: { send: 'SENT' },
   SENT: { answer: 'ANSWERED' },
   ANSWERED: {},
@@ -40,7 +42,7 @@ export const CSAT_TRANSITIONS: Readonly<Record<CsatState, Readonly<Partial<Recor
 
 /** The state after `event`, or null when the table refuses it. */
 export function nextSurveyState(state: CsatState, event: CsatEvent): CsatState | null {
-  return CSAT_TRANSITIONS[state][event] ?? null;
+  return nextState(CSAT_TRANSITIONS, state, event) ?? null;
 }
 
 export function surveyState(survey: { answered: boolean } | undefined): CsatState {
@@ -105,10 +107,8 @@ export interface CsatFilters {
   to?: Date;
 }
 
-export interface CsatSettingsStore {
-  get(inboxId: string): Promise<CsatSettings | undefined>;
-  put(settings: CsatSettings): Promise<void>;
-}
+/** By inbox id. */
+export type CsatSettingsStore = SettingsStore<CsatSettings>;
 
 export interface CsatSurveyStore {
   /** Inserts the survey unless the conversation has one (false: sent before, or being sent right now). */
@@ -160,8 +160,7 @@ export async function setCsatSettings(
   inboxId: string,
   input: { enabled: boolean; message?: string | null },
 ): Promise<{ inboxId: string; enabled: boolean; message: string | null }> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   if (!(await stores.inboxes.get(actor.workspaceId, inboxId))) throw inboxNotFound();
   const problems: string[] = [];
   if (typeof input.enabled !== 'boolean') problems.push('body.enabled must be true or false');

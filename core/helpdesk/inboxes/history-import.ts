@@ -1,9 +1,9 @@
-import { newConversation } from '../conversations/conversation.ts';
+import { contactCase } from '../conversations/contact-case.ts';
 import type { DeliveryStatus } from '../../messaging/delivery-status.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import type { ConversationStatus } from '../conversations/conversation-status.ts';
 import type { Contact, ContactStore } from '../contacts/contacts.ts';
-import type { Conversation, ConversationStore, HelpdeskMessage, HelpdeskMessageStore } from '../conversations/conversations.ts';
+import type { ConversationStore, HelpdeskMessage, HelpdeskMessageStore } from '../conversations/conversations.ts';
 import type { Inbox } from './inboxes.ts';
 import { applyDeliveryOutcome, type MessageStatus } from '../conversations/message-status.ts';
 import { deliveryOutcome } from '../conversations/reply-status.ts';
@@ -130,24 +130,15 @@ export async function importChat(stores: HistoryImportStores, deps: HistoryImpor
   const fresh = history.filter((m) => !m.imported);
   if (fresh.length === 0) return result;
 
-  let conversation: Conversation | undefined = await stores.conversations.latestUnresolved(inbox.id, contact.id);
   const lastAt = fresh.at(-1)!.at;
-  if (!conversation) {
-    conversation = await stores.conversations.insert(
-      newConversation({
-        id: deps.ids.next(),
-        workspaceId: inbox.workspaceId,
-        inboxId: inbox.id,
-        contactId: contact.id,
-        status: historyStatus(history.at(-1), now),
-        lastActivityAt: lastAt,
-        // It began with its first message.
-        createdAt: fresh[0]!.at,
-        updatedAt: now,
-      }),
-    );
-    result.conversationCreated = true;
-  }
+  const { conversation, created } = await contactCase(stores.conversations, deps.ids, inbox, contact.id, {
+    status: historyStatus(history.at(-1), now),
+    lastActivityAt: lastAt,
+    // It began with its first message.
+    createdAt: fresh[0]!.at,
+    updatedAt: now,
+  });
+  result.conversationCreated = created;
   for (const [sequence, m] of fresh.entries()) {
     const outgoing = m.direction === 'outbound';
     const delivery = outgoing ? importedDelivery(m) : { status: null, externalError: null };

@@ -1,3 +1,5 @@
+import { nextState, type TransitionTable } from '../../shared/transition-table.ts';
+
 /**
  * Status of an inbox history sync (ours: spec 6.5 names only `helpdesk.contact_sync.updated` and
  * `helpdesk.conversation_sync.updated`, payloads not shown).
@@ -24,7 +26,7 @@ export type InboxSyncStatus = (typeof INBOX_SYNC_STATUSES)[number];
 export const INBOX_SYNC_EVENTS = ['page', 'complete', 'fail'] as const;
 export type InboxSyncEvent = (typeof INBOX_SYNC_EVENTS)[number];
 
-export const INBOX_SYNC_TRANSITIONS: Readonly<Record<InboxSyncStatus, Readonly<Partial<Record<InboxSyncEvent, InboxSyncStatus>>>>> = {
+export const INBOX_SYNC_TRANSITIONS: TransitionTable<InboxSyncStatus, InboxSyncEvent> = {
   RUNNING: { page: 'RUNNING', complete: 'COMPLETED', fail: 'FAILED' },
   COMPLETED: {},
   FAILED: {},
@@ -35,7 +37,7 @@ export const SYNC_ABANDONED_AFTER_MS = 15 * 60_000;
 
 /** The status after the event, or null when the table refuses it (the sync is finished). */
 export function nextSyncStatus(status: InboxSyncStatus, event: InboxSyncEvent): InboxSyncStatus | null {
-  return INBOX_SYNC_TRANSITIONS[status][event] ?? null;
+  return nextState(INBOX_SYNC_TRANSITIONS, status, event) ?? null;
 }
 
 export function isSyncFinished(status: InboxSyncStatus): boolean {

@@ -1,12 +1,11 @@
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { conflict, notFound, unprocessable } from '../../shared/errors.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { contactSyncUpdated, conversationSyncUpdated, type HelpdeskEventLog } from '../events.ts';
 import { chatPhoneDigits, importChat, type HistoryChat, type HistoryImportStores } from './history-import.ts';
 import { visibleInbox, type Inbox, type InboxStore } from './inboxes.ts';
 import { nextSyncStatus, startDecision, type InboxSync, type InboxSyncEvent } from './inbox-sync-status.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 
 export type { InboxSync, SyncCounts, InboxSyncStatus } from './inbox-sync-status.ts';
 
@@ -83,8 +82,7 @@ const noSync = () => notFound('This inbox has no history sync yet');
 /** Starts a sync (helpdesk.configure write, PRO plan); Agents get 404 outside their inboxes, 403 in them. */
 export async function startInboxSync(stores: InboxSyncStores, deps: InboxSyncDeps, actor: Actor, inboxId: string, options: { chatsPerPage?: number } = {}): Promise<InboxSync> {
   const inbox = await visibleInbox(stores, actor, inboxId);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   if (inbox.channelType !== 'CONNECTION') throw unprocessable('Only an inbox bound to a connection has a chat history to sync');
   if (inbox.connectionId === null) throw unprocessable('The inbox\'s connection no longer exists: there is no chat history to sync');
   const now = deps.clock.now();

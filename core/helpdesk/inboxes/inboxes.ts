@@ -1,11 +1,13 @@
+import type { RecordWrites } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize, can } from '../../identity/roles.ts';
 import { badRequest, coded, conflict, notFound } from '../../shared/errors.ts';
 import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { base64url } from '../../tokens/secret.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
+import { onlyWorkspaceMembers, type WorkspaceMembership } from '../../identity/members.ts';
 
 /** Spec 2.10: an inbox is bound to a connection, or is an API channel the customer's app feeds. */
 export const CHANNEL_TYPES = ['CONNECTION', 'API'] as const;
@@ -36,13 +38,10 @@ export interface InboxMember {
   email: string;
 }
 
-export interface InboxStore {
-  insert(inbox: Inbox): Promise<void>;
+export interface InboxStore extends RecordWrites<Inbox> {
   get(workspaceId: string, id: string): Promise<Inbox | undefined>;
   /** `onlyFor`: the inboxes this user is a member of (an Agent's view); undefined: all. */
   list(workspaceId: string, request: PageRequest, onlyFor?: string): Promise<Page<Inbox>>;
-  update(inbox: Inbox): Promise<void>;
-  delete(id: string): Promise<void>;
   /** Whether another inbox of the workspace is bound to the connection. */
   connectionTaken(workspaceId: string, connectionId: string, exceptInboxId?: string): Promise<boolean>;
   isMember(inboxId: string, userId: string): Promise<boolean>;
@@ -50,13 +49,11 @@ export interface InboxStore {
   setMembers(inboxId: string, userIds: string[]): Promise<void>;
 }
 
-export interface InboxStores {
+export interface InboxStores extends WorkspaceMembership {
   inboxes: InboxStore;
   plans: WorkspacePlans;
   /** Whether the connection belongs to the workspace. */
   connectionInWorkspace(workspaceId: string, connectionId: string): Promise<boolean>;
-  /** Which of these users are members of the workspace. */
-  workspaceMembers(workspaceId: string, userIds: string[]): Promise<string[]>;
 }
 
 export interface InboxDeps {
@@ -93,8 +90,7 @@ export function readsInboxSecrets(actor: Actor): boolean {
 }
 
 export async function createInbox(stores: InboxStores, deps: InboxDeps, actor: Actor, input: InboxInput): Promise<Inbox> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = checkName(input.name, problems);
   const timezone = input.timezone ?? 'UTC';
@@ -143,8 +139,7 @@ export const getInbox = visibleInbox;
 
 export async function updateInbox(stores: InboxStores, deps: InboxDeps, actor: Actor, id: string, patch: InboxPatch): Promise<Inbox> {
   const inbox = await visibleInbox(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = patch.name === undefined ? inbox.name : checkName(patch.name, problems);
   const timezone = patch.timezone ?? inbox.timezone;
@@ -169,8 +164,7 @@ export async function updateInbox(stores: InboxStores, deps: InboxDeps, actor: A
 
 export async function deleteInbox(stores: InboxStores, actor: Actor, id: string): Promise<void> {
   const inbox = await visibleInbox(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await stores.inboxes.delete(inbox.id);
 }
 
@@ -182,12 +176,8 @@ export async function listInboxMembers(stores: InboxStores, actor: Actor, id: st
 /** Replaces the inbox's members; every user must be a member of the workspace. */
 export async function setInboxMembers(stores: InboxStores, actor: Actor, id: string, userIds: string[]): Promise<InboxMember[]> {
   const inbox = await visibleInbox(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
-  const wanted = [...new Set(userIds)];
-  const known = new Set(await stores.workspaceMembers(actor.workspaceId, wanted));
-  const unknown = wanted.filter((u) => !known.has(u));
-  if (unknown.length > 0) throw badRequest(unknown.map((u) => `body.userIds: ${u} is not a member of this workspace`));
+  await assertHelpdeskConfigurable(stores.plans, actor);
+  const wanted = await onlyWorkspaceMembers(stores, actor.workspaceId, userIds);
   await stores.inboxes.setMembers(inbox.id, wanted);
   return stores.inboxes.members(inbox.id);
 }

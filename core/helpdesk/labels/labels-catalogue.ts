@@ -1,12 +1,11 @@
 import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
 import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
 import { labelCreated, labelDeleted, labelUpdated, type HelpdeskEventLog } from '../events.ts';
 import { labelKey, normaliseLabels } from './label-sets.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 
 /**
  * Labels as a workspace resource. A label's name follows the rules of label-sets.ts (1–100
@@ -104,14 +103,8 @@ export const listLabels = (stores: LabelStores, actor: Actor, request: PageReque
 export const getLabel = (stores: LabelStores, actor: Actor, id: string) => labelReads.get(stores.labels, actor, id);
 
 
-/** Writes: `helpdesk.configure` (Managers and above) and the PRO plan. */
-async function configurable(stores: LabelStores, actor: Actor): Promise<void> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
-}
-
 export async function createLabel(stores: LabelStores, deps: LabelDeps, actor: Actor, input: LabelInput): Promise<Label> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = cleanName(input.name, problems);
   const color = cleanColor(input.color, problems);
@@ -131,7 +124,7 @@ export async function createLabel(stores: LabelStores, deps: LabelDeps, actor: A
  * conversations' label ids do not change (no `labels_changed`, one `label.updated`).
  */
 export async function updateLabel(stores: LabelStores, deps: LabelDeps, actor: Actor, id: string, input: LabelInput): Promise<Label> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const label = await stores.labels.lock(actor.workspaceId, id);
   if (!label) throw labelNotFound();
   const problems: string[] = [];
@@ -158,7 +151,7 @@ export async function updateLabel(stores: LabelStores, deps: LabelDeps, actor: A
 
 /** The label is taken off every conversation, then deleted; `label.deleted` stands for both. */
 export async function deleteLabel(stores: LabelStores, actor: Actor, id: string): Promise<void> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const label = await stores.labels.lock(actor.workspaceId, id);
   if (!label) throw labelNotFound();
   await stores.labels.removeFromConversations(actor.workspaceId, label.name);

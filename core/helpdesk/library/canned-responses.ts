@@ -1,11 +1,10 @@
-import { workspaceReads } from '../../shared/workspace-records.ts';
+import { workspaceReads, type WorkspaceRecordStore } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
-import type { Page, PageRequest } from '../../shared/pagination.ts';
+import type { PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
 import { MAX_CONTENT_LENGTH } from '../conversations/helpdesk-messages.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 
 /**
  * Canned responses (issue 7 item 8): the workspace's stock replies, picked by a short code an
@@ -28,15 +27,12 @@ export interface CannedResponse {
   updatedAt: Date;
 }
 
-export interface CannedResponseStore {
-  /** Short-code order; `search` matches short code or content (substring, case-insensitive). */
-  list(workspaceId: string, request: PageRequest): Promise<Page<CannedResponse>>;
-  get(workspaceId: string, id: string): Promise<CannedResponse | undefined>;
-  /** Both throw `duplicateShortCode()` when another response of the workspace has the code. */
-  insert(response: CannedResponse): Promise<void>;
-  update(response: CannedResponse): Promise<void>;
-  delete(id: string): Promise<void>;
-}
+/**
+ * `list` is in short-code order; `search` matches short code or content (substring,
+ * case-insensitive). `insert` and `update` throw `duplicateShortCode()` when another response of
+ * the workspace has the code.
+ */
+export type CannedResponseStore = WorkspaceRecordStore<CannedResponse>;
 
 export interface CannedResponseStores {
   cannedResponses: CannedResponseStore;
@@ -81,13 +77,8 @@ export const listCannedResponses = (stores: CannedResponseStores, actor: Actor, 
 export const getCannedResponse = (stores: CannedResponseStores, actor: Actor, id: string) => cannedResponseReads.get(stores.cannedResponses, actor, id);
 
 
-async function configurable(stores: CannedResponseStores, actor: Actor): Promise<void> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
-}
-
 export async function createCannedResponse(stores: CannedResponseStores, deps: CannedResponseDeps, actor: Actor, input: { shortCode?: unknown; content?: unknown }): Promise<CannedResponse> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const shortCode = cleanShortCode(input.shortCode, problems);
   const content = cleanContent(input.content, problems);
@@ -106,7 +97,7 @@ export async function updateCannedResponse(
   id: string,
   input: { shortCode?: unknown; content?: unknown },
 ): Promise<CannedResponse> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const current = await stores.cannedResponses.get(actor.workspaceId, id);
   if (!current) throw cannedResponseNotFound();
   const problems: string[] = [];
@@ -120,7 +111,7 @@ export async function updateCannedResponse(
 }
 
 export async function deleteCannedResponse(stores: CannedResponseStores, actor: Actor, id: string): Promise<void> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const current = await stores.cannedResponses.get(actor.workspaceId, id);
   if (!current) throw cannedResponseNotFound();
   await stores.cannedResponses.delete(current.id);

@@ -1,3 +1,4 @@
+import type { RecordWrites } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import type { SendDeps, SendStores } from '../../messaging/send.ts';
@@ -9,6 +10,7 @@ import { sendHelpdeskMessage, type HelpdeskMessageStores } from '../conversation
 import { applyLabelDelta } from '../labels/label-sets.ts';
 import { parseMacroActions, referencesOf, type MacroAction } from './macro-actions.ts';
 import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import type { WorkspaceMembership } from '../../identity/members.ts';
 
 /**
  * Macros (issue 7 item 8): a named, ordered list of conversation actions (macro-actions.ts) an
@@ -37,20 +39,15 @@ export interface Macro {
   updatedAt: Date;
 }
 
-export interface MacroStore {
+export interface MacroStore extends RecordWrites<Macro> {
   /** The workspace's macros and `userId`'s personal ones, by name; `search` matches the name. */
   list(workspaceId: string, userId: string, request: PageRequest): Promise<Page<Macro>>;
   get(workspaceId: string, id: string): Promise<Macro | undefined>;
-  insert(macro: Macro): Promise<void>;
-  update(macro: Macro): Promise<void>;
-  delete(id: string): Promise<void>;
 }
 
-export interface MacroStores {
+export interface MacroStores extends WorkspaceMembership {
   macros: MacroStore;
   plans: WorkspacePlans;
-  /** Which of these users are members of the workspace. */
-  workspaceMembers(workspaceId: string, userIds: string[]): Promise<string[]>;
   /** Which of these teams are teams of the workspace. */
   workspaceTeams(workspaceId: string, teamIds: string[]): Promise<string[]>;
 }

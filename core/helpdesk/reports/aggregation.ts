@@ -1,3 +1,4 @@
+import type { Conversation } from '../conversations/conversation.ts';
 import { labelKey } from '../labels/label-sets.ts';
 import { average, inRange, median, rounded, type ReportRange } from './range.ts';
 import { SLA_TARGETS, type SlaTarget } from '../sla/sla.ts';
@@ -11,14 +12,7 @@ export const REPORT_GROUPINGS = ['inbox', 'agent', 'team', 'label'] as const;
 export type ReportGrouping = (typeof REPORT_GROUPINGS)[number];
 
 /** The conversation as reports group it (its current state). */
-export interface ReportConversation {
-  id: string;
-  inboxId: string;
-  createdAt: Date;
-  assigneeUserId: string | null;
-  teamId: string | null;
-  labels: string[];
-}
+export type ReportConversation = Pick<Conversation, 'id' | 'inboxId' | 'createdAt' | 'assigneeUserId' | 'teamId' | 'labels'>;
 
 /** One `assignee_changed` event; the store lists them oldest first. */
 export interface HolderChange {

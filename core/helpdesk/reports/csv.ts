@@ -1,4 +1,6 @@
 import type { ReportGroup, ReportMetrics, SummaryReport, TimeseriesReport } from './reports.ts';
+import type { DurationStats } from './aggregation.ts';
+import { SLA_TARGETS } from '../sla/sla.ts';
 
 /**
  * Reports as CSV (RFC 4180): a header row, one row per line, CRLF line ends, a field quoted
@@ -31,23 +33,26 @@ export function inertText(value: string): string {
 
 const cell = (value: Cell): string => (value === null ? '' : String(value));
 
+type MetricColumn = readonly [string, (m: ReportMetrics) => number | null];
+
+/** A duration's columns: how many were measured, their median and their average. */
+const durationColumns = (prefix: string, read: (m: ReportMetrics) => DurationStats): MetricColumn[] => [
+  [`${prefix}_count`, (m) => read(m).count],
+  [`${prefix}_median_seconds`, (m) => read(m).medianSeconds],
+  [`${prefix}_average_seconds`, (m) => read(m).averageSeconds],
+];
+
 /** The metric columns, in order, with how each is read. */
-export const METRIC_COLUMNS: readonly [string, (m: ReportMetrics) => number | null][] = [
+export const METRIC_COLUMNS: readonly MetricColumn[] = [
   ['conversations_opened', (m) => m.conversationsOpened],
   ['conversations_resolved', (m) => m.conversationsResolved],
-  ['first_response_count', (m) => m.firstResponseTime.count],
-  ['first_response_median_seconds', (m) => m.firstResponseTime.medianSeconds],
-  ['first_response_average_seconds', (m) => m.firstResponseTime.averageSeconds],
-  ['resolution_count', (m) => m.resolutionTime.count],
-  ['resolution_median_seconds', (m) => m.resolutionTime.medianSeconds],
-  ['resolution_average_seconds', (m) => m.resolutionTime.averageSeconds],
+  ...durationColumns('first_response', (m) => m.firstResponseTime),
+  ...durationColumns('resolution', (m) => m.resolutionTime),
   ['csat_responses', (m) => m.csat.responses],
   ['csat_average_rating', (m) => m.csat.averageRating],
   ['csat_satisfied_percent', (m) => m.csat.satisfiedPercent],
   ['sla_breaches', (m) => m.slaBreaches.total],
-  ['sla_breaches_first_response', (m) => m.slaBreaches.first_response],
-  ['sla_breaches_next_response', (m) => m.slaBreaches.next_response],
-  ['sla_breaches_resolution', (m) => m.slaBreaches.resolution],
+  ...SLA_TARGETS.map((target): MetricColumn => [`sla_breaches_${target}`, (m) => m.slaBreaches[target]]),
 ];
 
 const metricCells = (m: ReportMetrics) => METRIC_COLUMNS.map(([, read]) => cell(read(m)));

@@ -1,10 +1,10 @@
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { badRequest } from '../../shared/errors.ts';
 import type { Clock } from '../../shared/ports.ts';
 import { normaliseDay, WEEKDAYS, type BusinessCalendar, type Weekday, type WorkingInterval } from './business-hours.ts';
 import { visibleInbox, type Inbox, type InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
+import type { SettingsStore } from '../../shared/workspace-records.ts';
 
 /**
  * An inbox's business hours and out-of-office reply (`GET`/`PUT /v3/helpdesk/inboxes/{id}/business-hours`
@@ -46,10 +46,8 @@ export const MAX_HOLIDAY_NAME = 120;
 export const MAX_OUT_OF_OFFICE_MESSAGE = 1000;
 export const DEFAULT_OUT_OF_OFFICE_MESSAGE = 'Thank you for your message. We are away right now and will answer as soon as we are back.';
 
-export interface InboxHoursStore {
-  get(inboxId: string): Promise<InboxHours | undefined>;
-  put(hours: InboxHours): Promise<void>;
-}
+/** By inbox id. */
+export type InboxHoursStore = SettingsStore<InboxHours>;
 
 export interface InboxHoursStores {
   inboxes: InboxStore;
@@ -83,8 +81,7 @@ export async function getInboxHours(stores: InboxHoursStores, actor: Actor, inbo
 
 async function configurable(stores: InboxHoursStores, actor: Actor, inboxId: string): Promise<{ inbox: Inbox; hours: InboxHours }> {
   const found = await getInboxHours(stores, actor, inboxId);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   return found;
 }
 

@@ -1,8 +1,7 @@
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { badRequest } from '../../shared/errors.ts';
 import { getConversation, type ConversationStores } from '../conversations/conversations.ts';
-import { assertHelpdeskWritable } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable } from '../plan-gate.ts';
 import type { ConversationTiming, SlaPolicy } from './sla.ts';
 import { trackConversation, type SlaBreach, type SlaDeps, type SlaTrackingStores } from './tracking.ts';
 
@@ -54,8 +53,7 @@ export async function applyConversationSla(
   policyId: string | null,
 ): Promise<ConversationSla> {
   const conversation = await getConversation(stores.conversations, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.conversations.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.conversations.plans, actor);
   if (policyId !== null && !(await stores.policies.get(actor.workspaceId, policyId))) throw badRequest(['body.policyId must be an SLA policy of this workspace, or null']);
   await trackConversation(stores.tracking, deps, conversation.workspaceId, conversation.id, { policyId });
   return slaOf(stores, conversation.workspaceId, conversation.id);

@@ -1,11 +1,10 @@
 import { workspaceReads } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
-import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
 import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
 import type { InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { MAX_TARGET_MINUTES, type SlaPolicy } from './sla.ts';
 
 /**
@@ -63,8 +62,7 @@ export const getSlaPolicy = (stores: SlaPolicyStores, actor: Actor, id: string) 
 
 
 export async function createSlaPolicy(stores: SlaPolicyStores, deps: { clock: Clock; ids: IdGen }, actor: Actor, input: SlaPolicyInput): Promise<SlaPolicy> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const now = deps.clock.now();
   const draft: SlaPolicy = {
     id: deps.ids.next(),
@@ -88,8 +86,7 @@ export async function createSlaPolicy(stores: SlaPolicyStores, deps: { clock: Cl
 /** Fields left out keep their value; `null` clears a target or the description; `inboxIds` replaces the list. */
 export async function updateSlaPolicy(stores: SlaPolicyStores, deps: { clock: Clock }, actor: Actor, id: string, input: SlaPolicyInput): Promise<SlaPolicy> {
   const existing = await getSlaPolicy(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const policy = await validated(stores, actor, { ...existing, updatedAt: deps.clock.now() }, input);
   await stores.policies.save(policy, false);
   return policy;
@@ -97,8 +94,7 @@ export async function updateSlaPolicy(stores: SlaPolicyStores, deps: { clock: Cl
 
 export async function deleteSlaPolicy(stores: SlaPolicyStores, actor: Actor, id: string): Promise<void> {
   const policy = await getSlaPolicy(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await stores.policies.delete(policy.id);
 }
 

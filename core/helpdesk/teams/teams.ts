@@ -1,3 +1,4 @@
+import type { WorkspaceRecordStore } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, conflict, notFound } from '../../shared/errors.ts';
@@ -5,7 +6,8 @@ import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
 import type { Conversation } from '../conversations/conversations.ts';
 import { assigneeChanged, type HelpdeskEventLog } from '../events.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
+import { onlyWorkspaceMembers, type WorkspaceMembership } from '../../identity/members.ts';
 
 /**
  * Teams of agents (Chatwoot-like; spec 2.11 gives a conversation a `teamId`, 3.7 restricts
@@ -34,15 +36,8 @@ export interface TeamWithMembers extends Team {
   members: TeamMember[];
 }
 
-export interface TeamStore {
-  /** Throws `duplicateTeamName()` when the name is taken in the workspace. */
-  insert(team: Team): Promise<void>;
-  get(workspaceId: string, id: string): Promise<Team | undefined>;
-  /** `search` matches the name. */
-  list(workspaceId: string, request: PageRequest): Promise<Page<Team>>;
-  /** Throws `duplicateTeamName()` when the name is taken in the workspace. */
-  update(team: Team): Promise<void>;
-  delete(id: string): Promise<void>;
+/** `list`'s `search` matches the name; `insert` and `update` throw `duplicateTeamName()` when the name is taken in the workspace. */
+export interface TeamStore extends WorkspaceRecordStore<Team> {
   /** Current members of the workspace among the team's members, by email (round-robin reads this too). */
   members(teamId: string): Promise<TeamMember[]>;
   /** The members of several teams at once (for a page of teams). */
@@ -56,12 +51,10 @@ export interface TeamStore {
   clearFromConversations(teamId: string, at: Date): Promise<Array<{ before: Conversation; after: Conversation }>>;
 }
 
-export interface TeamStores {
+export interface TeamStores extends WorkspaceMembership {
   teams: TeamStore;
   plans: WorkspacePlans;
   events: HelpdeskEventLog;
-  /** Which of these users are members of the workspace. */
-  workspaceMembers(workspaceId: string, userIds: string[]): Promise<string[]>;
 }
 
 export interface TeamDeps {
@@ -93,7 +86,7 @@ export async function getTeam(stores: TeamStores, actor: Actor, id: string): Pro
 }
 
 export async function createTeam(stores: TeamStores, deps: TeamDeps, actor: Actor, input: TeamInput): Promise<TeamWithMembers> {
-  await configuring(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = checkName(input.name, problems);
   const description = checkDescription(input.description, problems);
@@ -107,7 +100,7 @@ export async function createTeam(stores: TeamStores, deps: TeamDeps, actor: Acto
 /** Fields left out keep their value; `description: null` clears it. */
 export async function updateTeam(stores: TeamStores, deps: TeamDeps, actor: Actor, id: string, patch: Partial<TeamInput>): Promise<TeamWithMembers> {
   const team = await visibleTeam(stores, actor, id);
-  await configuring(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const problems: string[] = [];
   const name = patch.name === undefined ? team.name : checkName(patch.name, problems);
   const description = checkDescription(patch.description, problems);
@@ -124,7 +117,7 @@ export async function updateTeam(stores: TeamStores, deps: TeamDeps, actor: Acto
  */
 export async function deleteTeam(stores: TeamStores, deps: TeamDeps, actor: Actor, id: string): Promise<void> {
   const team = await visibleTeam(stores, actor, id);
-  await configuring(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const cleared = await stores.teams.clearFromConversations(team.id, deps.clock.now());
   for (const { before, after } of cleared) await stores.events.record(assigneeChanged(before, after, actor.userId));
   await stores.teams.delete(team.id);
@@ -138,11 +131,8 @@ export async function listTeamMembers(stores: TeamStores, actor: Actor, id: stri
 /** Replaces the team's members; every user must be a member of the workspace. */
 export async function setTeamMembers(stores: TeamStores, deps: TeamDeps, actor: Actor, id: string, userIds: string[]): Promise<TeamMember[]> {
   const team = await visibleTeam(stores, actor, id);
-  await configuring(stores, actor);
-  const wanted = [...new Set(userIds)];
-  const known = new Set(await stores.workspaceMembers(actor.workspaceId, wanted));
-  const unknown = wanted.filter((u) => !known.has(u));
-  if (unknown.length > 0) throw badRequest(unknown.map((u) => `body.userIds: ${u} is not a member of this workspace`));
+  await assertHelpdeskConfigurable(stores.plans, actor);
+  const wanted = await onlyWorkspaceMembers(stores, actor.workspaceId, userIds);
   await stores.teams.setMembers(team.id, wanted);
   await stores.teams.update({ ...team, updatedAt: deps.clock.now() });
   return stores.teams.members(team.id);
@@ -153,11 +143,6 @@ async function visibleTeam(stores: TeamStores, actor: Actor, id: string): Promis
   const team = await stores.teams.get(actor.workspaceId, id);
   if (!team) throw teamNotFound();
   return team;
-}
-
-async function configuring(stores: TeamStores, actor: Actor): Promise<void> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
 }
 
 function checkName(name: string, problems: string[]): string {

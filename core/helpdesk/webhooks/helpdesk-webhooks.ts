@@ -1,17 +1,18 @@
-import { workspaceReads } from '../../shared/workspace-records.ts';
+import { workspaceReads, type WorkspaceRecordStore } from '../../shared/workspace-records.ts';
 import type { Actor } from '../../identity/identity.ts';
 import { authorize } from '../../identity/roles.ts';
 import { badRequest, notFound } from '../../shared/errors.ts';
-import type { Page, PageRequest } from '../../shared/pagination.ts';
+import type { PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../../shared/ports.ts';
 import { base64url } from '../../tokens/secret.ts';
 import { isHttpUrl } from '../../webhooks/webhook.ts';
-import { queueDelivery, redeliverFailed, type Delivery, type DeliveryAttempt, type DeliveryEndpoint, type DispatchDeps, type DispatchStores, type WebhookSender } from '../../webhooks/dispatch.ts';
+import { subscriberDeliveries } from './subscriber-deliveries.ts';
+import { queueDelivery, type DeliveryEndpoint, type DispatchDeps, type DispatchStores, type WebhookSender } from '../../webhooks/dispatch.ts';
 import { REQUEST_TIMEOUT_MS } from '../../webhooks/delivery.ts';
 import { HELPDESK_EVENT_HEADER, HELPDESK_SIGNATURE_HEADER, helpdeskSignature } from './webhook-signature.ts';
 import { HELPDESK_EVENT_TYPES, type HelpdeskEventType } from '../events.ts';
 import type { InboxStore } from '../inboxes/inboxes.ts';
-import { assertHelpdeskWritable, type WorkspacePlans } from '../plan-gate.ts';
+import { assertHelpdeskConfigurable, type WorkspacePlans } from '../plan-gate.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../../shared/outbound-policy.ts';
 
 /**
@@ -42,13 +43,8 @@ export interface HelpdeskWebhookInput {
 
 export const SIGNING_SECRET_LENGTH = { min: 16, max: 256 } as const;
 
-export interface HelpdeskWebhookStore {
-  insert(webhook: HelpdeskWebhook): Promise<void>;
-  get(workspaceId: string, id: string): Promise<HelpdeskWebhook | undefined>;
-  list(workspaceId: string, request: PageRequest): Promise<Page<HelpdeskWebhook>>;
-  update(webhook: HelpdeskWebhook): Promise<void>;
-  /** Deletes the webhook and its delivery history. */
-  delete(id: string): Promise<void>;
+/** `delete` deletes the webhook and its delivery history. */
+export interface HelpdeskWebhookStore extends WorkspaceRecordStore<HelpdeskWebhook> {
   /** Webhooks of the workspace subscribed to the event, for that inbox or the whole workspace. */
   subscribedTo(workspaceId: string, event: HelpdeskEventType, inboxId: string | null): Promise<HelpdeskWebhook[]>;
 }
@@ -67,7 +63,7 @@ export interface HelpdeskWebhookDeps {
 }
 
 export async function createHelpdeskWebhook(stores: HelpdeskWebhookStores, deps: HelpdeskWebhookDeps, actor: Actor, input: HelpdeskWebhookInput): Promise<HelpdeskWebhook> {
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await validate(stores, actor, input);
   await assertOutboundAllowed(deps.outbound, 'body.url', input.url);
   const now = deps.clock.now();
@@ -102,7 +98,7 @@ export async function updateHelpdeskWebhook(
   patch: Partial<HelpdeskWebhookInput>,
 ): Promise<HelpdeskWebhook> {
   const webhook = await getHelpdeskWebhook(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   const input: HelpdeskWebhookInput = {
     url: patch.url ?? webhook.url,
     subscriptions: patch.subscriptions ?? webhook.subscriptions,
@@ -126,33 +122,17 @@ export async function updateHelpdeskWebhook(
 
 export async function deleteHelpdeskWebhook(stores: HelpdeskWebhookStores, actor: Actor, id: string): Promise<void> {
   await getHelpdeskWebhook(stores, actor, id);
-  await configurable(stores, actor);
+  await assertHelpdeskConfigurable(stores.plans, actor);
   await stores.helpdeskWebhooks.delete(id);
 }
 
+const helpdeskDeliveryLog = subscriberDeliveries(getHelpdeskWebhook);
+
 /** Delivery history of a helpdesk webhook, newest first, with every attempt (the engine's own history). */
-export async function helpdeskWebhookDeliveries(
-  stores: HelpdeskWebhookStores & Pick<DispatchStores, 'deliveries'>,
-  actor: Actor,
-  id: string,
-  request: PageRequest,
-): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>> {
-  const webhook = await getHelpdeskWebhook(stores, actor, id);
-  return stores.deliveries.list(webhook.id, request);
-}
+export const helpdeskWebhookDeliveries = helpdeskDeliveryLog.list;
 
 /** A failed helpdesk delivery sent again by hand: a fresh round of three attempts. */
-export async function redeliverHelpdeskDelivery(
-  stores: HelpdeskWebhookStores & Pick<DispatchStores, 'deliveries' | 'outbox'>,
-  deps: DispatchDeps,
-  actor: Actor,
-  id: string,
-  deliveryId: string,
-): Promise<Delivery> {
-  const webhook = await getHelpdeskWebhook(stores, actor, id);
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  return redeliverFailed(stores, deps, webhook.id, deliveryId);
-}
+export const redeliverHelpdeskDelivery = helpdeskDeliveryLog.redeliver;
 
 /** The body of a helpdesk delivery (spec 6.5): `{ event, data, deliveredAt }`, `data.type` repeating the event. */
 export function helpdeskEnvelope(event: string, data: Record<string, unknown>, deliveredAt: Date): string {
@@ -224,11 +204,6 @@ export function helpdeskEndpoint(webhook: HelpdeskWebhook, delivery: { id: strin
 /** Whether the webhook hears of an event about this inbox (null: an event of the whole workspace). */
 export function hears(webhook: HelpdeskWebhook, event: HelpdeskEventType, inboxId: string | null): boolean {
   return webhook.subscriptions.includes(event) && (webhook.inboxId === null || webhook.inboxId === inboxId);
-}
-
-async function configurable(stores: HelpdeskWebhookStores, actor: Actor): Promise<void> {
-  authorize(actor.roles, 'helpdesk.configure', 'write');
-  await assertHelpdeskWritable(stores.plans, actor.workspaceId);
 }
 
 async function validate(stores: HelpdeskWebhookStores, actor: Actor, input: HelpdeskWebhookInput): Promise<void> {
