@@ -8,6 +8,7 @@ import { isUniqueViolation } from '../errors.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
+import { findById, lockById } from '../keyed-row.ts';
 
 export function connectionStore(db: Kysely<Database>, box: SecretBox): ConnectionStore {
   // The column `kind` is the connection's driver; its credentials are stored sealed, as JSON.
@@ -37,14 +38,10 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
       return row && toConnection(row);
     },
     async find(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toConnection(row);
+      return findById(db, 'connections', id, toConnection);
     },
     async lock(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('connections').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toConnection(row);
+      return lockById(db, 'connections', id, toConnection);
     },
     async list(workspaceId) {
       const rows = await db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, lockById, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUuid } from '../../../core/shared/ids.ts';
 import type { AssignmentSettingsStore, AssignmentSettingsStores } from '../../../core/helpdesk/assignment/assignment-settings.ts';
 import type { AutoAssignDeps, AutoAssignmentStore, AutoAssignStores } from '../../../core/helpdesk/assignment/auto-assignment.ts';
 import type { OwnPresenceStore } from '../../../core/helpdesk/assignment/availability.ts';
@@ -23,9 +22,7 @@ export function autoAssignmentStore(base: Kysely<Database>): AutoAssignmentStore
   const db = assignmentDb(base);
   return {
     async lockConversation(conversationId) {
-      if (!isUuid(conversationId)) return undefined;
-      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('id', '=', conversationId).forUpdate().executeTakeFirst();
-      return row && toConversation(row);
+      return lockById(db, 'helpdesk_conversations', conversationId, toConversation);
     },
     async lockInbox(workspaceId, inboxId) {
       // Created on first use; a concurrent creator makes this wait for its commit, then do nothing.
@@ -90,12 +87,7 @@ export function autoAssignmentStore(base: Kysely<Database>): AutoAssignmentStore
       await db.insertInto('helpdesk_assignment_rotations').values({ workspace_id: workspaceId, inbox_id: inboxId, team_id: teamId, last_user_id: rotation.lastUserId, updated_at: at }).execute();
     },
     async recordDecision(d) {
-      const { conversation_id, ...values } = snakeCased(d);
-      await db
-        .insertInto('helpdesk_assignment_decisions')
-        .values({ conversation_id, ...values })
-        .onConflict((oc) => oc.column('conversation_id').doUpdateSet(values))
-        .execute();
+      await putRow(db, 'helpdesk_assignment_decisions', ['conversation_id'], snakeCased(d));
     },
     async decidedOnArrival(conversationId) {
       const row = await db.selectFrom('helpdesk_assignment_decisions').select('conversation_id').where('conversation_id', '=', conversationId).executeTakeFirst();

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { SecretBox } from '../../kernel/security.ts';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, lockById, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
@@ -132,9 +132,7 @@ export function botConversationStore(base: Kysely<Database>): BotConversationSto
   const db = helpdeskDb(base);
   return {
     async lock(conversationId) {
-      if (!isUuid(conversationId)) return undefined;
-      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('id', '=', conversationId).forUpdate().executeTakeFirst();
-      return row && toConversation(row);
+      return lockById(db, 'helpdesk_conversations', conversationId, toConversation);
     },
     async heldBy(agentBotId, inboxIds) {
       if (inboxIds !== null && inboxIds.length === 0) return [];

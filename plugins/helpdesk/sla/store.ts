@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PluginContext } from '../../kernel/context.ts';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, findRow, isUniqueViolation, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
@@ -29,11 +29,11 @@ export function inboxHoursStore(base: Kysely<Database>): InboxHoursStore {
   return {
     async get(inboxId) {
       if (!isUuid(inboxId)) return undefined;
-      const row = await db.selectFrom('helpdesk_business_hours').selectAll().where('inbox_id', '=', inboxId).executeTakeFirst();
-      return row && toHours(row);
+      return findRow(db, 'helpdesk_business_hours', { inbox_id: inboxId }, toHours);
     },
     async put(h) {
-      const values = {
+      await putRow(db, 'helpdesk_business_hours', ['inbox_id'], {
+        inbox_id: h.inboxId,
         workspace_id: h.workspaceId,
         enabled: h.enabled,
         weekly_hours: JSON.stringify(h.week),
@@ -41,12 +41,7 @@ export function inboxHoursStore(base: Kysely<Database>): InboxHoursStore {
         out_of_office_enabled: h.outOfOffice.enabled,
         out_of_office_message: h.outOfOffice.message,
         updated_at: h.updatedAt ?? new Date(0),
-      };
-      await db
-        .insertInto('helpdesk_business_hours')
-        .values({ inbox_id: h.inboxId, ...values })
-        .onConflict((oc) => oc.column('inbox_id').doUpdateSet(values))
-        .execute();
+      });
     },
   };
 }
