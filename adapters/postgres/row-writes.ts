@@ -1,4 +1,4 @@
-import type { InsertQueryBuilder, InsertResult, Insertable, Kysely } from 'kysely';
+import type { InsertQueryBuilder, InsertResult, Insertable, Kysely, UpdateQueryBuilder, UpdateResult } from 'kysely';
 
 /**
  * Runs an insert that does nothing on conflict (`onConflict(… doNothing())`) and tells whether
@@ -7,6 +7,15 @@ import type { InsertQueryBuilder, InsertResult, Insertable, Kysely } from 'kysel
 export async function insertedIfAbsent<DB, TB extends keyof DB>(insert: InsertQueryBuilder<DB, TB, InsertResult>): Promise<boolean> {
   const result = await insert.executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+/**
+ * Runs a conditional update (a code used once, a request decided once) and tells whether it
+ * changed a row: false when the condition no longer held, e.g. a concurrent update came first.
+ */
+export async function updatedAny<DB, UT extends keyof DB, TB extends keyof DB>(update: UpdateQueryBuilder<DB, UT, TB, UpdateResult>): Promise<boolean> {
+  const result = await update.executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /**

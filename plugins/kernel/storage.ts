@@ -17,7 +17,7 @@ export { camelCased, snakeCased, type CamelCased, type SnakeCased } from '../../
 export { pageOfRows } from '../../adapters/postgres/paged-rows.ts';
 export { findInWorkspace, lockInWorkspace } from '../../adapters/postgres/workspace-row.ts';
 export { findRow, lockRow, findById, lockById, type RowKey, type ToEntity } from '../../adapters/postgres/keyed-row.ts';
-export { insertedIfAbsent, putRow } from '../../adapters/postgres/row-writes.ts';
+export { insertedIfAbsent, updatedAny, putRow } from '../../adapters/postgres/row-writes.ts';
 export { containing } from '../../adapters/postgres/like-pattern.ts';
 export { baseStores } from '../../adapters/postgres/stores.ts';
 export { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';

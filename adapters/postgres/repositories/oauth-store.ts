@@ -7,7 +7,7 @@ import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import { containing } from '../like-pattern.ts';
 import { findRow } from '../keyed-row.ts';
-import { putRow } from '../row-writes.ts';
+import { putRow, updatedAny } from '../row-writes.ts';
 import type { Database, OAuthClientsTable, OAuthCodesTable, OAuthConsentsTable, OAuthPendingRequestsTable, OAuthTokensTable } from '../schema.ts';
 
 export function oauthStore(db: Kysely<Database>): OAuthStore {
@@ -40,8 +40,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       return findRow(db, 'oauth_pending_requests', { id }, toPending);
     },
     async decidePending(id, at) {
-      const row = await db.updateTable('oauth_pending_requests').set({ decided_at: at }).where('id', '=', id).where('decided_at', 'is', null).returning('id').executeTakeFirst();
-      return row !== undefined;
+      return updatedAny(db.updateTable('oauth_pending_requests').set({ decided_at: at }).where('id', '=', id).where('decided_at', 'is', null));
     },
 
     async findConsent(clientId, userId, workspaceId) {
@@ -108,8 +107,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       return findRow(db, 'oauth_codes', { hash }, toCode);
     },
     async useCode(hash, at) {
-      const row = await db.updateTable('oauth_codes').set({ used_at: at }).where('hash', '=', hash).where('used_at', 'is', null).returning('hash').executeTakeFirst();
-      return row !== undefined;
+      return updatedAny(db.updateTable('oauth_codes').set({ used_at: at }).where('hash', '=', hash).where('used_at', 'is', null));
     },
 
     async insertToken(t) {
@@ -119,8 +117,7 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       return findRow(db, 'oauth_tokens', { hash }, toToken);
     },
     async rotateToken(id) {
-      const row = await db.updateTable('oauth_tokens').set({ state: 'ROTATED' }).where('id', '=', id).where('state', '=', 'ACTIVE').returning('id').executeTakeFirst();
-      return row !== undefined;
+      return updatedAny(db.updateTable('oauth_tokens').set({ state: 'ROTATED' }).where('id', '=', id).where('state', '=', 'ACTIVE'));
     },
     async revokeToken(id) {
       await db.updateTable('oauth_tokens').set({ state: 'REVOKED' }).where('id', '=', id).execute();

@@ -8,6 +8,7 @@ import type { SecretBox } from '../../crypto/secret-box.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../schema.ts';
 import { containing } from '../like-pattern.ts';
+import { pageOfRows } from '../paged-rows.ts';
 import { findById, findRow, lockById, lockRow } from '../keyed-row.ts';
 import { findInWorkspace } from '../workspace-row.ts';
 import { insertedIfAbsent, putRow } from '../row-writes.ts';
@@ -34,9 +35,7 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
     async list(workspaceId, request) {
       let query = db.selectFrom('webhooks').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('url', 'ilike', containing(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toWebhook), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toWebhook);
     },
     async update(w) {
       const { id, workspace_id: _workspaceId, created_at: _createdAt, ...changes } = toRow(w);

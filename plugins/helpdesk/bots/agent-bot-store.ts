@@ -1,12 +1,12 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { SecretBox } from '../../kernel/security.ts';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, lockById, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import type { AgentBot, AgentBotStore } from '../../../core/helpdesk/bots/agent-bots.ts';
 import type { AgentBotTurnStore, BotConversationStore } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
-import { toConversation } from '../conversations/store.ts';
+import { lockConversation } from '../conversations/store.ts';
 import { helpdeskDb, type HelpdeskAgentBotsTable } from '../tables.ts';
 
 /** Agent bots with the inboxes they serve; the signing secret is sealed at rest, the access token only hashed. */
@@ -131,9 +131,7 @@ export function agentBotTurnStore(base: Kysely<Database>): AgentBotTurnStore {
 export function botConversationStore(base: Kysely<Database>): BotConversationStore {
   const db = helpdeskDb(base);
   return {
-    async lock(conversationId) {
-      return lockById(db, 'helpdesk_conversations', conversationId, toConversation);
-    },
+    lock: (conversationId) => lockConversation(base, conversationId),
     async heldBy(agentBotId, inboxIds) {
       if (inboxIds !== null && inboxIds.length === 0) return [];
       let query = db.selectFrom('helpdesk_conversations').select('id').where('assignee_agent_bot_id', '=', agentBotId);

@@ -7,6 +7,7 @@ import { conversationStore } from '../conversations/store.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { helpdeskDb, type HelpdeskTeamsTable } from '../tables.ts';
 import { inboxStores, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { replaceMembers } from '../member-list-store.ts';
 
 const toTeam = (row: Selectable<HelpdeskTeamsTable>): Team => camelCased(row);
 
@@ -83,15 +84,7 @@ export function teamStore(base: Kysely<Database>): TeamStore {
       return row !== undefined;
     },
     async setMembers(teamId, userIds) {
-      // The team row lock serializes two replacements of one list (no duplicate-key 500).
-      await db.selectFrom('helpdesk_teams').select('id').where('id', '=', teamId).forUpdate().execute();
-      await db.deleteFrom('helpdesk_team_members').where('team_id', '=', teamId).execute();
-      if (userIds.length === 0) return;
-      const now = new Date();
-      await db
-        .insertInto('helpdesk_team_members')
-        .values(userIds.map((userId) => ({ team_id: teamId, user_id: userId, created_at: now })))
-        .execute();
+      await replaceMembers(base, 'team', teamId, userIds);
     },
     async clearFromConversations(teamId, at) {
       // Locked first: a conversation being given this team meanwhile waits (see `teamStanding`)
