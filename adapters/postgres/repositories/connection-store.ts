@@ -4,7 +4,7 @@ import { conflict } from '../../../core/shared/errors.ts';
 import type { ConnectionStatus } from '../../../core/connections/connection-status.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ConnectionsTable, Database } from '../schema.ts';
-import { isUniqueViolation } from '../errors.ts';
+import { uniqueViolationAs } from '../errors.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -71,9 +71,4 @@ const connectionOfWorkspace = compiledOnce((db: Kysely<Database>, workspaceId: s
 );
 
 /** One connection per official number (callbacks are routed by it): a second one collides (409), not a 500. */
-function routingKeyTaken(error: unknown): never {
-  if (isUniqueViolation(error, 'connections_routing_key_idx')) {
-    throw conflict('Another connection already uses this phone number id');
-  }
-  throw error;
-}
+const routingKeyTaken = uniqueViolationAs('connections_routing_key_idx', () => conflict('Another connection already uses this phone number id'));

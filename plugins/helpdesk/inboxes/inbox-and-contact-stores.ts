@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, uniqueViolationAs, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -90,10 +90,7 @@ export function contactStore(base: Kysely<Database>): ContactStore {
     ...camelCased(row),
     customAttributes: (typeof row.custom_attributes === 'string' ? JSON.parse(row.custom_attributes) : row.custom_attributes) as Record<string, unknown>,
   });
-  const rethrow = (error: unknown): never => {
-    if (isUniqueViolation(error, 'helpdesk_contacts_phone_key')) throw duplicatePhone();
-    throw error;
-  };
+  const rethrow = uniqueViolationAs('helpdesk_contacts_phone_key', duplicatePhone);
   return {
     async insert(c) {
       await db

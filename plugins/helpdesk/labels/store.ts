@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, insertedIfAbsent, isUniqueViolation, lockInWorkspace, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, insertedIfAbsent, lockInWorkspace, pageOfRows, snakeCased, uniqueViolationAs, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { duplicateLabel, type Label, type LabelStore, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
 import { labelKey } from '../../../core/helpdesk/labels/label-sets.ts';
@@ -24,10 +24,7 @@ export function labelStores(db: Kysely<Database>, ctx: PluginContext): LabelStor
 export function labelStore(base: Kysely<Database>): LabelStore {
   const db = helpdeskDb(base);
   const values = (l: Label) => ({ ...snakeCased(l), name_key: labelKey(l.name) });
-  const rethrow = (error: unknown): never => {
-    if (isUniqueViolation(error, 'helpdesk_labels_name_key')) throw duplicateLabel();
-    throw error;
-  };
+  const rethrow = uniqueViolationAs('helpdesk_labels_name_key', duplicateLabel);
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_labels').where('workspace_id', '=', workspaceId);

@@ -1,15 +1,15 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PluginContext } from '../../kernel/context.ts';
-import { camelCased, containing, findInWorkspace, findRow, isUniqueViolation, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, findRow, isUniqueViolation, pageOfLoadedRows, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { calendarOf, type InboxHours, type InboxHoursStore, type InboxHoursStores } from '../../../core/helpdesk/sla/business-hours-settings.ts';
 import type { BusinessCalendar } from '../../../core/helpdesk/sla/business-hours.ts';
 import type { SlaPolicy } from '../../../core/helpdesk/sla/sla.ts';
 import type { SlaPolicyStore, SlaPolicyStores } from '../../../core/helpdesk/sla/policies.ts';
 import { helpdeskDb, type HelpdeskBusinessHoursTable, type HelpdeskSlaPoliciesTable } from '../tables.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { withLinkedInboxes } from '../inboxes/linked-inbox-store.ts';
 
 const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 
@@ -62,27 +62,13 @@ const toPolicy = (row: Selectable<HelpdeskSlaPoliciesTable>, inboxIds: string[])
 /** SLA policies with their inboxes. */
 export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forInbox(inboxId: string): Promise<SlaPolicy | undefined> } {
   const db = helpdeskDb(base);
-  const withInboxes = async (rows: Selectable<HelpdeskSlaPoliciesTable>[]): Promise<SlaPolicy[]> => {
-    if (rows.length === 0) return [];
-    const links = await db
-      .selectFrom('helpdesk_sla_policy_inboxes')
-      .select(['policy_id', 'inbox_id'])
-      .where(
-        'policy_id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .orderBy('inbox_id')
-      .execute();
-    return rows.map((row) => toPolicy(row, links.filter((l) => l.policy_id === row.id).map((l) => l.inbox_id)));
-  };
+  const withInboxes = (rows: Selectable<HelpdeskSlaPoliciesTable>[]): Promise<SlaPolicy[]> =>
+    withLinkedInboxes(rows, (ids) => db.selectFrom('helpdesk_sla_policy_inboxes').select(['policy_id as owner', 'inbox_id']).where('policy_id', 'in', ids).orderBy('inbox_id').execute(), toPolicy);
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_sla_policies').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('name', 'ilike', containing(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('name').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(await withInboxes(rows), Number(total), request);
+      return pageOfLoadedRows(query, request, (q) => q.selectAll().orderBy('name').orderBy('id'), withInboxes);
     },
     async get(workspaceId, id) {
       return findInWorkspace(db, 'helpdesk_sla_policies', workspaceId, id, async (row) => (await withInboxes([row]))[0]);

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, pageOfRows, snakeCased, uniqueViolationAs, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateTeamName, type Team, type TeamMember, type TeamStore, type TeamStores } from '../../../core/helpdesk/teams/teams.ts';
@@ -13,10 +13,7 @@ const toTeam = (row: Selectable<HelpdeskTeamsTable>): Team => camelCased(row);
 
 export function teamStore(base: Kysely<Database>): TeamStore {
   const db = helpdeskDb(base);
-  const rethrow = (error: unknown): never => {
-    if (isUniqueViolation(error, 'helpdesk_teams_name_key')) throw duplicateTeamName();
-    throw error;
-  };
+  const rethrow = uniqueViolationAs('helpdesk_teams_name_key', duplicateTeamName);
   /**
    * Members of teams who are still members of the team's workspace: someone who left the
    * workspace keeps their row (they may come back) but is neither shown nor assigned.
