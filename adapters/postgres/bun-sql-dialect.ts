@@ -1,6 +1,6 @@
 import { SQL } from 'bun';
-import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
-import { PostgresDialectOver } from './postgres-dialect.ts';
+import type { CompiledQuery, Dialect, QueryResult } from 'kysely';
+import { postgresDialectOver, type TransactionalConnection } from './postgres-dialect.ts';
 
 /**
  * Kysely over Bun's native PostgreSQL client. It replaces `pg` for the service's own queries:
@@ -8,27 +8,11 @@ import { PostgresDialectOver } from './postgres-dialect.ts';
  * Single statements go to the pool as they are; a transaction reserves one client for its
  * whole length (reserving for every statement cost a fifth of a busy server's time).
  */
-export class BunSqlDialect extends PostgresDialectOver {
-  constructor(private readonly sql: SQL) {
-    super();
-  }
-  createDriver(): Driver { return new BunSqlDriver(this.sql); }
+export function bunSqlDialect(sql: SQL): Dialect {
+  return postgresDialectOver(() => new BunSqlConnection(sql), () => sql.close());
 }
 
-class BunSqlDriver implements Driver {
-  constructor(private readonly sql: SQL) {}
-  async init() {}
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return new BunSqlConnection(this.sql);
-  }
-  async beginTransaction(connection: DatabaseConnection) { await (connection as BunSqlConnection).run('begin'); }
-  async commitTransaction(connection: DatabaseConnection) { await (connection as BunSqlConnection).run('commit'); }
-  async rollbackTransaction(connection: DatabaseConnection) { await (connection as BunSqlConnection).run('rollback'); }
-  async releaseConnection(connection: DatabaseConnection) { await (connection as BunSqlConnection).release(); }
-  async destroy() { await this.sql.close(); }
-}
-
-class BunSqlConnection implements DatabaseConnection {
+class BunSqlConnection implements TransactionalConnection {
   private reserved: Awaited<ReturnType<SQL['reserve']>> | undefined;
 
   constructor(private readonly pool: SQL) {}
@@ -44,9 +28,13 @@ class BunSqlConnection implements DatabaseConnection {
     yield await this.executeQuery<R>(query);
   }
 
-  async run(statement: 'begin' | 'commit' | 'rollback'): Promise<void> {
-    if (statement === 'begin') this.reserved = await this.pool.reserve();
-    await this.reserved!.unsafe(statement);
+  async begin(): Promise<void> {
+    this.reserved = await this.pool.reserve();
+    await this.reserved.unsafe('begin');
+  }
+
+  async end(outcome: 'commit' | 'rollback'): Promise<void> {
+    await this.reserved!.unsafe(outcome);
   }
 
   async release(): Promise<void> {

@@ -2,12 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import { SQL } from 'bun';
-import { BunSqlDialect } from './bun-sql-dialect.ts';
-import { PGliteDialect } from './pglite-dialect.ts';
+import { bunSqlDialect } from './bun-sql-dialect.ts';
+import { pgliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema.ts';
 
 /**
- * The database: Postgres over `pg` when a URL is given, otherwise the embedded PGlite in
+ * The database: Postgres over Bun's client when a URL is given, otherwise the embedded PGlite in
  * `dataDir` (or in memory with `dataDir: 'memory://'`). pg-boss shares the same database.
  */
 export interface DatabaseHandle {
@@ -23,13 +23,13 @@ export interface DatabaseHandle {
 export async function openDatabase(options: { url?: string; dataDir: string }): Promise<DatabaseHandle> {
   if (options.url) {
     const sql = new SQL({ url: options.url, max: 10 });
-    const db = new Kysely<Database>({ dialect: new BunSqlDialect(sql) });
+    const db = new Kysely<Database>({ dialect: bunSqlDialect(sql) });
     return { db, dialect: 'postgres', url: options.url, close: () => db.destroy() };
   }
 
   if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
   const pglite = await PGlite.create(options.dataDir);
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
   return {
     db,
     dialect: 'pglite',

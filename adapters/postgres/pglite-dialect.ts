@@ -1,31 +1,18 @@
 import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite';
-import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
-import { PostgresDialectOver } from './postgres-dialect.ts';
+import type { CompiledQuery, Dialect, QueryResult } from 'kysely';
+import { postgresDialectOver, type TransactionalConnection } from './postgres-dialect.ts';
 
 /**
  * Kysely over PGlite. PGlite is a single connection, so a Kysely transaction is a PGlite
  * `transaction()` held open until Kysely commits or rolls back: PGlite then keeps every
- * other statement (pg-boss's included) out until it ends.
+ * other statement (pg-boss's included) out until it ends. PGlite itself is closed by its
+ * owner (database.ts), after Kysely.
  */
-export class PGliteDialect extends PostgresDialectOver {
-  constructor(private readonly pglite: PGlite) {
-    super();
-  }
-  createDriver(): Driver { return new PGliteDriver(this.pglite); }
+export function pgliteDialect(pglite: PGlite): Dialect {
+  return postgresDialectOver(() => new PGliteConnection(pglite), async () => {});
 }
 
-class PGliteDriver implements Driver {
-  constructor(private readonly pglite: PGlite) {}
-  async init() {}
-  async acquireConnection(): Promise<DatabaseConnection> { return new PGliteConnection(this.pglite); }
-  async beginTransaction(connection: DatabaseConnection) { await (connection as PGliteConnection).begin(); }
-  async commitTransaction(connection: DatabaseConnection) { await (connection as PGliteConnection).end('commit'); }
-  async rollbackTransaction(connection: DatabaseConnection) { await (connection as PGliteConnection).end('rollback'); }
-  async releaseConnection() {}
-  async destroy() {}
-}
-
-class PGliteConnection implements DatabaseConnection {
+class PGliteConnection implements TransactionalConnection {
   private tx: PGliteTransaction | undefined;
   private finish: ((outcome: 'commit' | 'rollback') => void) | undefined;
   private done: Promise<unknown> | undefined;
@@ -72,5 +59,8 @@ class PGliteConnection implements DatabaseConnection {
     finish?.(outcome);
     await done;
   }
+
+  /** One connection for everything: nothing to give back. */
+  async release(): Promise<void> {}
 }
 

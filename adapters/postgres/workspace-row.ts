@@ -1,23 +1,17 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import { isUuid } from '../../core/shared/ids.ts';
-
-/** A table whose rows belong to one workspace and are named by a UUID `id`. */
-type WorkspaceRows = { id: string; workspace_id: string };
+import { findRow, lockRow, type RowKey, type ToEntity } from './keyed-row.ts';
 
 /**
- * A workspace's row of `table` by id, mapped to its entity; undefined when there is none there.
- * An id that is not a UUID finds nothing without asking (Postgres would refuse to compare it).
+ * A workspace's row of `table` by id, mapped to its entity (`findInWorkspace`), or locked until the
+ * caller's transaction ends (`lockInWorkspace`); undefined when there is none there. An id that is
+ * not a UUID finds nothing without asking (Postgres would refuse to compare it).
  */
-export async function findInWorkspace<DB, T extends keyof DB & string, E>(
-  db: Kysely<DB>,
-  table: T,
-  workspaceId: string,
-  id: string,
-  toEntity: (row: Selectable<DB[T]>) => E | Promise<E>,
-): Promise<E | undefined> {
-  if (!isUuid(id)) return undefined;
-  // Kysely cannot name the columns of a table chosen by a type parameter: the two this reads are stated.
-  const rows = db as unknown as Kysely<{ table: WorkspaceRows }>;
-  const row = await rows.selectFrom(table as unknown as 'table').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-  return row && toEntity(row as Selectable<DB[T]>);
+export const findInWorkspace = inWorkspace(findRow);
+export const lockInWorkspace = inWorkspace(lockRow);
+
+/** A read of one row keyed by workspace and UUID `id`. */
+function inWorkspace(read: typeof findRow) {
+  return <DB, T extends keyof DB & string, E>(db: Kysely<DB>, table: T, workspaceId: string, id: string, toEntity: ToEntity<DB, T, E>): Promise<E | undefined> =>
+    isUuid(id) ? read(db, table, { workspace_id: workspaceId, id } as RowKey<DB, T>, toEntity) : Promise.resolve(undefined);
 }

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, lockById, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import { reportedRecipientStatus } from '../../core/campaigns/campaign.ts';
@@ -46,9 +46,7 @@ export function campaignStore(base: DatabaseHandle, box: SecretBox): CampaignSto
       return findInWorkspace(db, 'campaigns', workspaceId, id, toCampaign);
     },
     async lock(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('campaigns').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toCampaign(row);
+      return lockById(db, 'campaigns', id, toCampaign);
     },
     async update(campaign) {
       const { id, workspace_id, created_at, ...changes } = toRow(campaign);

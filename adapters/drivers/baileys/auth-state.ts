@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { BufferJSON, initAuthCreds, proto, type AuthenticationCreds, type AuthenticationState, type CacheStore, type SignalDataSet, type SignalDataTypeMap } from 'baileys';
 import type { SecretBox } from '../../crypto/secret-box.ts';
+import { findRow } from '../../postgres/keyed-row.ts';
 
 /**
  * A Baileys `AuthenticationState` kept in Postgres (table `baileys_auth`, migration 0004) instead
@@ -42,14 +43,8 @@ export async function usePostgresAuthState(
   const { box } = options;
   const encode = (value: unknown) => storedValue(box, value);
   const decode = (text: string) => readStoredValue(box, text);
-  const stored = await db
-    .selectFrom('baileys_auth')
-    .select('value')
-    .where('connection_id', '=', connectionId)
-    .where('kind', '=', CREDS_KIND)
-    .where('key_id', '=', CREDS_ID)
-    .executeTakeFirst();
-  const creds: AuthenticationCreds = stored ? decode(stored.value) : initAuthCreds();
+  const stored = await findRow(db, 'baileys_auth', { connection_id: connectionId, kind: CREDS_KIND, key_id: CREDS_ID }, (row) => row.value as string);
+  const creds: AuthenticationCreds = stored !== undefined ? decode(stored) : initAuthCreds();
 
   const writeFenced = async <T>(work: (trx: Kysely<any>) => Promise<T>): Promise<T> =>
     db.transaction().execute(async (trx) => {

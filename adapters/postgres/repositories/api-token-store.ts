@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { ApiToken, ApiTokenStore } from '../../../core/tokens/api-tokens.ts';
 import type { Role } from '../../../core/identity/roles.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import { containing } from '../like-pattern.ts';
+import { pageOfRows } from '../paged-rows.ts';
 
 export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
   return {
@@ -31,9 +31,7 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
     async list(workspaceId, request) {
       let query = db.selectFrom('api_tokens').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('name', 'ilike', containing(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toToken), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toToken);
     },
 
     async replaceSecret(id, secretHash, tokenLast4) {

@@ -4,10 +4,11 @@ import { conflict } from '../../../core/shared/errors.ts';
 import type { ConnectionStatus } from '../../../core/connections/connection-status.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ConnectionsTable, Database } from '../schema.ts';
-import { isUniqueViolation } from '../errors.ts';
+import { uniqueViolationAs } from '../errors.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
+import { findById, lockById } from '../keyed-row.ts';
 
 export function connectionStore(db: Kysely<Database>, box: SecretBox): ConnectionStore {
   // The column `kind` is the connection's driver; its credentials are stored sealed, as JSON.
@@ -37,14 +38,10 @@ export function connectionStore(db: Kysely<Database>, box: SecretBox): Connectio
       return row && toConnection(row);
     },
     async find(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toConnection(row);
+      return findById(db, 'connections', id, toConnection);
     },
     async lock(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('connections').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toConnection(row);
+      return lockById(db, 'connections', id, toConnection);
     },
     async list(workspaceId) {
       const rows = await db.selectFrom('connections').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
@@ -74,9 +71,4 @@ const connectionOfWorkspace = compiledOnce((db: Kysely<Database>, workspaceId: s
 );
 
 /** One connection per official number (callbacks are routed by it): a second one collides (409), not a 500. */
-function routingKeyTaken(error: unknown): never {
-  if (isUniqueViolation(error, 'connections_routing_key_idx')) {
-    throw conflict('Another connection already uses this phone number id');
-  }
-  throw error;
-}
+const routingKeyTaken = uniqueViolationAs('connections_routing_key_idx', () => conflict('Another connection already uses this phone number id'));

@@ -4,6 +4,8 @@ import type { PlanName } from '../../../core/plans/plans.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { CreditReservationsTable, Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
+import { findRow } from '../keyed-row.ts';
+import { putRow } from '../row-writes.ts';
 
 export function creditStore(db: Kysely<Database>): CreditStore {
   async function lockAccount(workspaceId: string) {
@@ -68,12 +70,7 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     },
 
     async saveAccount(a) {
-      const row = accountRow(a);
-      await db
-        .insertInto('credit_accounts')
-        .values(row)
-        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ period_start: row.period_start, available: row.available, allowance: row.allowance }))
-        .execute();
+      await putRow(db, 'credit_accounts', ['workspace_id'], accountRow(a));
     },
 
     async insertReservation(r) {
@@ -81,8 +78,7 @@ export function creditStore(db: Kysely<Database>): CreditStore {
     },
 
     async findReservation(id) {
-      const row = await db.selectFrom('credit_reservations').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toReservation(row);
+      return findRow(db, 'credit_reservations', { id }, toReservation);
     },
 
     async lockReservation(id) {

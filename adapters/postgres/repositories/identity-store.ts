@@ -5,6 +5,7 @@ import type { Role } from '../../../core/identity/roles.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
 import { page, pageOffset, type PageRequest } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
+import { findRow } from '../keyed-row.ts';
 import type { Database, WorkspaceRow } from '../schema.ts';
 
 export function identityStore(db: Kysely<Database>): IdentityStore {
@@ -74,13 +75,7 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
     },
 
     async getMembership(workspaceId, userId) {
-      const row = await db
-        .selectFrom('memberships')
-        .selectAll()
-        .where('workspace_id', '=', workspaceId)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
-      return row && toMembership(row);
+      return findRow(db, 'memberships', { workspace_id: workspaceId, user_id: userId }, toMembership);
     },
 
     async listWorkspacesOf(userId) {

@@ -6,6 +6,7 @@ import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import { isUniqueViolation } from '../errors.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
+import { lockRow } from '../keyed-row.ts';
 import type { Database, InvitationsTable } from '../schema.ts';
 
 export function invitationStore(db: Kysely<Database>): InvitationStore {
@@ -23,15 +24,7 @@ export function invitationStore(db: Kysely<Database>): InvitationStore {
     },
 
     async lockPending(workspaceId, email) {
-      const row = await db
-        .selectFrom('invitations')
-        .selectAll()
-        .where('workspace_id', '=', workspaceId)
-        .where('email', '=', email)
-        .where('status', '=', 'PENDING')
-        .forUpdate()
-        .executeTakeFirst();
-      return row && toInvitation(row);
+      return lockRow(db, 'invitations', { workspace_id: workspaceId, email, status: 'PENDING' }, toInvitation);
     },
 
     async lockByTokenHash(tokenHash) {

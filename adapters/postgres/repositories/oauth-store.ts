@@ -6,6 +6,8 @@ import type { OAuthStore } from '../../../core/oauth/store.ts';
 import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import { containing } from '../like-pattern.ts';
+import { findRow } from '../keyed-row.ts';
+import { putRow, updatedAny } from '../row-writes.ts';
 import type { Database, OAuthClientsTable, OAuthCodesTable, OAuthConsentsTable, OAuthPendingRequestsTable, OAuthTokensTable } from '../schema.ts';
 
 export function oauthStore(db: Kysely<Database>): OAuthStore {
@@ -14,16 +16,10 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       await db.insertInto('oauth_clients').values(clientRow(c)).execute();
     },
     async findClient(id) {
-      const row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toClient(row);
+      return findRow(db, 'oauth_clients', { id }, toClient);
     },
     async saveClient(c) {
-      const { id, ...rest } = clientRow(c);
-      await db
-        .insertInto('oauth_clients')
-        .values({ id, ...rest })
-        .onConflict((oc) => oc.column('id').doUpdateSet(rest))
-        .execute();
+      await putRow(db, 'oauth_clients', ['id'], clientRow(c));
     },
     async listClientsOf(workspaceId) {
       const rows = await db.selectFrom('oauth_clients').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
@@ -41,27 +37,17 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       await db.insertInto('oauth_pending_requests').values(snakeCased(p)).execute();
     },
     async findPending(id) {
-      const row = await db.selectFrom('oauth_pending_requests').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toPending(row);
+      return findRow(db, 'oauth_pending_requests', { id }, toPending);
     },
     async decidePending(id, at) {
-      const row = await db.updateTable('oauth_pending_requests').set({ decided_at: at }).where('id', '=', id).where('decided_at', 'is', null).returning('id').executeTakeFirst();
-      return row !== undefined;
+      return updatedAny(db.updateTable('oauth_pending_requests').set({ decided_at: at }).where('id', '=', id).where('decided_at', 'is', null));
     },
 
     async findConsent(clientId, userId, workspaceId) {
-      const row = await db
-        .selectFrom('oauth_consents')
-        .selectAll()
-        .where('client_id', '=', clientId)
-        .where('user_id', '=', userId)
-        .where('workspace_id', '=', workspaceId)
-        .executeTakeFirst();
-      return row && toConsent(row);
+      return findRow(db, 'oauth_consents', { client_id: clientId, user_id: userId, workspace_id: workspaceId }, toConsent);
     },
     async getConsent(id) {
-      const row = await db.selectFrom('oauth_consents').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toConsent(row);
+      return findRow(db, 'oauth_consents', { id }, toConsent);
     },
     async consentsOf(clientId, userId) {
       const rows = await db.selectFrom('oauth_consents').selectAll().where('client_id', '=', clientId).where('user_id', '=', userId).execute();
@@ -118,24 +104,20 @@ export function oauthStore(db: Kysely<Database>): OAuthStore {
       await db.insertInto('oauth_codes').values(snakeCased(c)).execute();
     },
     async findCode(hash) {
-      const row = await db.selectFrom('oauth_codes').selectAll().where('hash', '=', hash).executeTakeFirst();
-      return row && toCode(row);
+      return findRow(db, 'oauth_codes', { hash }, toCode);
     },
     async useCode(hash, at) {
-      const row = await db.updateTable('oauth_codes').set({ used_at: at }).where('hash', '=', hash).where('used_at', 'is', null).returning('hash').executeTakeFirst();
-      return row !== undefined;
+      return updatedAny(db.updateTable('oauth_codes').set({ used_at: at }).where('hash', '=', hash).where('used_at', 'is', null));
     },
 
     async insertToken(t) {
       await db.insertInto('oauth_tokens').values(snakeCased(t)).execute();
     },
     async findToken(hash) {
-      const row = await db.selectFrom('oauth_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
-      return row && toToken(row);
+      return findRow(db, 'oauth_tokens', { hash }, toToken);
     },
     async rotateToken(id) {
-      const row = await db.updateTable('oauth_tokens').set({ state: 'ROTATED' }).where('id', '=', id).where('state', '=', 'ACTIVE').returning('id').executeTakeFirst();
-      return row !== undefined;
+      return updatedAny(db.updateTable('oauth_tokens').set({ state: 'ROTATED' }).where('id', '=', id).where('state', '=', 'ACTIVE'));
     },
     async revokeToken(id) {
       await db.updateTable('oauth_tokens').set({ state: 'REVOKED' }).where('id', '=', id).execute();

@@ -1,10 +1,10 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Template, TemplateStore } from '../../../core/templates/templates.ts';
 import type { TemplateStatus } from '../../../core/templates/template-status.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, TemplatesTable } from '../schema.ts';
 import { containing } from '../like-pattern.ts';
+import { pageOfRows } from '../paged-rows.ts';
 
 /** Templates of official connections (migration 0010); newest first; `s` searches the name. */
 export function templateStore(db: Kysely<Database>): TemplateStore {
@@ -13,9 +13,7 @@ export function templateStore(db: Kysely<Database>): TemplateStore {
     async list(connectionId, request) {
       let query = db.selectFrom('templates').where('connection_id', '=', connectionId);
       if (request.search) query = query.where('name', 'ilike', containing(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toTemplate), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'), toTemplate);
     },
     async get(connectionId, id) {
       return one(await db.selectFrom('templates').selectAll().where('connection_id', '=', connectionId).where('id', '=', id).executeTakeFirst());

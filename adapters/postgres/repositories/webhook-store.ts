@@ -7,8 +7,11 @@ import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { Database, EventsTable, WebhookDeliveriesTable, WebhooksTable } from '../schema.ts';
-import { isUuid } from '../../../core/shared/ids.ts';
 import { containing } from '../like-pattern.ts';
+import { pageOfRows } from '../paged-rows.ts';
+import { findById, findRow, lockById, lockRow } from '../keyed-row.ts';
+import { findInWorkspace } from '../workspace-row.ts';
+import { insertedIfAbsent, putRow } from '../row-writes.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
   // The secret is stored sealed (adapters/crypto/secret-box.ts).
@@ -19,13 +22,10 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
       await db.insertInto('webhooks').values(toRow(w)).execute();
     },
     async get(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('webhooks').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-      return row && toWebhook(row);
+      return findInWorkspace(db, 'webhooks', workspaceId, id, toWebhook);
     },
     async find(id) {
-      const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toWebhook(row);
+      return findRow(db, 'webhooks', { id }, toWebhook);
     },
     async findMany(ids) {
       if (ids.length === 0) return [];
@@ -35,9 +35,7 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
     async list(workspaceId, request) {
       let query = db.selectFrom('webhooks').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('url', 'ilike', containing(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(rows.map(toWebhook), Number(total), request);
+      return pageOfRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), toWebhook);
     },
     async update(w) {
       const { id, workspace_id: _workspaceId, created_at: _createdAt, ...changes } = toRow(w);
@@ -82,12 +80,7 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
 export function deliveryStore(db: Kysely<Database>): DeliveryStore {
   return {
     async insert(d) {
-      const result = await db
-        .insertInto('webhook_deliveries')
-        .values(snakeCased(d))
-        .onConflict((oc) => oc.column('id').doNothing())
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+      return insertedIfAbsent(db.insertInto('webhook_deliveries').values(snakeCased(d)).onConflict((oc) => oc.column('id').doNothing()));
     },
     async insertMany(deliveries) {
       if (deliveries.length === 0) return;
@@ -98,14 +91,10 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
         .execute();
     },
     async get(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && toDelivery(row);
+      return findById(db, 'webhook_deliveries', id, toDelivery);
     },
     async lock(id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toDelivery(row);
+      return lockById(db, 'webhook_deliveries', id, toDelivery);
     },
     async update(d) {
       await db
@@ -135,25 +124,20 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
 export function batchStore(db: Kysely<Database>): BatchStore {
   return {
     async lock(webhookId, connectionId, remoteJid) {
-      const row = await db
-        .selectFrom('webhook_batches')
-        .selectAll()
-        .where('webhook_id', '=', webhookId)
-        .where('connection_id', '=', connectionId)
-        .where('remote_jid', '=', remoteJid)
-        .forUpdate()
-        .executeTakeFirst();
-      if (!row) return undefined;
-      const events = (typeof row.events === 'string' ? JSON.parse(row.events) : row.events) as LoggedEvent[];
-      return { webhookId, connectionId, remoteJid, window: { closesAt: row.closes_at, version: row.version }, events } satisfies Batch;
+      return lockRow(db, 'webhook_batches', { webhook_id: webhookId, connection_id: connectionId, remote_jid: remoteJid }, (row): Batch => {
+        const events = (typeof row.events === 'string' ? JSON.parse(row.events) : row.events) as LoggedEvent[];
+        return { webhookId, connectionId, remoteJid, window: { closesAt: row.closes_at, version: row.version }, events };
+      });
     },
     async save(b) {
-      const values = { closes_at: b.window.closesAt, version: b.window.version, events: b.events };
-      await db
-        .insertInto('webhook_batches')
-        .values({ webhook_id: b.webhookId, connection_id: b.connectionId, remote_jid: b.remoteJid, ...values })
-        .onConflict((oc) => oc.columns(['webhook_id', 'connection_id', 'remote_jid']).doUpdateSet(values))
-        .execute();
+      await putRow(db, 'webhook_batches', ['webhook_id', 'connection_id', 'remote_jid'], {
+        webhook_id: b.webhookId,
+        connection_id: b.connectionId,
+        remote_jid: b.remoteJid,
+        closes_at: b.window.closesAt,
+        version: b.window.version,
+        events: b.events,
+      });
     },
     async delete(webhookId, connectionId, remoteJid) {
       await db.deleteFrom('webhook_batches').where('webhook_id', '=', webhookId).where('connection_id', '=', connectionId).where('remote_jid', '=', remoteJid).execute();

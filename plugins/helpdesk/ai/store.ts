@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { AiProvider, AiSettingsStore } from '../../../core/helpdesk/ai/ai-settings.ts';
@@ -27,12 +27,7 @@ export function aiSettingsStore(base: Kysely<Database>, box: SecretBox): AiSetti
       return row && { ...camelCased(row), provider: row.provider as AiProvider, apiKey: row.api_key === null ? null : box.open(row.api_key) };
     },
     async put(s) {
-      const { workspace_id, ...values } = { ...snakeCased(s), api_key: s.apiKey === null ? null : box.seal(s.apiKey) };
-      await db
-        .insertInto('helpdesk_ai_settings')
-        .values({ workspace_id, ...values })
-        .onConflict((oc) => oc.column('workspace_id').doUpdateSet(values))
-        .execute();
+      await putRow(db, 'helpdesk_ai_settings', ['workspace_id'], { ...snakeCased(s), api_key: s.apiKey === null ? null : box.seal(s.apiKey) });
     },
   };
 }

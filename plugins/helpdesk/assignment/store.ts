@@ -1,13 +1,12 @@
 import { sql, type Kysely } from 'kysely';
-import { camelCased, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUuid } from '../../../core/shared/ids.ts';
 import type { AssignmentSettingsStore, AssignmentSettingsStores } from '../../../core/helpdesk/assignment/assignment-settings.ts';
 import type { AutoAssignDeps, AutoAssignmentStore, AutoAssignStores } from '../../../core/helpdesk/assignment/auto-assignment.ts';
 import type { OwnPresenceStore } from '../../../core/helpdesk/assignment/availability.ts';
 import { DEFAULT_PRESENCE_TTL_SECONDS, type Presence } from '../../../core/helpdesk/assignment/presence.ts';
 import type { Role } from '../../../core/identity/roles.ts';
-import { conversationStores, toConversation } from '../conversations/store.ts';
+import { conversationStores, lockConversation } from '../conversations/store.ts';
 import type { HelpdeskPresenceTable } from '../realtime/presence-store.ts';
 import type { HelpdeskTables } from '../tables.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
@@ -22,11 +21,7 @@ const presence = (row: { availability: Presence['availability'] | null; last_see
 export function autoAssignmentStore(base: Kysely<Database>): AutoAssignmentStore {
   const db = assignmentDb(base);
   return {
-    async lockConversation(conversationId) {
-      if (!isUuid(conversationId)) return undefined;
-      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('id', '=', conversationId).forUpdate().executeTakeFirst();
-      return row && toConversation(row);
-    },
+    lockConversation: (conversationId) => lockConversation(base, conversationId),
     async lockInbox(workspaceId, inboxId) {
       // Created on first use; a concurrent creator makes this wait for its commit, then do nothing.
       await db.insertInto('helpdesk_assignment_settings').values({ inbox_id: inboxId, workspace_id: workspaceId, updated_at: null }).onConflict((oc) => oc.column('inbox_id').doNothing()).execute();
@@ -90,12 +85,7 @@ export function autoAssignmentStore(base: Kysely<Database>): AutoAssignmentStore
       await db.insertInto('helpdesk_assignment_rotations').values({ workspace_id: workspaceId, inbox_id: inboxId, team_id: teamId, last_user_id: rotation.lastUserId, updated_at: at }).execute();
     },
     async recordDecision(d) {
-      const { conversation_id, ...values } = snakeCased(d);
-      await db
-        .insertInto('helpdesk_assignment_decisions')
-        .values({ conversation_id, ...values })
-        .onConflict((oc) => oc.column('conversation_id').doUpdateSet(values))
-        .execute();
+      await putRow(db, 'helpdesk_assignment_decisions', ['conversation_id'], snakeCased(d));
     },
     async decidedOnArrival(conversationId) {
       const row = await db.selectFrom('helpdesk_assignment_decisions').select('conversation_id').where('conversation_id', '=', conversationId).executeTakeFirst();

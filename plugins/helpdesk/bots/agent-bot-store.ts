@@ -1,33 +1,24 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { SecretBox } from '../../kernel/security.ts';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfLoadedRows, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { conflict } from '../../../core/shared/errors.ts';
 import type { AgentBot, AgentBotStore } from '../../../core/helpdesk/bots/agent-bots.ts';
 import type { AgentBotTurnStore, BotConversationStore } from '../../../core/helpdesk/bots/agent-bot-conversations.ts';
-import { toConversation } from '../conversations/store.ts';
+import { lockConversation } from '../conversations/store.ts';
 import { helpdeskDb, type HelpdeskAgentBotsTable } from '../tables.ts';
+import { withLinkedInboxes } from '../inboxes/linked-inbox-store.ts';
 
 /** Agent bots with the inboxes they serve; the signing secret is sealed at rest, the access token only hashed. */
 export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox }): AgentBotStore {
   const db = helpdeskDb(base);
   const toBot = (row: Selectable<HelpdeskAgentBotsTable>, inboxIds: string[]): AgentBot => ({ ...camelCased(row), inboxIds, signingSecret: box.open(row.signing_secret) });
-  const withInboxes = async (rows: Selectable<HelpdeskAgentBotsTable>[]): Promise<AgentBot[]> => {
-    if (rows.length === 0) return [];
-    const bindings = await db
-      .selectFrom('helpdesk_agent_bot_inboxes')
-      .select(['agent_bot_id', 'inbox_id'])
-      .where(
-        'agent_bot_id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .orderBy('bound_at')
-      .orderBy('inbox_id')
-      .execute();
-    return rows.map((row) => toBot(row, bindings.filter((b) => b.agent_bot_id === row.id).map((b) => b.inbox_id)));
-  };
+  const withInboxes = (rows: Selectable<HelpdeskAgentBotsTable>[]): Promise<AgentBot[]> =>
+    withLinkedInboxes(
+      rows,
+      (ids) => db.selectFrom('helpdesk_agent_bot_inboxes').select(['agent_bot_id as owner', 'inbox_id']).where('agent_bot_id', 'in', ids).orderBy('bound_at').orderBy('inbox_id').execute(),
+      toBot,
+    );
   const one = async (row: Selectable<HelpdeskAgentBotsTable> | undefined) => (row ? (await withInboxes([row]))[0] : undefined);
   const bind = async (bot: AgentBot, inboxIds: string[], at: Date) => {
     if (inboxIds.length === 0) return;
@@ -70,9 +61,7 @@ export function agentBotStore(base: Kysely<Database>, { box }: { box: SecretBox 
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_agent_bots').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('name', 'ilike', containing(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('created_at').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(await withInboxes(rows), Number(total), request);
+      return pageOfLoadedRows(query, request, (q) => q.selectAll().orderBy('created_at').orderBy('id'), withInboxes);
     },
     async update(bot, at) {
       await db.updateTable('helpdesk_agent_bots').set(columns(bot)).where('id', '=', bot.id).execute();
@@ -131,11 +120,7 @@ export function agentBotTurnStore(base: Kysely<Database>): AgentBotTurnStore {
 export function botConversationStore(base: Kysely<Database>): BotConversationStore {
   const db = helpdeskDb(base);
   return {
-    async lock(conversationId) {
-      if (!isUuid(conversationId)) return undefined;
-      const row = await db.selectFrom('helpdesk_conversations').selectAll().where('id', '=', conversationId).forUpdate().executeTakeFirst();
-      return row && toConversation(row);
-    },
+    lock: (conversationId) => lockConversation(base, conversationId),
     async heldBy(agentBotId, inboxIds) {
       if (inboxIds !== null && inboxIds.length === 0) return [];
       let query = db.selectFrom('helpdesk_conversations').select('id').where('assignee_agent_bot_id', '=', agentBotId);

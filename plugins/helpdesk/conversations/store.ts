@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, findInWorkspace, pageOfRows, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, insertedIfAbsent, lockById, pageOfRows, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -22,6 +22,11 @@ export function toConversation(row: Selectable<HelpdeskConversationsTable>): Con
 
 export function toMessage(row: Selectable<HelpdeskMessagesTable>): HelpdeskMessage {
   return camelCased(row);
+}
+
+/** A conversation by id, locked until the caller's transaction ends: the bot and assignment use cases decide under it. */
+export function lockConversation(base: Kysely<Database>, id: string): Promise<Conversation | undefined> {
+  return lockById(helpdeskDb(base), 'helpdesk_conversations', id, toConversation);
 }
 
 export function conversationStore(base: Kysely<Database>): ConversationStore {
@@ -109,8 +114,7 @@ export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageSto
   });
   return {
     async insert(m) {
-      const row = await db.insertInto('helpdesk_messages').values(values(m)).onConflict((oc) => oc.column('chat_message_id').doNothing()).returning('id').executeTakeFirst();
-      return row !== undefined;
+      return insertedIfAbsent(db.insertInto('helpdesk_messages').values(values(m)).onConflict((oc) => oc.column('chat_message_id').doNothing()));
     },
     async list(conversationId, limit, before) {
       let query = db.selectFrom('helpdesk_messages').selectAll().where('conversation_id', '=', conversationId);

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, containing, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findRow, insertedIfAbsent, pageOfRows, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { CsatResponse, CsatResponseStore, CsatSettingsStore, CsatStores, CsatSurvey, CsatSurveyStore, SurveySendPorts } from '../../../core/helpdesk/csat/csat.ts';
@@ -14,16 +14,10 @@ export function csatSettingsStore(base: Kysely<Database>): CsatSettingsStore {
   return {
     async get(inboxId) {
       if (!isUuid(inboxId)) return undefined;
-      const row = await db.selectFrom('helpdesk_csat_settings').selectAll().where('inbox_id', '=', inboxId).executeTakeFirst();
-      return row && camelCased(row);
+      return findRow(db, 'helpdesk_csat_settings', { inbox_id: inboxId }, camelCased);
     },
     async put(s) {
-      const { inbox_id, ...values } = snakeCased(s);
-      await db
-        .insertInto('helpdesk_csat_settings')
-        .values({ inbox_id, ...values })
-        .onConflict((oc) => oc.column('inbox_id').doUpdateSet(values))
-        .execute();
+      await putRow(db, 'helpdesk_csat_settings', ['inbox_id'], snakeCased(s));
     },
   };
 }
@@ -37,13 +31,7 @@ export function csatSurveyStore(base: Kysely<Database>): CsatSurveyStore {
   return {
     async claim(s) {
       // On Postgres a second claim waits for the first's transaction, then inserts nothing.
-      const row = await db
-        .insertInto('helpdesk_csat_surveys')
-        .values(snakeCased(s))
-        .onConflict((oc) => oc.column('conversation_id').doNothing())
-        .returning('conversation_id')
-        .executeTakeFirst();
-      return row !== undefined;
+      return insertedIfAbsent(db.insertInto('helpdesk_csat_surveys').values(snakeCased(s)).onConflict((oc) => oc.column('conversation_id').doNothing()));
     },
     async setMessage(conversationId, messageId) {
       await db.updateTable('helpdesk_csat_surveys').set({ message_id: messageId }).where('conversation_id', '=', conversationId).execute();
@@ -71,13 +59,7 @@ export function csatResponseStore(base: Kysely<Database>): CsatResponseStore {
   return {
     async insert(r) {
       // The primary key decides between two submissions at once: the second inserts nothing.
-      const row = await db
-        .insertInto('helpdesk_csat_responses')
-        .values(snakeCased(r))
-        .onConflict((oc) => oc.column('conversation_id').doNothing())
-        .returning('conversation_id')
-        .executeTakeFirst();
-      return row !== undefined;
+      return insertedIfAbsent(db.insertInto('helpdesk_csat_responses').values(snakeCased(r)).onConflict((oc) => oc.column('conversation_id').doNothing()));
     },
     async list(workspaceId, request, filters) {
       let query = db

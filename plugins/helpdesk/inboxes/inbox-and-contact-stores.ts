@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, uniqueViolationAs, type Database } from '../../kernel/storage.ts';
 import type { SecretBox } from '../../kernel/security.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -9,6 +9,7 @@ import type { InboxStore, InboxStores, Inbox } from '../../../core/helpdesk/inbo
 import { duplicatePhone, type Contact, type ContactStore, type ContactStores } from '../../../core/helpdesk/contacts/contacts.ts';
 import type { WorkspacePlans } from '../../../core/helpdesk/plan-gate.ts';
 import { helpdeskDb, type HelpdeskContactsTable, type HelpdeskInboxesTable } from '../tables.ts';
+import { replaceMembers } from '../member-list-store.ts';
 
 export function workspacePlans(base: Kysely<Database>): WorkspacePlans {
   return {
@@ -78,15 +79,7 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
       return rows.map((r) => ({ userId: r.id, name: r.name, email: r.email }));
     },
     async setMembers(inboxId, userIds) {
-      // The inbox row lock serializes two replacements of one list (no duplicate-key 500).
-      await db.selectFrom('helpdesk_inboxes').select('id').where('id', '=', inboxId).forUpdate().execute();
-      await db.deleteFrom('helpdesk_inbox_members').where('inbox_id', '=', inboxId).execute();
-      if (userIds.length === 0) return;
-      const now = new Date();
-      await db
-        .insertInto('helpdesk_inbox_members')
-        .values(userIds.map((userId) => ({ inbox_id: inboxId, user_id: userId, created_at: now })))
-        .execute();
+      await replaceMembers(base, 'inbox', inboxId, userIds);
     },
   };
 }
@@ -97,10 +90,7 @@ export function contactStore(base: Kysely<Database>): ContactStore {
     ...camelCased(row),
     customAttributes: (typeof row.custom_attributes === 'string' ? JSON.parse(row.custom_attributes) : row.custom_attributes) as Record<string, unknown>,
   });
-  const rethrow = (error: unknown): never => {
-    if (isUniqueViolation(error, 'helpdesk_contacts_phone_key')) throw duplicatePhone();
-    throw error;
-  };
+  const rethrow = uniqueViolationAs('helpdesk_contacts_phone_key', duplicatePhone);
   return {
     async insert(c) {
       await db

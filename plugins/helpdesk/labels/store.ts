@@ -1,7 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, insertedIfAbsent, lockInWorkspace, pageOfRows, snakeCased, uniqueViolationAs, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
-import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateLabel, type Label, type LabelStore, type LabelStores } from '../../../core/helpdesk/labels/labels-catalogue.ts';
 import { labelKey } from '../../../core/helpdesk/labels/label-sets.ts';
 import { helpdeskDb, type HelpdeskLabelsTable } from '../tables.ts';
@@ -25,10 +24,7 @@ export function labelStores(db: Kysely<Database>, ctx: PluginContext): LabelStor
 export function labelStore(base: Kysely<Database>): LabelStore {
   const db = helpdeskDb(base);
   const values = (l: Label) => ({ ...snakeCased(l), name_key: labelKey(l.name) });
-  const rethrow = (error: unknown): never => {
-    if (isUniqueViolation(error, 'helpdesk_labels_name_key')) throw duplicateLabel();
-    throw error;
-  };
+  const rethrow = uniqueViolationAs('helpdesk_labels_name_key', duplicateLabel);
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_labels').where('workspace_id', '=', workspaceId);
@@ -39,9 +35,7 @@ export function labelStore(base: Kysely<Database>): LabelStore {
       return findInWorkspace(db, 'helpdesk_labels', workspaceId, id, toLabel);
     },
     async lock(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_labels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toLabel(row);
+      return lockInWorkspace(db, 'helpdesk_labels', workspaceId, id, toLabel);
     },
     async findByNames(workspaceId, names) {
       if (names.length === 0) return [];
@@ -54,13 +48,7 @@ export function labelStore(base: Kysely<Database>): LabelStore {
       await db.insertInto('helpdesk_labels').values(values(label)).execute().catch(rethrow);
     },
     async insertIfAbsent(label) {
-      const row = await db
-        .insertInto('helpdesk_labels')
-        .values(values(label))
-        .onConflict((oc) => oc.constraint('helpdesk_labels_name_key').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      return row !== undefined;
+      return insertedIfAbsent(db.insertInto('helpdesk_labels').values(values(label)).onConflict((oc) => oc.constraint('helpdesk_labels_name_key').doNothing()));
     },
     async update(label) {
       await db

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, pageOfRows, snakeCased, uniqueViolationAs, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateShortCode, shortCodeKey, type CannedResponse, type CannedResponseStore, type CannedResponseStores } from '../../../core/helpdesk/library/canned-responses.ts';
@@ -18,10 +18,7 @@ const toCannedResponse = (row: Selectable<HelpdeskCannedResponsesTable>): Canned
 
 export function cannedResponseStore(base: Kysely<Database>): CannedResponseStore {
   const db = helpdeskDb(base);
-  const rethrow = (error: unknown): never => {
-    if (isUniqueViolation(error, 'helpdesk_canned_responses_short_code_key')) throw duplicateShortCode();
-    throw error;
-  };
+  const rethrow = uniqueViolationAs('helpdesk_canned_responses_short_code_key', duplicateShortCode);
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_canned_responses').where('workspace_id', '=', workspaceId);

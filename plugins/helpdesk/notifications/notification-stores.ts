@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { camelCased, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, insertedIfAbsent, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { Role } from '../../../core/identity/roles.ts';
@@ -19,13 +19,7 @@ export function notificationStore(base: Kysely<Database>): NotificationStore {
   const own = (workspaceId: string, userId: string) => db.selectFrom('helpdesk_notifications').where('workspace_id', '=', workspaceId).where('user_id', '=', userId);
   return {
     async insertIfAbsent(n) {
-      const row = await db
-        .insertInto('helpdesk_notifications')
-        .values(snakeCased(n))
-        .onConflict((oc) => oc.constraint('helpdesk_notifications_event_user_key').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      return row !== undefined;
+      return insertedIfAbsent(db.insertInto('helpdesk_notifications').values(snakeCased(n)).onConflict((oc) => oc.constraint('helpdesk_notifications_event_user_key').doNothing()));
     },
     async list(workspaceId, userId, request, filters) {
       let query = own(workspaceId, userId);
@@ -122,13 +116,7 @@ export function mentionStores(base: Kysely<Database>, ctx: PluginContext): Menti
     },
     mentions: {
       async insertIfAbsent(m) {
-        const row = await db
-          .insertInto('helpdesk_mentions')
-          .values(snakeCased(m))
-          .onConflict((oc) => oc.constraint('helpdesk_mentions_message_user_key').doNothing())
-          .returning('id')
-          .executeTakeFirst();
-        return row !== undefined;
+        return insertedIfAbsent(db.insertInto('helpdesk_mentions').values(snakeCased(m)).onConflict((oc) => oc.constraint('helpdesk_mentions_message_user_key').doNothing()));
       },
     },
   };

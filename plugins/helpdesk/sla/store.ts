@@ -1,15 +1,15 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PluginContext } from '../../kernel/context.ts';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, findRow, isUniqueViolation, pageOfLoadedRows, putRow, snakeCased, type Database } from '../../kernel/storage.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { conflict } from '../../../core/shared/errors.ts';
-import { page, pageOffset } from '../../../core/shared/pagination.ts';
 import { calendarOf, type InboxHours, type InboxHoursStore, type InboxHoursStores } from '../../../core/helpdesk/sla/business-hours-settings.ts';
 import type { BusinessCalendar } from '../../../core/helpdesk/sla/business-hours.ts';
 import type { SlaPolicy } from '../../../core/helpdesk/sla/sla.ts';
 import type { SlaPolicyStore, SlaPolicyStores } from '../../../core/helpdesk/sla/policies.ts';
 import { helpdeskDb, type HelpdeskBusinessHoursTable, type HelpdeskSlaPoliciesTable } from '../tables.ts';
 import { inboxStore, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { withLinkedInboxes } from '../inboxes/linked-inbox-store.ts';
 
 const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
 
@@ -29,11 +29,11 @@ export function inboxHoursStore(base: Kysely<Database>): InboxHoursStore {
   return {
     async get(inboxId) {
       if (!isUuid(inboxId)) return undefined;
-      const row = await db.selectFrom('helpdesk_business_hours').selectAll().where('inbox_id', '=', inboxId).executeTakeFirst();
-      return row && toHours(row);
+      return findRow(db, 'helpdesk_business_hours', { inbox_id: inboxId }, toHours);
     },
     async put(h) {
-      const values = {
+      await putRow(db, 'helpdesk_business_hours', ['inbox_id'], {
+        inbox_id: h.inboxId,
         workspace_id: h.workspaceId,
         enabled: h.enabled,
         weekly_hours: JSON.stringify(h.week),
@@ -41,12 +41,7 @@ export function inboxHoursStore(base: Kysely<Database>): InboxHoursStore {
         out_of_office_enabled: h.outOfOffice.enabled,
         out_of_office_message: h.outOfOffice.message,
         updated_at: h.updatedAt ?? new Date(0),
-      };
-      await db
-        .insertInto('helpdesk_business_hours')
-        .values({ inbox_id: h.inboxId, ...values })
-        .onConflict((oc) => oc.column('inbox_id').doUpdateSet(values))
-        .execute();
+      });
     },
   };
 }
@@ -67,27 +62,13 @@ const toPolicy = (row: Selectable<HelpdeskSlaPoliciesTable>, inboxIds: string[])
 /** SLA policies with their inboxes. */
 export function slaPolicyStore(base: Kysely<Database>): SlaPolicyStore & { forInbox(inboxId: string): Promise<SlaPolicy | undefined> } {
   const db = helpdeskDb(base);
-  const withInboxes = async (rows: Selectable<HelpdeskSlaPoliciesTable>[]): Promise<SlaPolicy[]> => {
-    if (rows.length === 0) return [];
-    const links = await db
-      .selectFrom('helpdesk_sla_policy_inboxes')
-      .select(['policy_id', 'inbox_id'])
-      .where(
-        'policy_id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .orderBy('inbox_id')
-      .execute();
-    return rows.map((row) => toPolicy(row, links.filter((l) => l.policy_id === row.id).map((l) => l.inbox_id)));
-  };
+  const withInboxes = (rows: Selectable<HelpdeskSlaPoliciesTable>[]): Promise<SlaPolicy[]> =>
+    withLinkedInboxes(rows, (ids) => db.selectFrom('helpdesk_sla_policy_inboxes').select(['policy_id as owner', 'inbox_id']).where('policy_id', 'in', ids).orderBy('inbox_id').execute(), toPolicy);
   return {
     async list(workspaceId, request) {
       let query = db.selectFrom('helpdesk_sla_policies').where('workspace_id', '=', workspaceId);
       if (request.search) query = query.where('name', 'ilike', containing(request.search));
-      const { total } = await query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
-      const rows = await query.selectAll().orderBy('name').orderBy('id').limit(request.perPage).offset(pageOffset(request)).execute();
-      return page(await withInboxes(rows), Number(total), request);
+      return pageOfLoadedRows(query, request, (q) => q.selectAll().orderBy('name').orderBy('id'), withInboxes);
     },
     async get(workspaceId, id) {
       return findInWorkspace(db, 'helpdesk_sla_policies', workspaceId, id, async (row) => (await withInboxes([row]))[0]);

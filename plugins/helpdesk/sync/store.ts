@@ -1,8 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, lockInWorkspace, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUniqueViolation } from '../../kernel/storage.ts';
-import { isUuid } from '../../../core/shared/ids.ts';
 import type { Outbox } from '../../../core/shared/outbox.ts';
 import { INBOX_SYNC_QUEUE, syncRunning, type InboxSync, type InboxSyncStore, type InboxSyncStores } from '../../../core/helpdesk/inboxes/inbox-sync.ts';
 import type { HistoryMessage } from '../../../core/helpdesk/inboxes/history-import.ts';
@@ -74,9 +73,7 @@ export function inboxSyncStore(base: Kysely<Database>): InboxSyncStore {
       return row && toSync(row);
     },
     async lock(workspaceId, id) {
-      if (!isUuid(id)) return undefined;
-      const row = await db.selectFrom('helpdesk_inbox_syncs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).forUpdate().executeTakeFirst();
-      return row && toSync(row);
+      return lockInWorkspace(db, 'helpdesk_inbox_syncs', workspaceId, id, toSync);
     },
     async update(s) {
       await db.updateTable('helpdesk_inbox_syncs').set(toRow(s)).where('id', '=', s.id).execute();

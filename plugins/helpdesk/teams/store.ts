@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, isUniqueViolation, pageOfRows, snakeCased, type Database } from '../../kernel/storage.ts';
+import { camelCased, containing, findInWorkspace, pageOfRows, snakeCased, uniqueViolationAs, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import { duplicateTeamName, type Team, type TeamMember, type TeamStore, type TeamStores } from '../../../core/helpdesk/teams/teams.ts';
@@ -7,15 +7,13 @@ import { conversationStore } from '../conversations/store.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { helpdeskDb, type HelpdeskTeamsTable } from '../tables.ts';
 import { inboxStores, workspacePlans } from '../inboxes/inbox-and-contact-stores.ts';
+import { replaceMembers } from '../member-list-store.ts';
 
 const toTeam = (row: Selectable<HelpdeskTeamsTable>): Team => camelCased(row);
 
 export function teamStore(base: Kysely<Database>): TeamStore {
   const db = helpdeskDb(base);
-  const rethrow = (error: unknown): never => {
-    if (isUniqueViolation(error, 'helpdesk_teams_name_key')) throw duplicateTeamName();
-    throw error;
-  };
+  const rethrow = uniqueViolationAs('helpdesk_teams_name_key', duplicateTeamName);
   /**
    * Members of teams who are still members of the team's workspace: someone who left the
    * workspace keeps their row (they may come back) but is neither shown nor assigned.
@@ -83,15 +81,7 @@ export function teamStore(base: Kysely<Database>): TeamStore {
       return row !== undefined;
     },
     async setMembers(teamId, userIds) {
-      // The team row lock serializes two replacements of one list (no duplicate-key 500).
-      await db.selectFrom('helpdesk_teams').select('id').where('id', '=', teamId).forUpdate().execute();
-      await db.deleteFrom('helpdesk_team_members').where('team_id', '=', teamId).execute();
-      if (userIds.length === 0) return;
-      const now = new Date();
-      await db
-        .insertInto('helpdesk_team_members')
-        .values(userIds.map((userId) => ({ team_id: teamId, user_id: userId, created_at: now })))
-        .execute();
+      await replaceMembers(base, 'team', teamId, userIds);
     },
     async clearFromConversations(teamId, at) {
       // Locked first: a conversation being given this team meanwhile waits (see `teamStanding`)
