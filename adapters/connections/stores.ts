@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { SendDeps } from '../../core/messaging/send.ts';
 import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
 import type { AppContext } from '../http/context.ts';
 import type { StoresImportedSessions } from '../drivers/index.ts';
@@ -61,14 +62,15 @@ export function messagingUnitOfWork(ctx: AppContext): UnitOfWork<MessagingStores
   return { transaction: (work) => ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx))) };
 }
 
+/** What every send needs from the app context (core's `SendDeps`), whichever surface sends. */
+export function sendDeps(ctx: Pick<AppContext, 'clock' | 'ids' | 'plans' | 'drivers' | 'templateComponents'>): SendDeps {
+  return { clock: ctx.clock, ids: ctx.ids, plans: ctx.plans, drivers: ctx.drivers, templateComponents: ctx.templateComponents };
+}
+
 /** The dependencies of the messaging use cases, from the app context. */
 export function messagingDeps(ctx: AppContext) {
   return {
-    clock: ctx.clock,
-    ids: ctx.ids,
-    plans: ctx.plans,
-    drivers: ctx.drivers,
-    templateComponents: ctx.templateComponents,
+    ...sendDeps(ctx),
     signingKey: ctx.keys.signing,
     // Read when used: the server learns its URL only once it has bound its port.
     get publicUrl() {

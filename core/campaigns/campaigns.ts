@@ -6,19 +6,17 @@ import type { NetworkDriver } from '../connections/driver.ts';
 import type { ZoneRules } from '../helpdesk/sla/business-hours.ts';
 import { sendableMedia, type MediaStore } from '../media/media.ts';
 import type { ChatStore, MessageStore } from '../messaging/message.ts';
+import type { SendDeps } from '../messaging/send.ts';
 import { assertOutboundMedia, isMediaKind, parseOutgoingContent, type OutgoingContent } from '../messaging/outgoing.ts';
 import { releaseCredits, reserveCredits, type CreditStore } from '../plans/metering.ts';
-import type { PlanCatalog } from '../plans/plans.ts';
 import { badRequest, coded, excerpt, conflict, notFound, unprocessable } from '../shared/errors.ts';
 import type { Outbox } from '../shared/outbox.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
-import type { Clock, IdGen } from '../shared/ports.ts';
 import { buildAudience, normalizePhone, placeholdersOf, recipientsFromCsv, type RawRecipient } from './audience.ts';
 import type { Campaign, CampaignNotifier, CampaignProgress, CampaignStore, OptOutStore, PacerSchedule, RecipientStore, RecipientView, ReportedRecipientStatus } from './campaign.ts';
 import { ACTIVE_STATUSES, nextCampaignStatus, type CampaignStatus } from './campaign-status.ts';
 import { minutesOf, OFFICIAL_MESSAGES_PER_MINUTE, sendingHours, type Pace } from './pacing.ts';
 import { parseStartTime } from './start-time.ts';
-import type { TemplateComponentRules } from '../templates/component-rules.ts';
 import { checkTemplateSendOn, type SendableTemplates } from '../templates/template-send.ts';
 import { assertOutboundAllowed, type OutboundPolicy } from '../shared/outbound-policy.ts';
 
@@ -39,14 +37,9 @@ export interface CampaignStores {
   templates: SendableTemplates;
 }
 
-export interface CampaignDeps {
-  clock: Clock;
-  ids: IdGen;
-  plans: PlanCatalog;
-  drivers: ReadonlyMap<string, NetworkDriver>;
+/** What every send needs (template components checked as on any template send), and the pacer's own. */
+export interface CampaignDeps extends SendDeps {
   zones: ZoneRules;
-  /** Template components the enabled plugins teach (checked as on any template send). */
-  templateComponents?: TemplateComponentRules;
   /** A uniform number in [0, 1) from the Random port: the pacer's jitter. */
   fraction: () => number;
   outbound: OutboundPolicy;

@@ -1,5 +1,5 @@
 import type { DatabaseHandle, PluginContext } from '../kernel/context.ts';
-import { messagingStores } from '../kernel/storage.ts';
+import { messagingStores, sendDeps } from '../kernel/storage.ts';
 import { dispatchDeps } from '../kernel/webhooks.ts';
 import { intlZoneRules } from '../kernel/time-zones.ts';
 import type { DeliveryTargetFinder } from '../kernel/webhooks.ts';
@@ -32,11 +32,7 @@ export function campaignUnitOfWork(ctx: PluginContext): UnitOfWork<CampaignStore
 
 export function campaignDeps(ctx: PluginContext): CampaignDeps {
   return {
-    clock: ctx.clock,
-    ids: ctx.ids,
-    plans: ctx.plans,
-    drivers: ctx.drivers,
-    templateComponents: ctx.templateComponents,
+    ...sendDeps(ctx),
     zones: intlZoneRules,
     fraction: () => new DataView(ctx.random.bytes(4).buffer).getUint32(0) / 2 ** 32,
     outbound: ctx.outbound,

@@ -5,7 +5,7 @@
  * locked), the insert-if-absent and the settings-row upsert, the search pattern, and the base stores a plugin may compose
  * into its own (connections, messages, media, webhooks, the event publisher).
  */
-import { messagingStores as hostMessagingStores, messagingDeps as hostMessagingDeps } from '../../adapters/connections/stores.ts';
+import { messagingStores as hostMessagingStores, messagingDeps as hostMessagingDeps, sendDeps as hostSendDeps } from '../../adapters/connections/stores.ts';
 import { templateStores as hostTemplateStores, templateDeps as hostTemplateDeps } from '../../adapters/connections/template-stores.ts';
 import { onPluginContext, storeOnPluginContext } from './host.ts';
 
@@ -27,5 +27,7 @@ export { eventPublisher } from '../../adapters/postgres/repositories/event-store
 export const messagingStores = storeOnPluginContext(hostMessagingStores);
 /** The messaging use cases' dependencies (clock, ids, drivers, plans, signing key…). */
 export const messagingDeps = onPluginContext(hostMessagingDeps);
+/** What every send needs (core's `SendDeps`: clock, ids, plans, drivers, template components). */
+export const sendDeps = hostSendDeps;
 export const templateStores = storeOnPluginContext(hostTemplateStores);
 export const templateDeps = onPluginContext(hostTemplateDeps);
