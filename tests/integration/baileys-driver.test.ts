@@ -7,7 +7,7 @@ import { DriverError, type DriverConnection, type DriverEvents } from '../../cor
 import { toMessageData, type ReceivedMessage } from '../../core/messaging/incoming.ts';
 import { hasAuthState, usePostgresAuthState } from '../../adapters/drivers/baileys/auth-state.ts';
 import { backoffDelay, createBaileysDriver, receiptStatus, type BaileysDriver, type BaileysSocket, type BaileysSocketConfig } from '../../adapters/drivers/baileys/index.ts';
-import type { Timers } from '../../adapters/drivers/baileys/lease.ts';
+import { ManualTimers } from '../support/manual-timers.ts';
 import { FakeClock, fixture, openBaileysTestDb, type BaileysTestDb } from '../fixtures/baileys/support.ts';
 
 /**
@@ -69,17 +69,8 @@ class FakeSocket implements BaileysSocket {
   }
 }
 
-class ManualTimers implements Timers {
-  readonly pending = new Map<number, { callback: () => void; ms: number }>();
-  private next = 1;
-  setTimeout(callback: () => void, ms: number) {
-    const handle = this.next++;
-    this.pending.set(handle, { callback, ms });
-    return handle;
-  }
-  clearTimeout(handle: unknown) {
-    this.pending.delete(handle as number);
-  }
+/** The driver's timers: its reconnects, and the lease keeper's renewals (every ttl/3 = 10 000 ms). */
+class DriverTimers extends ManualTimers {
   /** Delays of the pending reconnects (the keeper's renewals are every ttl/3 = 10 000 ms). */
   reconnectDelays() {
     return [...this.pending.values()].filter((p) => p.ms !== 10_000).map((p) => p.ms);
@@ -115,7 +106,7 @@ class RecordedEvents implements DriverEvents {
 interface Harness {
   driver: BaileysDriver;
   sockets: FakeSocket[];
-  timers: ManualTimers;
+  timers: DriverTimers;
   clock: FakeClock;
   errors: unknown[];
   downloads: WAMessage[];
@@ -132,7 +123,7 @@ afterAll(async () => {
 
 function harness(owner: string, clock = new FakeClock(), outbound?: Outbound, maxMediaBytes?: number): Harness {
   const sockets: FakeSocket[] = [];
-  const timers = new ManualTimers();
+  const timers = new DriverTimers();
   const errors: unknown[] = [];
   const downloads: WAMessage[] = [];
   const driver = createBaileysDriver({
@@ -161,6 +152,14 @@ async function newConnection(): Promise<DriverConnection> {
   return { id: await t.newConnection(), workspaceId: crypto.randomUUID(), credentials: {}, phoneNumber: null };
 }
 
+/** A new connection, connected through `h`'s driver, with its events recorded. */
+async function connectedSession(h: Harness, options?: { pairingPhoneNumber?: string }): Promise<{ connection: DriverConnection; events: RecordedEvents }> {
+  const connection = await newConnection();
+  const events = new RecordedEvents();
+  await h.driver.connect(connection, events, options);
+  return { connection, events };
+}
+
 /** Waits for the driver's event queue: retries the assertion until it holds (or 2 s). */
 async function eventually(check: () => void): Promise<void> {
   const deadline = Date.now() + 2_000;
@@ -184,9 +183,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('connect opens a socket on the stored auth state; a QR becomes a qr status with its text', async () => {
     const h = harness('worker-qr');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     expect(h.sockets).toHaveLength(1);
     expect(h.socket().config.connectionId).toBe(connection.id);
     expect(h.socket().config.auth.creds.registered).toBe(false);
@@ -207,9 +204,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('pairing by phone number: one pairing code per socket instead of the QR', async () => {
     const h = harness('worker-pair');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events, { pairingPhoneNumber: '+55 (11) 91234-5678' });
+    const { connection, events } = await connectedSession(h, { pairingPhoneNumber: '+55 (11) 91234-5678' });
     h.socket().qr('2@ref1');
     h.socket().qr('2@ref2');
     await eventually(() => expect(events.statuses).toEqual([{ event: 'qr', pairingCode: 'K7QW2PLX' }]));
@@ -219,9 +214,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('open reports the number; credentials updates are stored', async () => {
     const h = harness('worker-open');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     const socket = h.socket();
     Object.assign(socket.config.auth.creds, { registered: true, me: { id: '5511912345678:12@s.whatsapp.net' } });
     socket.emit('creds.update', { registered: true });
@@ -234,9 +227,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('a logout by the phone: loggedOut, auth cleared, lease released, no reconnect', async () => {
     const h = harness('worker-logout');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     h.socket().emit('creds.update', {});
     h.socket().open();
     await eventually(() => expect(events.statuses).toHaveLength(1));
@@ -256,9 +247,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('a transient drop: dropped, then reconnects with exponential backoff; open resets it', async () => {
     const h = harness('worker-drop');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     h.socket().emit('creds.update', { nextPreKeyId: 31 });
     h.socket().open();
 
@@ -289,9 +278,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('restart required (after a QR scan) reconnects at once; events of a replaced socket are ignored', async () => {
     const h = harness('worker-restart');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     const first = h.socket();
     first.qr('2@ref');
     first.emitClose(515, 'Stream Errored (restart required)');
@@ -315,9 +302,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('messages.upsert → events.message in the 2.13 shape; raw kept for media, replies and retries', async () => {
     const h = harness('worker-upsert');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     h.socket().open();
     const image = fixture('image');
     const text = fixture('extended-text-reply');
@@ -350,9 +335,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('album items without a position are numbered in arrival order', async () => {
     const h = harness('worker-album');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     const child = fixture('album-item-child-wrapper').message;
     const second = structuredClone(child);
     second.key.id = '3A5F3E2D1C0B9A0000FF';
@@ -364,9 +347,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('messages.update: receipts, edits and deletes; presence passes through', async () => {
     const h = harness('worker-update');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     const jid = '5511987654321@s.whatsapp.net';
     const ours = { remoteJid: jid, fromMe: true, id: '3EB0000000000000000001' };
     h.socket().emit('messages.update', [
@@ -400,9 +381,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('send uses the live socket: text, a quoted reply, a reaction to a stored message, typing', async () => {
     const h = harness('worker-send');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     await expect(h.driver.send(connection, { to: '5511987654321', content: { kind: 'text', text: 'cedo demais' } })).rejects.toMatchObject({ code: 'not_connected', retryable: true });
     h.socket().open();
     const stored = fixture('lid-chat').message;
@@ -439,9 +418,7 @@ describe('Baileys driver on a fake socket', () => {
     try {
       // 127.0.0.1 is exempted (the media server); 127.0.0.2 stands for an internal service.
       const h = harness('worker-media-url', new FakeClock(), createOutbound(parseAllowList('127.0.0.1').allow));
-      const connection = await newConnection();
-      const events = new RecordedEvents();
-      await h.driver.connect(connection, events);
+      const { connection, events } = await connectedSession(h);
       h.socket().open();
       await eventually(() => expect(events.statuses.some((e: any) => e.event === 'opened')).toBe(true));
       const send = (url: string) => h.driver.send(connection, { to: '5511987654321', content: { kind: 'image', image: { url } } }, { url, mimetype: 'image/png' });
@@ -490,9 +467,7 @@ describe('Baileys driver on a fake socket', () => {
     const media = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (request) => ((served = 0), new Response(stream(bodies[new URL(request.url).pathname]!()))) });
     try {
       const connect = async (h: Harness) => {
-        const connection = await newConnection();
-        const events = new RecordedEvents();
-        await h.driver.connect(connection, events);
+        const { connection, events } = await connectedSession(h);
         h.socket().open();
         await eventually(() => expect(events.statuses.some((e: any) => e.event === 'opened')).toBe(true));
         return connection;
@@ -669,9 +644,7 @@ describe('Baileys driver on a fake socket', () => {
 
   test('disconnect here: the socket ends, the pairing stays, the lease is released', async () => {
     const h = harness('worker-disc');
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await h.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(h);
     h.socket().emit('creds.update', {});
     h.socket().open();
     await eventually(() => expect(events.statuses).toHaveLength(1));
@@ -694,9 +667,7 @@ describe('Baileys driver on a fake socket', () => {
     const clock = new FakeClock();
     const owner = harness('worker-owner', clock);
     const other = harness('worker-other', clock);
-    const connection = await newConnection();
-    const events = new RecordedEvents();
-    await owner.driver.connect(connection, events);
+    const { connection, events } = await connectedSession(owner);
     owner.socket().emit('creds.update', {});
     owner.socket().open();
     await eventually(() => expect(events.statuses).toHaveLength(1));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { LeaseKeeper, LeaseStore, revokedAction, type LeaseHolder, type Timers } from '../../adapters/drivers/baileys/lease.ts';
+import { LeaseKeeper, LeaseStore, revokedAction, type LeaseHolder } from '../../adapters/drivers/baileys/lease.ts';
+import { ManualTimers } from '../support/manual-timers.ts';
 import { FakeClock, onPostgres, openBaileysTestDb, type BaileysTestDb } from '../fixtures/baileys/support.ts';
 
 let t: BaileysTestDb;
@@ -123,22 +124,6 @@ describe("session leases on the database's clock", () => {
 });
 
 describe('LeaseKeeper', () => {
-  class ManualTimers implements Timers {
-    pending = new Map<number, { callback: () => void; ms: number }>();
-    private next = 1;
-    setTimeout(callback: () => void, ms: number) {
-      const handle = this.next++;
-      this.pending.set(handle, { callback, ms });
-      return handle;
-    }
-    clearTimeout(handle: unknown) {
-      this.pending.delete(handle as number);
-    }
-    delays() {
-      return [...this.pending.values()].map((p) => p.ms);
-    }
-  }
-
   test('renews on a timer while sessions are held, and stops when none are', async () => {
     const id = await t.newConnection();
     const clock = new FakeClock();
