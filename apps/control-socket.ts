@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkAdminRequest, type AdminRequest, type AdminResult } from './admin-commands.ts';
 
@@ -72,6 +72,7 @@ export function openControlSocket(dataDir: string, run: (request: AdminRequest) 
           const line = Buffer.concat(state.received).toString('utf8');
           const work = (async () => {
             let reply: ControlAnswer;
+            let command = 'request';
             try {
               let parsed: unknown;
               try {
@@ -80,11 +81,12 @@ export function openControlSocket(dataDir: string, run: (request: AdminRequest) 
                 throw new Error('request must be one line of JSON');
               }
               const request = checkAdminRequest(parsed);
+              command = request.command;
               reply = { ok: true, result: await run(request) };
               console.log(`Control socket: ${request.command} done`);
             } catch (error) {
               reply = refuse(error);
-              console.log(`Control socket: request refused or failed`);
+              console.log(`Control socket: ${command} refused or failed`);
             }
             socket.end(`${JSON.stringify(reply)}\n`);
           })();
@@ -102,14 +104,24 @@ export function openControlSocket(dataDir: string, run: (request: AdminRequest) 
     process.umask(umask);
   }
   const server = listener;
+  const made = statSync(path).ino;
   return {
     path,
     async close() {
       server.stop();
       await Promise.allSettled([...running]);
-      rmSync(path, { force: true });
+      // Only the file this listener made (another service of this process may have replaced it).
+      if (inode(path) === made) rmSync(path, { force: true });
     },
   };
+}
+
+function inode(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

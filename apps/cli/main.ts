@@ -18,7 +18,9 @@ const USAGE = `Usage:
       Sets the password of an existing person, read from standard input; prints {"userId"}.
   bun run cli verify-client --client-id ID [--revoke]
       Platform operator only: gives an OAuth app the verified badge on the consent screen (or
-      takes it away); changes no permission and skips no consent. Prints {"clientId","verified"}.`;
+      takes it away); changes no permission and skips no consent. Prints {"clientId","verified"}.
+Each works while the service runs too: on the embedded database the running service carries it
+out (over DATA_DIR/control.sock), with the same output.`;
 
 class UsageError extends Error {}
 
