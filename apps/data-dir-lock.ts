@@ -13,7 +13,8 @@ export class DataDirBusyError extends Error {}
  * and a stale file left by a crashed process is taken over.
  */
 export function holdDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true });
+  // Made readable by its owner only: it holds the database and the control socket (apps/control-socket.ts).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, 'switchboard.pid');
   const holder = readHolder(file);
   if (holder && holder !== process.pid && isAlive(holder)) {

@@ -1,14 +1,11 @@
 import { parseArgs } from 'node:util';
-import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
-import { passwordProblems, setPassword } from '../../core/identity/passwords.ts';
 import { normalizeEmail } from '../../core/identity/workspaces.ts';
 import { isPlanName } from '../../core/plans/plans.ts';
 import { DomainError } from '../../core/shared/errors.ts';
-import { setClientVerified } from '../../core/oauth/clients.ts';
-import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
-import { baseStores } from '../../adapters/postgres/stores.ts';
-import { announceAccessChange } from '../../adapters/realtime/hub.ts';
+import { assertPassword, runAdminCommand, type AdminRequest } from '../admin-commands.ts';
 import { loadConfig } from '../config.ts';
+import { sendControlRequest } from '../control-socket.ts';
+import { DataDirBusyError } from '../data-dir-lock.ts';
 import { openRuntime } from '../runtime.ts';
 
 const USAGE = `Usage:
@@ -21,7 +18,9 @@ const USAGE = `Usage:
       Sets the password of an existing person, read from standard input; prints {"userId"}.
   bun run cli verify-client --client-id ID [--revoke]
       Platform operator only: gives an OAuth app the verified badge on the consent screen (or
-      takes it away); changes no permission and skips no consent. Prints {"clientId","verified"}.`;
+      takes it away); changes no permission and skips no consent. Prints {"clientId","verified"}.
+Each works while the service runs too: on the embedded database the running service carries it
+out (over DATA_DIR/control.sock), with the same output.`;
 
 class UsageError extends Error {}
 
@@ -54,20 +53,7 @@ async function bootstrap(args: string[]): Promise<number> {
   if (values.password !== undefined && values['password-stdin']) throw new UsageError('Give --password or --password-stdin, not both.');
   const password = values['password-stdin'] ? await readPassword() : (values.password as string | undefined);
   if (password !== undefined) assertPassword(password);
-  const input = { email: values.email, workspace: values.workspace, plan };
-
-  const runtime = await openRuntime(loadConfig());
-  try {
-    const result = await runtime.ctx.db.transaction().execute(async (trx) => {
-      const created = await bootstrapOwner(baseStores(trx), runtime.ctx, input);
-      if (password !== undefined) await setPassword(baseStores(trx), passwordHasher, created.userId, password);
-      return created;
-    });
-    console.log(JSON.stringify(result));
-    return 0;
-  } finally {
-    await runtime.close();
-  }
+  return execute({ command: 'bootstrap', email: values.email, workspace: values.workspace, plan, ...(password !== undefined && { password }) });
 }
 
 async function setPasswordCommand(args: string[]): Promise<number> {
@@ -76,31 +62,34 @@ async function setPasswordCommand(args: string[]): Promise<number> {
   const email = normalizeEmail(values.email);
   const password = await readPassword();
   assertPassword(password);
-
-  const runtime = await openRuntime(loadConfig());
-  try {
-    const userId = await runtime.ctx.db.transaction().execute(async (trx) => {
-      const user = await baseStores(trx).identity.findUserByEmail(email);
-      if (!user) throw new DomainError('not_found', `no person with email ${email}`);
-      await setPassword(baseStores(trx), passwordHasher, user.id, password);
-      return user.id;
-    });
-    // The person's sign-in sessions ended with the old password; their sockets are re-checked now.
-    await announceAccessChange(runtime.ctx.realtime, { userId });
-    console.log(JSON.stringify({ userId }));
-    return 0;
-  } finally {
-    await runtime.close();
-  }
+  return execute({ command: 'set-password', email, password });
 }
 
 async function verifyClientCommand(args: string[]): Promise<number> {
   const values = parse(args, { 'client-id': { type: 'string' }, revoke: { type: 'boolean', default: false } });
   if (typeof values['client-id'] !== 'string' || !values['client-id']) throw new UsageError('');
-  const runtime = await openRuntime(loadConfig());
+  return execute({ command: 'verify-client', clientId: values['client-id'], verified: !values.revoke });
+}
+
+/**
+ * Runs the command on a runtime of its own; when a running service holds the embedded database,
+ * asks that service to run it over its control socket in DATA_DIR instead. The output is the same.
+ */
+async function execute(request: AdminRequest): Promise<number> {
+  const config = loadConfig();
+  let runtime;
   try {
-    const client = await setClientVerified(baseStores(runtime.ctx.db), values['client-id'], !values.revoke);
-    console.log(JSON.stringify({ clientId: client.id, verified: client.verified }));
+    runtime = await openRuntime(config);
+  } catch (error) {
+    if (!(error instanceof DataDirBusyError)) throw error;
+    const reply = await sendControlRequest(config.dataDir, request);
+    if (!reply) throw error;
+    if (!reply.ok) throw new Error(reply.error);
+    console.log(JSON.stringify(reply.result));
+    return 0;
+  }
+  try {
+    console.log(JSON.stringify(await runAdminCommand(runtime, request)));
     return 0;
   } finally {
     await runtime.close();
@@ -121,11 +110,6 @@ function parse(args: string[], options: Options): Record<string, string | boolea
 async function readPassword(): Promise<string> {
   const text = await Bun.stdin.text();
   return text.replace(/\r?\n$/, '');
-}
-
-function assertPassword(password: string): void {
-  const problems = passwordProblems(password);
-  if (problems.length > 0) throw new DomainError('invalid_input', problems);
 }
 
 const command = process.argv[2];

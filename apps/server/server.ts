@@ -6,6 +6,8 @@ import { openRuntime, type Runtime } from '../runtime.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { startBackgroundWork } from '../background.ts';
 import { openRealtimeTransport } from '../../adapters/realtime/transport.ts';
+import { runAdminCommand } from '../admin-commands.ts';
+import { openControlSocket, type ControlSocket } from '../control-socket.ts';
 
 export interface RunningService {
   /** Where this machine reaches the server (loopback when bound to every interface). */
@@ -55,11 +57,13 @@ export async function startService(config: Config, options: { worker: boolean; p
   const port = server.port;
   const host = server.hostname ?? config.host;
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
+  const control = controlSocket(config, runtime);
   return {
     url: `http://${reachableHost(host)}:${port}`,
     bound: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     runtime,
     async stop() {
+      await control?.close();
       await stopBackgroundWork();
       detachRealtime();
       await realtime.close();
@@ -67,6 +71,21 @@ export async function startService(config: Config, options: { worker: boolean; p
       await runtime.close();
     },
   };
+}
+
+/**
+ * On the embedded database this process is the only one that may open DATA_DIR, so it runs the
+ * CLI's commands for it over a control socket there (apps/control-socket.ts). Without one the
+ * CLI says the database is in use, as before: a socket that cannot be made is a warning only.
+ */
+function controlSocket(config: Config, runtime: Runtime): ControlSocket | undefined {
+  if (config.databaseUrl || config.dataDir.startsWith('memory://')) return undefined;
+  try {
+    return openControlSocket(config.dataDir, (request) => runAdminCommand(runtime, request));
+  } catch (error) {
+    console.error(`Switchboard: no control socket in ${config.dataDir} (${error instanceof Error ? error.message : String(error)}); stop the service to use the CLI.`);
+    return undefined;
+  }
 }
 
 /** Why the server could not listen, in words an operator acts on. */

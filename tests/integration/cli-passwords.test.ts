@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { bootstrapOutput, useInstallation } from '../support/installation.ts';
+import { bootstrapOutput, signIn, useInstallation } from '../support/installation.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -9,20 +9,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * would: by signing in on the running service's sign-in page afterwards.
  */
 const { cli, startServer } = useInstallation('switchboard-cli-passwords-');
-
-/** Signs in through the sign-in form (its cookie and CSRF token); answers the POST's status. */
-async function signIn(url: string, email: string, password: string): Promise<number> {
-  const form = await fetch(`${url}/signin`);
-  const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
-  const csrf = (await form.text()).match(/name="csrf" value="([^"]+)"/)![1]!;
-  const res = await fetch(`${url}/signin`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ email, password, csrf }),
-  });
-  return res.status;
-}
 
 describe('passwords from the CLI', () => {
   let first: { userId: string; workspaceId: string; token: string };

@@ -16,6 +16,8 @@ export interface Installation {
   startServer(): Promise<ServerProcess>;
   /** `cli bootstrap` of a PRO Owner, the README's first-run path; answers their token. */
   bootstrapOwner(email: string, workspace: string): string;
+  /** The installation's DATA_DIR (known once the file's tests run). */
+  dataDir(): string;
 }
 
 export function useInstallation(dataDirPrefix: string): Installation {
@@ -41,6 +43,7 @@ export function useInstallation(dataDirPrefix: string): Installation {
       return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
     },
     startServer: () => startServer(env),
+    dataDir: () => dataDir,
     bootstrapOwner(email, workspace) {
       const result = this.cli(['bootstrap', '--email', email, '--workspace', workspace, '--plan', 'PRO']);
       if (result.code !== 0) throw new Error(`bootstrap failed: ${result.stderr}`);
@@ -58,4 +61,18 @@ export function bootstrapOutput(result: { code: number | null; stdout: string })
   expect(Object.keys(printed).sort()).toEqual(['token', 'userId', 'workspaceId']);
   expect(printed.token).toStartWith('sk_live_');
   return printed;
+}
+
+/** Signs in through the service's sign-in form (its cookie and CSRF token); answers the POST's status (303 signed in, 401 not). */
+export async function signIn(url: string, email: string, password: string): Promise<number> {
+  const form = await fetch(`${url}/signin`);
+  const cookie = form.headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
+  const csrf = (await form.text()).match(/name="csrf" value="([^"]+)"/)![1]!;
+  const res = await fetch(`${url}/signin`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ email, password, csrf }),
+  });
+  return res.status;
 }
