@@ -43,6 +43,7 @@ export function firstRunPages(ctx: AppContext) {
       if (!isFormPost(request)) return htmlResponse(messagePage('Cannot set up', 'Send the form from the set-up page.'), { status: 415 });
       const token = formField(body, 'token');
       if (!firstRunTokenMatches(ctx.keys.signing, token)) return refuse(request, server?.requestIP(request)?.address);
+      if (await baseStores(ctx.db).identity.anyUser()) return alreadySetUp();
       if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) {
         return expiredForm({ href: `${FIRST_RUN_PATH}?token=${encodeURIComponent(token!)}`, label: 'Open the set-up form again' }, 'Nothing was created.');
       }
