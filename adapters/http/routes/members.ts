@@ -159,6 +159,7 @@ export function memberRoutes(ctx: AppContext) {
       },
       {
         params: t.Object({ userId: Uuid }),
+        body: t.Optional(t.Object({}, { description: 'No fields' })),
         response: {
           ...authErrors,
           200: t.Object({
