@@ -22,6 +22,9 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import { signInPages } from './pages/sign-in.ts';
 import { passwordSetupPages } from './pages/password-setup.ts';
 import { invitationPages } from './pages/invitation.ts';
+import { firstRunPages } from './pages/first-run.ts';
+import { forgotPasswordPages } from './pages/forgot-password.ts';
+import { scalarScript, SCALAR_SCRIPT_PATH } from './docs-assets.ts';
 import { MCP_PATH, mcpRoutes, mcpScopes } from '../mcp/routes.ts';
 import { requestAuthenticator } from './auth.ts';
 import { corsHook } from './cors.ts';
@@ -81,7 +84,11 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
       swagger({
         path: '/docs',
         specPath: '/docs/json',
-        exclude: ['/docs', '/docs/json'],
+        exclude: ['/docs', '/docs/json', SCALAR_SCRIPT_PATH],
+        // The reference UI comes from this service (docs-assets.ts), not a CDN: /docs works offline.
+        scalarCDN: SCALAR_SCRIPT_PATH,
+        // Scalar's default fonts load from its own site; the system fonts serve.
+        scalarConfig: { withDefaultFonts: false },
         // Paths with a dot would pass for static files; the discovery documents under /.well-known are API.
         excludeStaticFile: false,
         documentation: {
@@ -137,7 +144,10 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(oauthAppRoutes(ctx))
     .use(signInPages(ctx))
     .use(passwordSetupPages(ctx))
-    .use(invitationPages(ctx));
+    .use(invitationPages(ctx))
+    .use(firstRunPages(ctx))
+    .use(forgotPasswordPages(ctx))
+    .use(scalarScript());
 
   for (const plugin of plugins) {
     if (plugin.routes) app = app.use(plugin.routes(ctx)) as unknown as typeof app;

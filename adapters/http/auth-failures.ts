@@ -33,6 +33,16 @@ export const SIGN_IN_POLICIES = {
   account: { type: 'backoff', free: 10, baseMs: 1_000, capMs: 5 * 60_000, resetMs: 3_600_000 },
 } as const satisfies Record<string, ThrottlePolicy>;
 
+/**
+ * Password reset requests (`/forgot-password`): every request counts (none is "forgiven"), per
+ * account and per address, with the sign-in's doubling delay once the free ones are used up, so
+ * nobody floods an inbox or the mail server.
+ */
+export const PASSWORD_RESET_POLICIES = {
+  account: { type: 'backoff', free: 3, baseMs: 60_000, capMs: 60 * 60_000, resetMs: 3_600_000 },
+  address: { type: 'backoff', free: 20, baseMs: 1_000, capMs: 15 * 60_000, resetMs: 3_600_000 },
+} as const satisfies Record<string, ThrottlePolicy>;
+
 /** Addresses a person signed in from are remembered this long. */
 const KNOWN_ADDRESS: ThrottlePolicy & { type: 'window' } = { type: 'window', limit: Number.MAX_SAFE_INTEGER, windowMs: 90 * 86_400_000 };
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -64,6 +74,20 @@ function create(ctx: AppContext) {
       // Over the limit when the failures before this one had used it up.
       const wait = waitMs(perMinute, { ...count, failures: count.failures - 1 }, now);
       if (wait > 0) throw new TooManyRequests(retryAfterSeconds(wait));
+    },
+
+    /** Before a reset mail is sent: admitted requests count at once; refused ones wait `retryAfterSeconds`. */
+    async passwordReset(email: string, address: string): Promise<{ admitted: true } | { admitted: false; retryAfterSeconds: number }> {
+      const now = ctx.clock.now();
+      const decision = await store.admit(
+        [
+          { kind: 'reset-account', key: email.trim().toLowerCase(), policy: PASSWORD_RESET_POLICIES.account },
+          { kind: 'reset-address', key: address, policy: PASSWORD_RESET_POLICIES.address },
+        ],
+        now,
+      );
+      prune(now);
+      return decision.admitted ? { admitted: true } : { admitted: false, retryAfterSeconds: retryAfterSeconds(decision.waitMs) };
     },
 
     /**

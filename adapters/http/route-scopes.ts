@@ -32,6 +32,7 @@ export const BASE_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/members', scopes: null },
   { method: 'PATCH', path: '/v3/members/:userId', scopes: null },
   { method: 'DELETE', path: '/v3/members/:userId', scopes: null },
+  { method: 'POST', path: '/v3/members/:userId/password-reset', scopes: null },
   { method: 'GET', path: '/v3/members/invitations', scopes: null },
   { method: 'DELETE', path: '/v3/members/invitations/:id', scopes: null },
 

@@ -1,5 +1,5 @@
 import { SQL } from 'bun';
-import type { CompiledQuery, Dialect, QueryResult } from 'kysely';
+import { TRANSACTION_ISOLATION_LEVELS, type CompiledQuery, type Dialect, type IsolationLevel, type QueryResult } from 'kysely';
 import { postgresDialectOver, type TransactionalConnection } from './postgres-dialect.ts';
 
 /**
@@ -28,9 +28,11 @@ class BunSqlConnection implements TransactionalConnection {
     yield await this.executeQuery<R>(query);
   }
 
-  async begin(): Promise<void> {
+  async begin(isolationLevel?: IsolationLevel): Promise<void> {
+    // Only Kysely's own words reach the statement (`serializable`, `repeatable read`, …).
+    if (isolationLevel !== undefined && !TRANSACTION_ISOLATION_LEVELS.includes(isolationLevel)) throw new Error(`unknown isolation level ${isolationLevel}`);
     this.reserved = await this.pool.reserve();
-    await this.reserved.unsafe('begin');
+    await this.reserved.unsafe(isolationLevel ? `begin isolation level ${isolationLevel}` : 'begin');
   }
 
   async end(outcome: 'commit' | 'rollback'): Promise<void> {

@@ -32,6 +32,10 @@ class PGliteConnection implements TransactionalConnection {
     yield await this.executeQuery<R>(query);
   }
 
+  /**
+   * Any isolation level is met as it is: PGlite runs one transaction at a time, so every
+   * transaction is serializable.
+   */
   begin(): Promise<void> {
     return new Promise((started, failed) => {
       this.done = this.pglite

@@ -1,8 +1,9 @@
-import { PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type DatabaseConnection, type Dialect, type Kysely } from 'kysely';
+import { PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type DatabaseConnection, type Dialect, type IsolationLevel, type Kysely } from 'kysely';
 
 /** A connection of one of this service's own drivers: statements, and one transaction at a time. */
 export interface TransactionalConnection extends DatabaseConnection {
-  begin(): Promise<void>;
+  /** Starts a transaction; `isolationLevel` when Kysely's `setIsolationLevel` asked for one. */
+  begin(isolationLevel?: IsolationLevel): Promise<void>;
   end(outcome: 'commit' | 'rollback'): Promise<void>;
   /** Called once the statement or transaction it was acquired for is done. */
   release(): Promise<void>;
@@ -19,7 +20,7 @@ export function postgresDialectOver(connect: () => TransactionalConnection, clos
     createDriver: () => ({
       async init() {},
       async acquireConnection() { return connect(); },
-      async beginTransaction(connection) { await (connection as TransactionalConnection).begin(); },
+      async beginTransaction(connection, settings) { await (connection as TransactionalConnection).begin(settings.isolationLevel); },
       async commitTransaction(connection) { await (connection as TransactionalConnection).end('commit'); },
       async rollbackTransaction(connection) { await (connection as TransactionalConnection).end('rollback'); },
       async releaseConnection(connection) { await (connection as TransactionalConnection).release(); },

@@ -54,6 +54,8 @@ export interface Credentials {
 /** Persistence of users, workspaces and memberships. */
 export interface IdentityStore {
   findUserByEmail(email: string): Promise<User | undefined>;
+  /** Whether any person exists at all (first run: nobody does). */
+  anyUser(): Promise<boolean>;
   getUser(id: string): Promise<User | undefined>;
   /** The person and their password hash, by (normalized) email. */
   findCredentialsByEmail(email: string): Promise<Credentials | undefined>;

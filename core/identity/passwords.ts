@@ -93,9 +93,17 @@ export function passwordFingerprint(passwordHash: string | null): string {
   return passwordHash ? hashSecret(`password-setup:${passwordHash}`).slice(0, 32) : 'none';
 }
 
-/** The token of a set-up link for this person, valid 7 days and until their password changes. */
-export function passwordSetupToken(deps: Omit<PasswordLinkDeps, 'publicUrl'>, userId: string, currentHash: string | null): string {
-  const exp = Math.floor(deps.clock.now().getTime() / 1000) + PASSWORD_SETUP_DAYS * 86_400;
+/**
+ * The token of a set-up link for this person, valid `lifetimeSeconds` (7 days unless given) and
+ * until their password changes.
+ */
+export function passwordSetupToken(
+  deps: Omit<PasswordLinkDeps, 'publicUrl'>,
+  userId: string,
+  currentHash: string | null,
+  lifetimeSeconds = PASSWORD_SETUP_DAYS * 86_400,
+): string {
+  const exp = Math.floor(deps.clock.now().getTime() / 1000) + lifetimeSeconds;
   return signToken<PasswordSetupClaims>(deps.signingKey, { use: PASSWORD_SETUP_USE, exp, sub: userId, pwd: passwordFingerprint(currentHash) });
 }
 
@@ -104,7 +112,19 @@ export function passwordSetupUrl(deps: PasswordLinkDeps, userId: string, current
   return `${deps.publicUrl}/account/password?token=${encodeURIComponent(passwordSetupToken(deps, userId, currentHash))}`;
 }
 
-export const PASSWORD_LINK_INVALID = 'This link has expired or has already been used. Ask whoever invited you for a new one.';
+/** A password reset link lives an hour (and dies once a password is set with it, as every set-up link). */
+export const PASSWORD_RESET_MINUTES = 60;
+
+/** A reset link: the set-up page's link (`/account/password?token=…`), valid one hour. */
+export function passwordResetLink(deps: PasswordLinkDeps, userId: string, currentHash: string | null): { url: string; expiresAt: Date } {
+  const lifetime = PASSWORD_RESET_MINUTES * 60;
+  const token = passwordSetupToken(deps, userId, currentHash, lifetime);
+  const expiresAt = new Date((Math.floor(deps.clock.now().getTime() / 1000) + lifetime) * 1000);
+  return { url: `${deps.publicUrl}/account/password?token=${encodeURIComponent(token)}`, expiresAt };
+}
+
+export const PASSWORD_LINK_INVALID =
+  'This link has expired or has already been used. Ask for a new one: “Forgot password?” on the sign-in page, or an Owner or Admin of your workspace.';
 
 /**
  * The person a set-up token is for, while it is still good: signature, purpose and expiry hold

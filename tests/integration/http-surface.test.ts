@@ -180,6 +180,7 @@ describe('the OpenAPI document (GET /docs/json)', () => {
     ['post', '/v3/members'],
     ['patch', '/v3/members/{userId}'],
     ['delete', '/v3/members/{userId}'],
+    ['post', '/v3/members/{userId}/password-reset'],
     ['get', '/v3/members/invitations'],
     ['delete', '/v3/members/invitations/{id}'],
   ] as const;

@@ -98,7 +98,8 @@ ${view.error ? html`<p class="error" id="error" role="alert">${view.error}</p>` 
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit" id="sign-in">Sign in</button></div>
-</form>`,
+</form>
+<p><a href="/forgot-password" id="forgot-password">Forgot password?</a></p>`,
   );
 }
 

@@ -2,6 +2,8 @@ import { t } from 'elysia';
 import { changeMemberRoles, listMembers, removeMember } from '../../../core/identity/members.ts';
 import { INVITATION_DAYS, inviteMember, listInvitations, revokeInvitation, type Invitation } from '../../../core/identity/invitations.ts';
 import { invitationMail } from '../../../core/identity/invitation-mail.ts';
+import { issuePasswordReset } from '../../../core/identity/password-reset.ts';
+import { PASSWORD_RESET_MINUTES } from '../../../core/identity/passwords.ts';
 import type { Member } from '../../../core/identity/identity.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
@@ -145,6 +147,36 @@ export function memberRoutes(ctx: AppContext) {
         body: t.Object({ roles: Roles }),
         response: { ...authErrors, 200: MemberView },
         detail: { summary: 'Change the roles of a member below you' },
+      },
+    )
+    .post(
+      '/:userId/password-reset',
+      async ({ actor, params }) => {
+        const link = await ctx.db
+          .transaction()
+          .execute((trx) => issuePasswordReset(baseStores(trx), { clock: ctx.clock, signingKey: ctx.keys.signing, publicUrl: ctx.config.publicUrl }, actor, params.userId));
+        return { url: link.url, expiresAt: iso(link.expiresAt) };
+      },
+      {
+        params: t.Object({ userId: Uuid }),
+        body: t.Optional(t.Object({}, { description: 'No fields' })),
+        response: {
+          ...authErrors,
+          200: t.Object({
+            url: t.String({
+              format: 'uri',
+              description: '`{PUBLIC_URL}/account/password?token=…`: the page where the member sets a new password. Pass it on to them; whoever holds it can set the password.',
+            }),
+            expiresAt: Timestamp,
+          }),
+        },
+        detail: {
+          summary: 'Issue a one-time password reset link for a member',
+          description:
+            `Owners and Admins only; an Admin cannot reset an Owner's password, and nobody can reset the password of a person who also belongs to another shared workspace they do not administer (403). ` +
+            `The link works once, for ${PASSWORD_RESET_MINUTES} minutes: setting a password with it (or in any other way) kills it. Setting the new password ends every sign-in session of the person. ` +
+            'Meant for installations without mail (`SMTP_URL`); with mail, people reset their own password from “Forgot password?” on the sign-in page.',
+        },
       },
     )
     .delete(

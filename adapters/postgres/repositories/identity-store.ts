@@ -15,6 +15,10 @@ export function identityStore(db: Kysely<Database>): IdentityStore {
       return row && toUser(row);
     },
 
+    async anyUser() {
+      return (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
+    },
+
     async getUser(id) {
       const row = await db.selectFrom('users').select(['id', 'email', 'name', 'created_at']).where('id', '=', id).executeTakeFirst();
       return row && toUser(row);
