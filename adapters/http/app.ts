@@ -10,6 +10,7 @@ import { OAuthError } from '../../core/oauth/errors.ts';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../core/oauth/scopes.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { apiTokenRoutes } from './routes/api-tokens.ts';
+import { sessionRoutes } from './routes/sessions.ts';
 import { memberRoutes } from './routes/members.ts';
 import { connectionRoutes } from './routes/connections.ts';
 import { messageRoutes } from './routes/messages.ts';
@@ -126,6 +127,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(accountRoutes(ctx))
     .use(apiTokenRoutes(ctx))
     .use(memberRoutes(ctx))
+    .use(sessionRoutes(ctx))
     .use(connectionRoutes(ctx))
     .use(syncTokenRoutes(ctx))
     .use(messageRoutes(ctx))
