@@ -43,7 +43,7 @@ export function authentication(ctx: AppContext) {
   };
   return new Elysia({ name: 'auth' }).macro({
     auth: {
-      detail: { security: [{ apikey: [] }, { oauth2: [] }] },
+      detail: { security: [{ apikey: [] }, { oauth2: [] }, { session: [] }] },
       async transform({ headers, request, route }) {
         actors.set(request, await authenticate(request, headers, route));
       },

@@ -260,6 +260,8 @@ describe('the API acts as the signed-in member', () => {
 describe('listing and ending sessions', () => {
   test('a member lists their sessions, ends one, then all others; another person\'s session is 404', async () => {
     const member = await memberWithToken(service, owner, 'AGENT');
+    // Accepting the invitation signed them in: with an API key (no current session) that one ends too.
+    expect((await service.call('DELETE', '/v3/sessions', { apikey: member.token })).body).toEqual({ ended: 1 });
     const laptop = await signInAs(member.email, 'laptop browser');
     const phone = await signInAs(member.email, 'phone browser');
     const tablet = await signInAs(member.email, 'tablet browser');
@@ -297,6 +299,7 @@ describe('listing and ending sessions', () => {
   test('an Owner signs a member out everywhere; an Agent or an Admin may not; the member\'s API key keeps working', async () => {
     const member = await memberWithToken(service, owner, 'AGENT');
     const admin = await memberWithToken(service, owner, 'ADMIN');
+    await service.call('DELETE', '/v3/sessions', { apikey: member.token }); // the invitation's own
     const [one, two] = [await signInAs(member.email), await signInAs(member.email)];
     const adminSession = await signInAs(admin.email);
     expectStandardError(await write('DELETE', `/v3/members/${owner.userId}/sessions`, one), 403, 'Forbidden');
