@@ -2,8 +2,7 @@ import { authenticateSession, findLiveSession, newSession, SESSION_ABSOLUTE_MS, 
 import { unauthorized } from '../../core/shared/errors.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import { baseStores } from '../postgres/stores.ts';
-import { base64url } from '../../core/tokens/secret.ts';
-import { hashSecret } from '../../core/tokens/secret.ts';
+import { base64url, hashSecret } from '../../core/tokens/secret.ts';
 import { sessionStore } from '../postgres/repositories/session-store.ts';
 import type { AppContext } from './context.ts';
 import { clearCookie, cookieName, readCookie, setCookie } from './pages/cookies.ts';
