@@ -101,7 +101,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
                 in: 'cookie',
                 name: cookieName(ctx.config.publicUrl, 'sb_session'),
                 description:
-                  'The sign-in session of /signin (a browser page of this service): acts as the member like an API key, in their first workspace or the one `X-Account-Id` names. ' +
+                  'The sign-in session of /signin (a browser page of this service): acts as the member like an API key, in their default workspace (the oldest that is not their personal one) or the one `X-Account-Id` names. ' +
                   'Writes need `Origin` (else `Referer`) equal to PUBLIC_URL\'s origin and `X-CSRF-Token` equal to the session\'s token (GET /v3/session); otherwise 403.',
               },
               syncToken: {

@@ -90,9 +90,9 @@ export type SessionActor = Actor & { sessionId: string };
 
 /**
  * The member a live session acts as: in `accountId`'s workspace (the `X-Account-Id` header) when
- * given and they belong to it (else 403, as for an API key), otherwise in their first workspace
- * (their personal one, else the one they joined first). 401 when the session is not live or the
- * person belongs to no workspace.
+ * given and they belong to it (else 403, as for an API key), otherwise in their default one: the
+ * first (oldest) workspace that is not their personal one, else their personal one. 401 when the
+ * session is not live or the person belongs to no workspace.
  */
 export async function authenticateSession(
   stores: SessionStores,
@@ -107,9 +107,11 @@ export async function authenticateSession(
     if (!membership) throw forbidden('You are not a member of the workspace named in X-Account-Id');
     return { actor: { userId: session.userId, workspaceId: accountId, roles: membership.roles, sessionId: session.id }, session };
   }
-  const [first] = await stores.identity.listWorkspacesOf(session.userId);
-  if (!first) throw unauthorized('You belong to no workspace');
-  return { actor: { userId: session.userId, workspaceId: first.id, roles: first.roles, sessionId: session.id }, session };
+  const workspaces = await stores.identity.listWorkspacesOf(session.userId);
+  // Everyone has a personal workspace; the one they were invited to (or made) is where they work.
+  const chosen = workspaces.find((w) => !w.isPersonal) ?? workspaces[0];
+  if (!chosen) throw unauthorized('You belong to no workspace');
+  return { actor: { userId: session.userId, workspaceId: chosen.id, roles: chosen.roles, sessionId: session.id }, session };
 }
 
 /** Whether `submitted` is the session's CSRF token (constant time). */

@@ -150,8 +150,16 @@ describe('the API acts as the signed-in member', () => {
     const session = await signInAs(agent.email);
     const me = await whoAmI(session);
     expect(me.user).toMatchObject({ userId: agent.userId, email: agent.email });
+    // Joining by invitation gave them a personal workspace too; the default is the one they joined.
+    expect(me.workspaces).toHaveLength(2);
+    expect(me.workspaces).toContainEqual({ workspaceId: owner.workspaceId, name: expect.any(String), roles: ['AGENT'] });
     expect(me.workspaceId).toBe(owner.workspaceId);
-    expect(me.workspaces).toEqual([{ workspaceId: owner.workspaceId, name: expect.any(String), roles: ['AGENT'] }]);
+    const personal = me.workspaces.find((w: { workspaceId: string }) => w.workspaceId !== owner.workspaceId);
+    expect(personal.roles).toEqual(['OWNER']);
+    // X-Account-Id selects the other.
+    expect((await whoAmI(session, personal.workspaceId)).workspaceId).toBe(personal.workspaceId);
+    expect((await withSession('GET', '/v3/api-tokens', session, { account: personal.workspaceId })).status).toBe(200);
+    expect((await withSession('GET', '/v3/api-tokens', session)).status).toBe(403);
     expect(me.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(me.session).toMatchObject({ current: true, userAgent: 'session-tests' });
     expectStandardError(await service.call('GET', '/v3/session', { apikey: agent.token }), 403, 'Forbidden');
@@ -164,14 +172,14 @@ describe('the API acts as the signed-in member', () => {
     const [agentSession, ownerSession] = await Promise.all([signInAs(agent.email), signInOwner()]);
     for (const path of ['/v3/api-tokens', '/v3/connections', '/v3/members']) {
       const byKey = await service.call('GET', path, { apikey: agent.token });
-      const bySession = await withSession('GET', path, agentSession);
+      const bySession = await withSession('GET', path, agentSession, { account: owner.workspaceId });
       expect({ path, status: bySession.status }).toEqual({ path, status: byKey.status });
       expect((await withSession('GET', path, ownerSession)).status).toBe(200);
     }
     expect((await service.call('GET', '/v3/api-tokens', { apikey: agent.token })).status).toBe(403);
     expect((await service.call('GET', '/v3/members', { apikey: agent.token })).status).toBe(200);
     // Writes too: an Agent may not create a connection, with the page's headers or not.
-    expectStandardError(await write('POST', '/v3/connections', agentSession, { name: 'agent-made' }), 403, 'Forbidden');
+    expectStandardError(await write('POST', '/v3/connections', agentSession, { name: 'agent-made' }, owner.workspaceId), 403, 'Forbidden');
     const made = await write('POST', '/v3/api-tokens', ownerSession, { name: 'made-in-the-browser' });
     expect(made.status).toBe(201);
   });
@@ -229,10 +237,10 @@ describe('the API acts as the signed-in member', () => {
 
     const there = await whoAmI(session, other.workspaceId);
     expect(there.workspaceId).toBe(other.workspaceId);
-    expect(there.workspaces.map((w: { workspaceId: string }) => w.workspaceId).sort()).toEqual([owner.workspaceId, other.workspaceId].sort());
-    // As Manager there connections are readable; as Agent here they are not.
+    expect(there.workspaces.map((w: { workspaceId: string }) => w.workspaceId)).toEqual(expect.arrayContaining([owner.workspaceId, other.workspaceId]));
+    // As Manager there connections are readable; as Agent in the owner's workspace they are not.
     expect((await withSession('GET', '/v3/connections', session, { account: other.workspaceId })).status).toBe(200);
-    expect((await withSession('GET', '/v3/connections', session)).status).toBe(403);
+    expectStandardError(await write('POST', '/v3/connections', session, { name: 'agent-made' }, owner.workspaceId), 403, 'Forbidden');
     const made = await write('POST', '/v3/connections', session, { name: 'made-as-manager' }, other.workspaceId);
     expect(made.status).toBe(201);
     expect((await service.call('GET', `/v3/connections/${made.body.id}`, { apikey: other.token })).status).toBe(200);
@@ -302,11 +310,12 @@ describe('listing and ending sessions', () => {
     await service.call('DELETE', '/v3/sessions', { apikey: member.token }); // the invitation's own
     const [one, two] = [await signInAs(member.email), await signInAs(member.email)];
     const adminSession = await signInAs(admin.email);
-    expectStandardError(await write('DELETE', `/v3/members/${owner.userId}/sessions`, one), 403, 'Forbidden');
-    expectStandardError(await write('DELETE', `/v3/members/${member.userId}/sessions`, adminSession), 403, 'Forbidden');
+    expectStandardError(await write('DELETE', `/v3/members/${owner.userId}/sessions`, one, undefined, owner.workspaceId), 403, 'Forbidden');
+    expectStandardError(await write('DELETE', `/v3/members/${member.userId}/sessions`, adminSession, undefined, owner.workspaceId), 403, 'Forbidden');
     expectStandardError(await service.call('DELETE', `/v3/members/${member.userId}/sessions`, { apikey: admin.token }), 403, 'Forbidden');
 
-    const res = await write('DELETE', `/v3/members/${member.userId}/sessions`, await signInOwner());
+    const ownerSession = await signInOwner();
+    const res = await write('DELETE', `/v3/members/${member.userId}/sessions`, ownerSession);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ended: 2 });
     for (const s of [one, two]) expectStandardError(await withSession('GET', '/v3/session', s), 401, 'Unauthorized');
@@ -317,7 +326,9 @@ describe('listing and ending sessions', () => {
 });
 
 describe('the /helpdesk websocket with the session cookie', () => {
-  const connectWith = (session: Signed, from = origin) => connectHelpdesk(service.url, undefined, { extraHeaders: { cookie: session.cookie, origin: from } });
+  /** In the owner's workspace (`X-Account-Id`; a member's own personal workspace comes first). */
+  const connectWith = (session: Signed, from = origin) =>
+    connectHelpdesk(service.url, undefined, { extraHeaders: { cookie: session.cookie, origin: from, 'x-account-id': owner.workspaceId } });
 
   function dropped(socket: TestSocket): Promise<string> {
     return new Promise((resolve) => {
@@ -331,7 +342,7 @@ describe('the /helpdesk websocket with the session cookie', () => {
     const session = await signInAs(member.email);
     const socket = await connectWith(session);
     const presence = await socket.next('presence.update');
-    expect(presence.users.some((u: { userId: string }) => u.userId === member.userId)).toBe(true);
+    expect(Object.keys(presence.users)).toEqual(expect.arrayContaining([owner.userId, member.userId]));
     socket.close();
 
     await expect(connectWith(session, 'https://evil.example')).rejects.toThrow('unauthorized');

@@ -33,7 +33,7 @@ const Session = t.Object({
 
 const SignedIn = t.Object({
   user: t.Object({ userId: Uuid, email: t.String(), name: t.String() }),
-  workspaceId: t.String({ format: 'uuid', description: 'The workspace this request acted in (`X-Account-Id`, else the first of `workspaces`).' }),
+  workspaceId: t.String({ format: 'uuid', description: 'The workspace this request acted in (`X-Account-Id`, else the default: the oldest that is not the member\'s personal workspace, else that one).' }),
   workspaces: t.Array(t.Object({ workspaceId: Uuid, name: t.String(), roles: t.Array(RoleName) })),
   session: Session,
   csrfToken: t.String({ description: 'Send it as `X-CSRF-Token` with every write made with this session.' }),
