@@ -10,6 +10,8 @@ import { OAuthError } from '../../core/oauth/errors.ts';
 import { SCOPE_DESCRIPTIONS, SCOPES } from '../../core/oauth/scopes.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { apiTokenRoutes } from './routes/api-tokens.ts';
+import { cookieName } from './pages/cookies.ts';
+import { sessionRoutes } from './routes/sessions.ts';
 import { memberRoutes } from './routes/members.ts';
 import { connectionRoutes } from './routes/connections.ts';
 import { messageRoutes } from './routes/messages.ts';
@@ -101,6 +103,14 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
           components: {
             securitySchemes: {
               apikey: { type: 'apiKey', in: 'header', name: 'apikey' },
+              session: {
+                type: 'apiKey',
+                in: 'cookie',
+                name: cookieName(ctx.config.publicUrl, 'sb_session'),
+                description:
+                  'The sign-in session of /signin (a browser page of this service): acts as the member like an API key, in their default workspace (the oldest that is not their personal one) or the one `X-Account-Id` names. ' +
+                  'Writes need `Origin` (else `Referer`) equal to PUBLIC_URL\'s origin and `X-CSRF-Token` equal to the session\'s token (GET /v3/session); otherwise 403.',
+              },
               syncToken: {
                 type: 'http',
                 scheme: 'bearer',
@@ -133,6 +143,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(accountRoutes(ctx))
     .use(apiTokenRoutes(ctx))
     .use(memberRoutes(ctx))
+    .use(sessionRoutes(ctx))
     .use(connectionRoutes(ctx))
     .use(syncTokenRoutes(ctx))
     .use(messageRoutes(ctx))

@@ -13,6 +13,8 @@ import { httpStatusOf } from './error-status.ts';
 import { HttpResponseError, oauthResponse, standard } from './errors.ts';
 import { routeKey } from './route-scopes.ts';
 import { isUuid } from '../../core/shared/ids.ts';
+import { authenticateSession, csrfTokenMatches, type WebSession } from '../../core/identity/sessions.ts';
+import { originOf, sessionCookieValue } from './web-session.ts';
 
 export const REALM = 'switchboard';
 
@@ -20,7 +22,8 @@ export const REALM = 'switchboard';
  * Authentication as a route option: `{ auth: true }` resolves `actor` from an `apikey` (spec 5.1)
  * or, without one, an OAuth bearer token (5.3) whose scopes must cover the route's row in the
  * route scope table. With an `apikey` present, `Authorization: Bearer` is ignored (5.2: never
- * merged).
+ * merged). With neither, the sign-in session cookie of `/signin` acts as its member, like an API
+ * key of theirs; its writes must come from PUBLIC_URL's origin and carry `X-CSRF-Token`.
  */
 export function authentication(ctx: AppContext) {
   // Authentication runs at `transform`, before the body and query are validated: a caller
@@ -40,7 +43,7 @@ export function authentication(ctx: AppContext) {
   };
   return new Elysia({ name: 'auth' }).macro({
     auth: {
-      detail: { security: [{ apikey: [] }, { oauth2: [] }] },
+      detail: { security: [{ apikey: [] }, { oauth2: [] }, { session: [] }] },
       async transform({ headers, request, route }) {
         actors.set(request, await authenticate(request, headers, route));
       },
@@ -116,6 +119,26 @@ async function authenticateCredential(
   // What a 401 asks for, so a client requests the right scopes (MCP authorization, scope selection).
   const scope = challengeScope ?? (required && required.length > 0 ? required[0] : undefined);
 
+  if (apiKey === undefined && bearer === undefined) {
+    const cookie = sessionCookieValue(ctx, request);
+    if (cookie !== undefined) {
+      let signedIn: Awaited<ReturnType<typeof authenticateSession>>;
+      try {
+        signedIn = await authenticateSession(baseStores(ctx.db), ctx, cookie, workspace);
+      } catch (error) {
+        if (error instanceof DomainError && error.kind === 'unauthenticated') {
+          const response = standard(httpStatusOf(error), error.message);
+          response.headers.set('www-authenticate', bearerChallenge(new OAuthError('invalid_token', 'the sign-in session has ended', 'unauthenticated', scope), resourceMetadata));
+          throw new HttpResponseError(response);
+        }
+        throw error;
+      }
+      if (malformed) throw forbidden('You are not a member of the workspace named in X-Account-Id');
+      if (!SAFE_METHODS.has(request.method)) refuseCrossSite(ctx, headers, signedIn.session);
+      return signedIn.actor;
+    }
+  }
+
   if (apiKey !== undefined || bearer === undefined) {
     try {
       const actor = await authenticateApiKey(baseStores(ctx.db), ctx, apiKey, workspace);
@@ -149,6 +172,25 @@ async function authenticateCredential(
     throw challenge(new OAuthError('insufficient_scope', `this operation needs the scope ${required.join(' or ')}`, 'forbidden', required[0]), resourceMetadata);
   }
   return actor;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A write made with the session cookie (the browser adds it to any request to this host) must be
+ * the service's own pages' doing: `Origin` (or, without it, `Referer`) is PUBLIC_URL's origin,
+ * and `X-CSRF-Token` is the session's token (`GET /v3/session` hands it to the page), which a
+ * page of another site cannot read. Otherwise 403, nothing done.
+ */
+function refuseCrossSite(ctx: AppContext, headers: Record<string, string | undefined>, session: WebSession): void {
+  const expected = originOf(ctx.config.publicUrl);
+  const origin = headers['origin'] !== undefined ? headers['origin'].trim() : headers['referer'] !== undefined ? originOf(headers['referer']) : undefined;
+  if (expected === undefined || origin !== expected) {
+    throw forbidden('A write with a sign-in session must come from this service\'s own origin (Origin or Referer)');
+  }
+  if (!csrfTokenMatches(session, headers['x-csrf-token'])) {
+    throw forbidden('A write with a sign-in session must carry the session\'s X-CSRF-Token (GET /v3/session)');
+  }
 }
 
 /** 401/403 of an API call (spec 7.5): the OAuth body and the `WWW-Authenticate` challenge. */

@@ -8,7 +8,9 @@ import { MCP_PATH } from '../mcp/challenge.ts';
  * documents, the OAuth endpoints such a client calls and the MCP endpoint answer preflights and
  * let the browser read their answers. Nothing here relies on cookies (the credentials are
  * bearer tokens, client secrets or API keys), so no `Access-Control-Allow-Credentials`: the
- * cookie-authenticated pages (sign-in, consent, decision) get no CORS at all and stay same-origin.
+ * cookie-authenticated pages (sign-in, consent, decision) and the rest of `/v3` (which the sign-in
+ * session cookie also authenticates) get no CORS at all and stay same-origin: another origin
+ * cannot read what a member's cookie would answer.
  *
  * The MCP endpoint also checks `Origin` (Streamable HTTP transport, DNS-rebinding protection):
  * present and not in `MCP_ALLOWED_ORIGINS` → 403 before anything else runs.

@@ -35,6 +35,12 @@ export const BASE_ROUTE_SCOPES: RouteScope[] = [
   { method: 'POST', path: '/v3/members/:userId/password-reset', scopes: null },
   { method: 'GET', path: '/v3/members/invitations', scopes: null },
   { method: 'DELETE', path: '/v3/members/invitations/:id', scopes: null },
+  // A person's sign-in sessions are theirs, not an app's: no OAuth client reads or ends them.
+  { method: 'GET', path: '/v3/session', scopes: null },
+  { method: 'GET', path: '/v3/sessions', scopes: null },
+  { method: 'DELETE', path: '/v3/sessions', scopes: null },
+  { method: 'DELETE', path: '/v3/sessions/:id', scopes: null },
+  { method: 'DELETE', path: '/v3/members/:userId/sessions', scopes: null },
 
   { method: 'GET', path: '/v3/oauth/consents', scopes: null },
   { method: 'DELETE', path: '/v3/oauth/consents/:id', scopes: null },

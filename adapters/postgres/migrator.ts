@@ -17,6 +17,7 @@ import * as oauthMetadataDocuments from './migrations/base/0015_oauth_metadata_d
 import * as webhookBindings from './migrations/base/0016_webhook_bindings_of_deleted_connections.ts';
 import * as creditAllowance from './migrations/base/0017_credit_allowance.ts';
 import * as dropWorkspaceHelpdeskEnabled from './migrations/base/0018_drop_workspace_helpdesk_enabled.ts';
+import * as webSessionLifetimes from './migrations/base/0019_web_session_lifetimes.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -49,6 +50,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0016_webhook_bindings_of_deleted_connections': webhookBindings,
     '0017_credit_allowance': creditAllowance,
     '0018_drop_workspace_helpdesk_enabled': dropWorkspaceHelpdeskEnabled,
+    '0019_web_session_lifetimes': webSessionLifetimes,
   },
 };
 

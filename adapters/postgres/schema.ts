@@ -349,12 +349,19 @@ export interface OAuthTokensTable {
   expires_at: Date | null;
 }
 
+/** Sign-in sessions (migrations 0007, 0019); only the cookie's hash is kept. */
 export interface WebSessionsTable {
   id_hash: string;
+  /** The public id, for listing and ending sessions. */
+  id: string;
   user_id: string;
   csrf: string;
   created_at: Date;
+  last_seen_at: Date;
+  /** The idle expiry: moves forward with use, never past `absolute_expires_at`. */
   expires_at: Date;
+  absolute_expires_at: Date;
+  user_agent: string | null;
 }
 
 /** Invitations to join a workspace (migration 0013); only the token's hash is kept. */

@@ -6,6 +6,7 @@ import { apiTokenStore } from './repositories/api-token-store.ts';
 import { creditStore } from './repositories/credit-store.ts';
 import { oauthStore } from './repositories/oauth-store.ts';
 import { invitationStore } from './repositories/invitation-store.ts';
+import { sessionStore } from './repositories/session-store.ts';
 
 /** Every base store, bound to one connection or transaction. */
 export function baseStores(db: Kysely<Database>) {
@@ -15,6 +16,7 @@ export function baseStores(db: Kysely<Database>) {
     credits: creditStore(db),
     oauth: oauthStore(db),
     invitations: invitationStore(db),
+    sessions: sessionStore(db),
     usage: {
       async connectionsHeld(workspaceId: string) {
         const row = await db

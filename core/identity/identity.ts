@@ -43,6 +43,8 @@ export interface Actor {
   scopes?: readonly string[];
   /** The OAuth grant (consent) the bearer token was issued under: a scope challenge is remembered on it (step-up). */
   oauthGrantId?: string;
+  /** The sign-in session (its public id) that authenticated the request, when it was the session cookie. */
+  sessionId?: string;
 }
 
 /** A person with the stored hash of their password (null until they set one). */

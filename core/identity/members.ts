@@ -4,6 +4,7 @@ import { authorize, canGrant, outranks, type Role } from './roles.ts';
 import type { Actor, Member } from './identity.ts';
 import type { ApiTokenStore } from '../tokens/api-tokens.ts';
 import type { WorkspaceStores } from './workspaces.ts';
+import type { SessionStore } from './sessions.ts';
 
 /**
  * Members of a workspace; people join by invitation (invitations.ts). Everyone may list them;
@@ -25,14 +26,18 @@ export async function changeMemberRoles(stores: WorkspaceStores, actor: Actor, u
   return { ...target, roles };
 }
 
-/** Removes a member below the actor; their API tokens for this workspace are revoked with it. */
-export async function removeMember(stores: WorkspaceStores & { tokens: ApiTokenStore }, actor: Actor, userId: string): Promise<void> {
+/**
+ * Removes a member below the actor; their API tokens for this workspace are revoked with it, and
+ * every sign-in session of theirs ends (they sign in again for the workspaces they keep).
+ */
+export async function removeMember(stores: WorkspaceStores & { tokens: ApiTokenStore; sessions: SessionStore }, actor: Actor, userId: string): Promise<void> {
   authorize(actor.roles, 'members', 'write');
   const target = await existingMember(stores, actor, userId);
   if (target.userId === actor.userId) throw forbidden('You cannot remove yourself from the workspace');
   if (!outranks(actor.roles, target.roles)) throw forbidden('You cannot remove a member at or above your own role');
   await stores.identity.deleteMembership(actor.workspaceId, userId);
   await stores.tokens.deleteAllOf(actor.workspaceId, userId);
+  await stores.sessions.deleteAllOf(userId);
 }
 
 /** The wanted roles, deduplicated; 403 for any at or above the actor's own. */

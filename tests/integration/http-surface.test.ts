@@ -264,6 +264,8 @@ describe('the OpenAPI document (GET /docs/json)', () => {
   test('declares the apikey security scheme on authenticated routes', () => {
     // Spec 5.1: "Header `apikey: <API_KEY>`".
     expect(doc.components?.securitySchemes?.apikey).toMatchObject({ type: 'apiKey', in: 'header', name: 'apikey' });
-    expect(doc.paths['/v3/accounts'].get.security).toEqual([{ apikey: [] }, { oauth2: [] }]);
+    expect(doc.paths['/v3/accounts'].get.security).toEqual([{ apikey: [] }, { oauth2: [] }, { session: [] }]);
+    // Issue 22: the sign-in session cookie of /signin.
+    expect(doc.components?.securitySchemes?.session).toMatchObject({ type: 'apiKey', in: 'cookie', name: '__Host-sb_session' });
   });
 });

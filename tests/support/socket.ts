@@ -21,11 +21,16 @@ export interface TestSocket {
 export type Transport = 'polling' | 'websocket';
 
 /** Resolves once connected; rejects with the `connect_error` (its `message` is the server's). */
-export async function connectHelpdesk(baseUrl: string, apikey: string | undefined, options: { transports?: Transport[] } = {}): Promise<TestSocket> {
+export async function connectHelpdesk(
+  baseUrl: string,
+  apikey: string | undefined,
+  options: { transports?: Transport[]; extraHeaders?: Record<string, string> } = {},
+): Promise<TestSocket> {
   const socket = io(`${baseUrl}/helpdesk`, {
     path: '/ws',
     query: apikey === undefined ? {} : { apikey },
     transports: options.transports ?? ['polling', 'websocket'],
+    ...(options.extraHeaders && { extraHeaders: options.extraHeaders }),
     reconnection: false,
     forceNew: true,
   });

@@ -74,7 +74,7 @@ export function invitationPages(ctx: AppContext) {
           if (joined.tookOver) await announceAccessChange(ctx.realtime, { userId: joined.user.id });
           await attempt.succeeded();
           await endSession(ctx, request); // whoever was signed in on this browser before
-          const { setCookie } = await startSession(ctx, joined.user.id);
+          const { setCookie } = await startSession(ctx, joined.user.id, request);
           return htmlResponse(
             messagePage('Welcome', `You joined ${joined.workspace.name}. You are signed in as ${joined.user.email}.`, {
               kind: 'notice',

@@ -77,7 +77,7 @@ export function passwordSetupPages(ctx: AppContext) {
           });
         }
         await endSession(ctx, request); // whoever was signed in on this browser before
-        const { setCookie } = await startSession(ctx, outcome.user.id);
+        const { setCookie } = await startSession(ctx, outcome.user.id, request);
         return htmlResponse(
           messagePage('Password set', `Your password is set. You are signed in as ${outcome.user.email}.`, {
             kind: 'notice',

@@ -51,7 +51,7 @@ export function signInPages(ctx: AppContext) {
         }
         await attempt.succeeded();
         await endSession(ctx, request); // a session held before (another person's) ends here
-        const { setCookie } = await startSession(ctx, user.id);
+        const { setCookie } = await startSession(ctx, user.id, request);
         return seeOther(returnTo, [setCookie]);
       },
     )

@@ -183,14 +183,15 @@ export function memberRoutes(ctx: AppContext) {
       '/:userId',
       async ({ actor, params }) => {
         await ctx.db.transaction().execute((trx) => removeMember(baseStores(trx), actor, params.userId));
-        // Their live sockets in this workspace end now, not at their next heartbeat.
-        await announceAccessChange(ctx.realtime, { workspaceId: actor.workspaceId, userId: params.userId });
+        // Their live sockets end now, not at their next heartbeat: those of this workspace, and those
+        // opened with a sign-in session (every session of theirs ended with the removal).
+        await announceAccessChange(ctx.realtime, { userId: params.userId });
         return { userId: params.userId, removed: true as const };
       },
       {
         params: t.Object({ userId: Uuid }),
         response: { ...authErrors, 200: t.Object({ userId: Uuid, removed: t.Literal(true) }) },
-        detail: { summary: 'Remove a member below you; their API tokens for this workspace stop working' },
+        detail: { summary: 'Remove a member below you; their API tokens for this workspace stop working and every sign-in session of theirs ends' },
       },
     );
 }

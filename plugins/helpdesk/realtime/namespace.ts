@@ -14,7 +14,7 @@ import { HelpdeskSession, isCredentialFailure, UNAUTHORIZED } from './session.ts
 export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals: RealtimeSignals): () => Promise<void> {
   const presence = presenceDeps(ctx);
   // Not in `socket.data`: an adapter may serialize that to other servers, and a session holds
-  // the API key and the context.
+  // the API key (or the handshake's session cookie) and the context.
   const sessions = new WeakMap<Socket, HelpdeskSession>();
   const namespace = io.of(HELPDESK_NAMESPACE);
   // Access changes seen by this process so far. A socket still authenticating is not among the
@@ -27,7 +27,7 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals
   // itself stays open (spec 5.5: "the socket is not closed").
   namespace.use((socket, next) => {
     countAtAuthentication.set(socket, accessChanges);
-    HelpdeskSession.open(ctx, socket.handshake.query.apikey).then(
+    HelpdeskSession.open(ctx, socket.handshake.query.apikey, socket.handshake.headers).then(
       (session) => {
         sessions.set(socket, session);
         next();

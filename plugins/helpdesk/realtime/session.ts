@@ -5,6 +5,7 @@ import type { Actor } from '../../../core/identity/identity.ts';
 import { authorize } from '../../../core/identity/roles.ts';
 import { DomainError } from '../../../core/shared/errors.ts';
 import { authenticateApiKey } from '../../../core/tokens/api-tokens.ts';
+import { authenticateSession, type HandshakeHeaders } from '../../kernel/sessions.ts';
 import { conversationStores } from '../conversations/store.ts';
 import { automaticRooms, conversationRoom } from './rooms.ts';
 import { sessionStores } from './session-store.ts';
@@ -18,9 +19,18 @@ export function isCredentialFailure(error: unknown): boolean {
 }
 
 /**
+ * What a socket authenticated with: the `apikey` query parameter, else the handshake's headers
+ * (the sign-in session cookie, with its Origin).
+ */
+export interface SocketCredential {
+  apikey?: string;
+  headers: HandshakeHeaders;
+}
+
+/**
  * A member connected to `/helpdesk` through one socket: who they are (spec 5.5: "Authenticate
- * with query parameter `apikey`; the workspace comes from the token"), which rooms they belong
- * in, and which conversations they may see.
+ * with query parameter `apikey`; the workspace comes from the token"; without one, the sign-in
+ * session cookie of the handshake), which rooms they belong in, and which conversations they may see.
  */
 export class HelpdeskSession {
   /** Conversations found visible; an Agent's typing in one is not looked up again. */
@@ -28,21 +38,22 @@ export class HelpdeskSession {
 
   private constructor(
     private readonly ctx: PluginContext,
-    private readonly apikey: string | undefined,
+    private readonly credential: SocketCredential,
     public actor: Actor,
     private inboxIds: string[],
   ) {}
 
-  /** Throws a 401/403 `DomainError` when the key does not authenticate a member. */
-  static async open(ctx: PluginContext, apikey: unknown): Promise<HelpdeskSession> {
-    const key = typeof apikey === 'string' ? apikey : undefined;
-    const { actor, inboxIds } = await HelpdeskSession.authenticate(ctx, key);
-    return new HelpdeskSession(ctx, key, actor, inboxIds);
+  /** Throws a 401/403 `DomainError` when neither the key nor the session cookie authenticates a member. */
+  static async open(ctx: PluginContext, apikey: unknown, headers: HandshakeHeaders): Promise<HelpdeskSession> {
+    const credential: SocketCredential = { apikey: typeof apikey === 'string' ? apikey : undefined, headers };
+    const { actor, inboxIds } = await HelpdeskSession.authenticate(ctx, credential);
+    return new HelpdeskSession(ctx, credential, actor, inboxIds);
   }
 
-  private static async authenticate(ctx: PluginContext, apikey: string | undefined): Promise<{ actor: Actor; inboxIds: string[] }> {
+  private static async authenticate(ctx: PluginContext, credential: SocketCredential): Promise<{ actor: Actor; inboxIds: string[] }> {
     const stores = ctx.storage.read(sessionStores);
-    const actor = await authenticateApiKey(stores, ctx, apikey, undefined);
+    const signedIn = credential.apikey === undefined ? await authenticateSession(ctx, credential.headers) : undefined;
+    const actor = signedIn ?? (await authenticateApiKey(stores, ctx, credential.apikey, undefined));
     authorize(actor.roles, 'helpdesk.work', 'read');
     return { actor, inboxIds: await stores.memberInboxIds(actor.workspaceId, actor.userId) };
   }
@@ -98,7 +109,7 @@ export class HelpdeskSession {
   private async check(socket: Socket): Promise<boolean> {
     let fresh: { actor: Actor; inboxIds: string[] };
     try {
-      fresh = await HelpdeskSession.authenticate(this.ctx, this.apikey);
+      fresh = await HelpdeskSession.authenticate(this.ctx, this.credential);
     } catch (error) {
       if (isCredentialFailure(error)) return false;
       throw error;
