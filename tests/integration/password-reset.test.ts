@@ -198,7 +198,7 @@ describe('without mail: an Owner or Admin issues the link', () => {
   test('an Owner issues a link for an Agent; it works once', async () => {
     const agent = await memberWithToken(service, owner, 'AGENT');
     const issued = await service.call('POST', `/v3/members/${agent.userId}/password-reset`, { apikey: owner.token });
-    expect(issued.status).toBe(200);
+    expect(issued.status).toBe(201);
     expect(Object.keys(issued.body).sort()).toEqual(['expiresAt', 'url']);
     const expiresIn = Date.parse(issued.body.expiresAt) - Date.now();
     expect(expiresIn).toBeGreaterThan(55 * 60_000);
@@ -213,7 +213,7 @@ describe('without mail: an Owner or Admin issues the link', () => {
     const manager = await memberWithToken(service, owner, 'MANAGER');
     const agent = await memberWithToken(service, owner, 'AGENT');
 
-    expect((await service.call('POST', `/v3/members/${agent.userId}/password-reset`, { apikey: admin.token })).status).toBe(200);
+    expect((await service.call('POST', `/v3/members/${agent.userId}/password-reset`, { apikey: admin.token })).status).toBe(201);
     expectStandardError(await service.call('POST', `/v3/members/${owner.userId}/password-reset`, { apikey: admin.token }), 403, 'Forbidden');
     expectStandardError(await service.call('POST', `/v3/members/${agent.userId}/password-reset`, { apikey: manager.token }), 403, 'Forbidden');
     expectStandardError(await service.call('POST', `/v3/members/${manager.userId}/password-reset`, { apikey: agent.token }), 403, 'Forbidden');

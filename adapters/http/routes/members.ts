@@ -151,10 +151,12 @@ export function memberRoutes(ctx: AppContext) {
     )
     .post(
       '/:userId/password-reset',
-      async ({ actor, params }) => {
+      async ({ actor, params, set }) => {
         const link = await ctx.db
           .transaction()
           .execute((trx) => issuePasswordReset(baseStores(trx), { clock: ctx.clock, signingKey: ctx.keys.signing, publicUrl: ctx.config.publicUrl }, actor, params.userId));
+        // Spec 7.1: a POST answers 201; the link is a new thing made for the member.
+        set.status = 201;
         return { url: link.url, expiresAt: iso(link.expiresAt) };
       },
       {
@@ -162,7 +164,7 @@ export function memberRoutes(ctx: AppContext) {
         body: t.Optional(t.Object({}, { description: 'No fields' })),
         response: {
           ...authErrors,
-          200: t.Object({
+          201: t.Object({
             url: t.String({
               format: 'uri',
               description: '`{PUBLIC_URL}/account/password?token=…`: the page where the member sets a new password. Pass it on to them; whoever holds it can set the password.',
