@@ -26,7 +26,7 @@ import { passwordSetupPages } from './pages/password-setup.ts';
 import { invitationPages } from './pages/invitation.ts';
 import { firstRunPages } from './pages/first-run.ts';
 import { forgotPasswordPages } from './pages/forgot-password.ts';
-import { scalarScript, SCALAR_SCRIPT_PATH } from './docs-assets.ts';
+import { scalarScript, SCALAR_SCRIPT_PATH, SCALAR_OFFLINE } from './docs-assets.ts';
 import { MCP_PATH, mcpRoutes, mcpScopes } from '../mcp/routes.ts';
 import { requestAuthenticator } from './auth.ts';
 import { corsHook } from './cors.ts';
@@ -89,8 +89,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
         exclude: ['/docs', '/docs/json', SCALAR_SCRIPT_PATH],
         // The reference UI comes from this service (docs-assets.ts), not a CDN: /docs works offline.
         scalarCDN: SCALAR_SCRIPT_PATH,
-        // Scalar's default fonts load from its own site; the system fonts serve.
-        scalarConfig: { withDefaultFonts: false },
+        scalarConfig: SCALAR_OFFLINE,
         // Paths with a dot would pass for static files; the discovery documents under /.well-known are API.
         excludeStaticFile: false,
         documentation: {

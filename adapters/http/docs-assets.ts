@@ -12,6 +12,20 @@ const bundle = locateBundle();
 
 export const SCALAR_SCRIPT_PATH = `/docs/assets/api-reference${bundle ? `-${bundle.version}` : ''}.js`;
 
+/**
+ * The reference's configuration: nothing of it calls Scalar's site. Its default fonts,
+ * telemetry and cloud features (AI agent, MCP and SDK generation, the toolbar) are off; system
+ * fonts serve. Options of the Scalar we serve that @elysiajs/swagger's older type does not know.
+ */
+export const SCALAR_OFFLINE = {
+  withDefaultFonts: false,
+  telemetry: false,
+  showToolbar: 'never',
+  showDeveloperTools: 'never',
+  agent: { disabled: true },
+  mcp: { disabled: true },
+} as const;
+
 function locateBundle(): { file: string; version: string } | undefined {
   try {
     const entry = createRequire(import.meta.url).resolve('@scalar/api-reference');
