@@ -1,10 +1,12 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { passwordSetupToken, setPassword } from '../../core/identity/passwords.ts';
+import { setPassword } from '../../core/identity/passwords.ts';
+import { passwordLinkFor, setPasswordWithLink } from '../support/password-page.ts';
 import { SESSION_IDLE_MS } from '../../core/identity/sessions.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
 import { startTestService, useOwner, useTestService, type Owner } from '../support/service.ts';
+import { MovableClock } from '../support/movable-clock.ts';
 import { TEST_MEMBER_PASSWORD } from '../support/invitations.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, uniqueEmail, useMember } from './helpers.ts';
 
@@ -19,16 +21,6 @@ import { expectStandardError, HOOK_TIMEOUT, memberWithToken, uniqueEmail, useMem
 const HOUR = 60 * 60 * 1000;
 
 /** The service's clock, moved forward by the expiry tests (last in the file). */
-class MovableClock {
-  private offset = 0;
-  now() {
-    return new Date(Date.now() + this.offset);
-  }
-  advance(ms: number) {
-    this.offset += ms;
-  }
-}
-
 const clock = new MovableClock();
 const service = useTestService({ clock });
 const owner = useOwner(service);
@@ -363,19 +355,7 @@ describe('the /helpdesk websocket with the session cookie', () => {
     const session = await signInAs(member.email);
     const socket = await connectWith(session);
     const gone = dropped(socket);
-    const ctx = service.runtime.ctx;
-    const { password_hash } = await ctx.db.selectFrom('users').select('password_hash').where('id', '=', member.userId).executeTakeFirstOrThrow();
-    const token = passwordSetupToken({ clock: ctx.clock, signingKey: ctx.keys.signing }, member.userId, password_hash);
-    const form = await fetch(`${service.url}/account/password?token=${encodeURIComponent(token)}`);
-    const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-    const formCookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    const password = 'a brand new password for this member';
-    const posted = await fetch(`${service.url}/account/password`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie, origin: service.url },
-      body: new URLSearchParams({ csrf, token, password, password_confirm: password }),
-      redirect: 'manual',
-    });
+    const posted = await setPasswordWithLink(service.url, await passwordLinkFor(service, member.userId), 'a brand new password for this member');
     await posted.text();
     expect(posted.status).toBe(200);
     expect(await gone).toBe('io server disconnect');

@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startBrowser, type TestBrowser } from '../support/browser.ts';
 import { challengeParams, TEST_PASSWORD, ownerWithPassword } from '../support/oauth.ts';
 import { useTestService } from '../support/service.ts';
+import { MovableClock } from '../support/movable-clock.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -22,16 +23,6 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  */
 
 /** The service's clock, moved by the expiry test; starts at the real time. */
-class MovableClock {
-  private offset = 0;
-  now() {
-    return new Date(Date.now() + this.offset);
-  }
-  advance(ms: number) {
-    this.offset += ms;
-  }
-}
-
 const clock = new MovableClock();
 let browser: TestBrowser;
 let issuer: string;

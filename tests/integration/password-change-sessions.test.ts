@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { passwordSetupToken, setPassword } from '../../core/identity/passwords.ts';
+import { setPassword } from '../../core/identity/passwords.ts';
+import { passwordLinkFor, setPasswordWithLink } from '../support/password-page.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { startSession } from '../../adapters/http/web-session.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
@@ -34,18 +35,7 @@ async function accountStatus(cookie: string): Promise<number> {
 
 /** Sets a new password through the set-up page, as a person with a link does; answers the cookie of the session the page starts. */
 async function passwordThroughThePage(password: string): Promise<string> {
-  const { password_hash } = await service.runtime.ctx.db.selectFrom('users').select('password_hash').where('id', '=', owner.userId).executeTakeFirstOrThrow();
-  const token = passwordSetupToken({ clock: service.runtime.ctx.clock, signingKey: service.runtime.ctx.keys.signing }, owner.userId, password_hash);
-  const form = await fetch(`${service.url}/account/password?token=${encodeURIComponent(token)}`);
-  expect(form.status).toBe(200);
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-  const formCookie = form.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const posted = await fetch(`${service.url}/account/password`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: formCookie, origin: service.url },
-    body: new URLSearchParams({ csrf, token, password, password_confirm: password }),
-    redirect: 'manual',
-  });
+  const posted = await setPasswordWithLink(service.url, await passwordLinkFor(service, owner.userId), password);
   await posted.text();
   expect(posted.status).toBe(200);
   const session = posted.headers.getSetCookie().find((c) => c.includes('sb_session='));

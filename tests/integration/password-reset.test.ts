@@ -8,6 +8,7 @@ import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.t
 import { answerInvitation, TEST_MEMBER_PASSWORD } from '../support/invitations.ts';
 import { type TestService, useOwner, useTestService } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
+import { setPasswordWithLink } from '../support/password-page.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, uniqueEmail } from './helpers.ts';
 
 /**
@@ -48,22 +49,6 @@ async function submit(base: string, path: string, fields: Record<string, string>
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
     body: new URLSearchParams({ csrf, ...fields }),
-  });
-}
-
-/** Sets a password with a set-up/reset link: the page's form, posted. */
-async function useLink(base: string, url: string, password: string): Promise<Response> {
-  const link = new URL(url);
-  const opened = await fetch(`${base}${link.pathname}${link.search}`);
-  const html = await opened.text();
-  if (opened.status !== 200) return new Response(html, { status: opened.status });
-  const cookie = opened.headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
-  const csrf = html.match(/name="csrf" value="([^"]+)"/)![1]!;
-  return fetch(`${base}/account/password`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ csrf, token: link.searchParams.get('token')!, password, password_confirm: password }),
   });
 }
 
@@ -116,7 +101,7 @@ describe('Forgot password? with mail', () => {
     const url = linkIn(mail.text);
     expect(url.startsWith(mailing.runtime.ctx.config.publicUrl)).toBe(true);
 
-    const used = await useLink(mailing.url, url, 'a brand new password');
+    const used = await setPasswordWithLink(mailing.url, url, 'a brand new password');
     expect(used.status).toBe(200);
     expect(used.headers.getSetCookie().some((c) => c.includes('sb_session='))).toBe(true);
     expect(await signInWorks(mailing, person.email, 'a brand new password')).toBe(true);
@@ -125,7 +110,7 @@ describe('Forgot password? with mail', () => {
     expect(await accountStatus(mailing, oldSession)).toBe(303);
 
     // Used once: dead.
-    const again = await useLink(mailing.url, url, 'yet another password');
+    const again = await setPasswordWithLink(mailing.url, url, 'yet another password');
     expect(again.status).toBe(400);
     expect(await again.text()).toContain('expired or has already been used');
     expect(await signInWorks(mailing, person.email, 'yet another password')).toBe(false);
@@ -151,7 +136,7 @@ describe('Forgot password? with mail', () => {
     const url = linkIn((await resetMail(person.email)).text);
     ahead = 61 * 60_000;
     try {
-      const late = await useLink(mailing.url, url, 'a password too late');
+      const late = await setPasswordWithLink(mailing.url, url, 'a password too late');
       expect(late.status).toBe(400);
       expect(await late.text()).toContain('expired');
     } finally {
@@ -159,7 +144,7 @@ describe('Forgot password? with mail', () => {
     }
     expect(await signInWorks(mailing, person.email, TEST_MEMBER_PASSWORD)).toBe(true);
     // Within its hour it still works.
-    expect((await useLink(mailing.url, url, 'a password in time')).status).toBe(200);
+    expect((await setPasswordWithLink(mailing.url, url, 'a password in time')).status).toBe(200);
   });
 
   test('requests for one address are throttled: 429 with Retry-After', async () => {
@@ -203,9 +188,9 @@ describe('without mail: an Owner or Admin issues the link', () => {
     const expiresIn = Date.parse(issued.body.expiresAt) - Date.now();
     expect(expiresIn).toBeGreaterThan(55 * 60_000);
     expect(expiresIn).toBeLessThanOrEqual(60 * 60_000);
-    expect((await useLink(service.url, issued.body.url, 'set by the agent')).status).toBe(200);
+    expect((await setPasswordWithLink(service.url, issued.body.url, 'set by the agent')).status).toBe(200);
     expect(await signInWorks(service, agent.email, 'set by the agent')).toBe(true);
-    expect((await useLink(service.url, issued.body.url, 'set twice')).status).toBe(400);
+    expect((await setPasswordWithLink(service.url, issued.body.url, 'set twice')).status).toBe(400);
   });
 
   test('an Admin resets an Agent but not an Owner; Managers and Agents cannot; another workspace’s member is 404', async () => {
