@@ -40,6 +40,7 @@ import { oauthAppRoutes } from './routes/oauth-apps.ts';
  */
 export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
   const limits = bodyLimits(ctx.config);
+  const home = homePage(plugins);
   let app = new Elysia()
     .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
     // CORS for browser MCP clients and the MCP endpoint's Origin check (DNS rebinding), before all else.
@@ -152,10 +153,10 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(webhookRoutes(ctx))
     .use(oauthDiscoveryRoutes(ctx, plugins))
     .use(oauthAppRoutes(ctx))
-    .use(signInPages(ctx))
+    .use(signInPages(ctx, home))
     .use(passwordSetupPages(ctx))
     .use(invitationPages(ctx))
-    .use(firstRunPages(ctx))
+    .use(firstRunPages(ctx, home))
     .use(forgotPasswordPages(ctx))
     .use(scalarScript());
 
@@ -163,6 +164,11 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     if (plugin.routes) app = app.use(plugin.routes(ctx)) as unknown as typeof app;
   }
   return app;
+}
+
+/** Where a person lands after signing in or setting up: the first plugin page that claims it, else `/account`. */
+export function homePage(plugins: readonly Plugin[]): string {
+  return plugins.find((plugin) => plugin.homePage)?.homePage ?? '/account';
 }
 
 /**

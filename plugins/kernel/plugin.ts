@@ -69,5 +69,10 @@ export interface Plugin {
    */
   realtime?: (io: RealtimeServer, ctx: PluginContext, signals: RealtimeSignals) => void | (() => void | Promise<void>);
   mcpTools?: McpToolDefinition[];
+  /**
+   * The path of the plugin's page where a person lands after signing in or setting up (the
+   * console's `/`). The first loaded plugin that names one wins; without any it is `/account`.
+   */
+  homePage?: string;
 }
 

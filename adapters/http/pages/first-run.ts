@@ -16,16 +16,14 @@ import { endSession, startSession } from '../web-session.ts';
 import { formToken, formTokenMatches } from './form-guard.ts';
 import { expiredForm, formField, html, htmlResponse, isFormPost, layout, messagePage, seeOther, webPages } from './html.ts';
 
-/** Where the first Owner lands, signed in, once the installation is set up. */
-export const AFTER_SETUP_PATH = '/account';
 
 /**
  * First run (core/identity/first-run.ts): `GET /setup?token=…` shows the form that makes the
  * first Owner and workspace while nobody exists; `POST /setup` makes them, signs the Owner in and
- * redirects to AFTER_SETUP_PATH. Once anyone exists the link answers "already set up". A wrong
+ * redirects to the home page (`home`). Once anyone exists the link answers "already set up". A wrong
  * token is a plain 404 (and counts against the client's signed-link failures).
  */
-export function firstRunPages(ctx: AppContext) {
+export function firstRunPages(ctx: AppContext, home: string) {
   const refuse = async (request: Request, peer: string | undefined): Promise<Response> => {
     await authFailures(ctx).failed('signed-link', clientAddress(ctx, request, peer));
     return htmlResponse(messagePage('Not found', 'There is nothing at this address.'), { status: 404 });
@@ -78,7 +76,7 @@ export function firstRunPages(ctx: AppContext) {
       if (outcome === 'already-set-up') return alreadySetUp();
       await endSession(ctx, request);
       const { setCookie } = await startSession(ctx, outcome.user.id);
-      return seeOther(AFTER_SETUP_PATH, [setCookie]);
+      return seeOther(home, [setCookie]);
     });
 }
 

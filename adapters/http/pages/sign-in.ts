@@ -10,17 +10,17 @@ import { authFailures, clientAddress } from '../auth-failures.ts';
 /**
  * Person sign-in on the service's own pages (email and password), before approving an app:
  * `GET /signin?return_to=<path>` shows the form; `POST /signin` signs in and answers 303 to
- * `return_to` (same-origin paths only; default `/account`); `POST /signout` ends the session;
+ * `return_to` (same-origin paths only; default `home`: the console when it is loaded, else `/account`); `POST /signout` ends the session;
  * `GET /account` shows who is signed in.
  */
-export function signInPages(ctx: AppContext) {
+export function signInPages(ctx: AppContext, home: string) {
   const throttle = authFailures(ctx);
 
   return webPages('pages.sign-in')
     .get(
       '/signin',
       async ({ request, query }) => {
-        const returnTo = safeReturnPath(formField(query, 'return_to'));
+        const returnTo = safeReturnPath(formField(query, 'return_to'), home);
         if (await currentSession(ctx, request)) return seeOther(returnTo);
         const { csrf, setCookie } = formToken(ctx, request);
         return htmlResponse(signInPage({ csrf, returnTo }), { cookies: [setCookie] });
@@ -30,7 +30,7 @@ export function signInPages(ctx: AppContext) {
       '/signin',
       async ({ request, body, server }) => {
         if (!isFormPost(request)) return htmlResponse(messagePage('Cannot sign in', 'Send the sign-in form from the sign-in page.'), { status: 415 });
-        const returnTo = safeReturnPath(formField(body, 'return_to'));
+        const returnTo = safeReturnPath(formField(body, 'return_to'), home);
         if (!formTokenMatches(ctx, request, formField(body, 'csrf'))) return expiredSignInForm(returnTo);
         // Throttled per account and address with a growing delay, never a block (auth-failures.ts);
         // the attempt counts before the (slow) verification, and is forgiven when it succeeds.

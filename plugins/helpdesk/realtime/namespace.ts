@@ -1,6 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { PluginContext } from '../../kernel/context.ts';
 import { accessChangeConcerns, type RealtimeServer } from '../../kernel/realtime.ts';
+import type { HandshakeHeaders } from '../../kernel/sessions.ts';
 import type { RealtimeSignals } from '../../kernel/plugin.ts';
 import { listenToClient } from './client-events.ts';
 import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
@@ -27,7 +28,7 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals
   // itself stays open (spec 5.5: "the socket is not closed").
   namespace.use((socket, next) => {
     countAtAuthentication.set(socket, accessChanges);
-    HelpdeskSession.open(ctx, socket.handshake.query.apikey, socket.handshake.headers).then(
+    HelpdeskSession.open(ctx, socket.handshake.query.apikey, handshakeHeaders(socket.handshake)).then(
       (session) => {
         sessions.set(socket, session);
         next();
@@ -103,4 +104,15 @@ function sweepEvery(presence: PresenceDeps): () => Promise<void> {
     clearInterval(timer);
     await running;
   };
+}
+
+/**
+ * The handshake's headers, with the workspace a browser chose: a page cannot set `X-Account-Id`
+ * on a websocket, so a session's socket may name it as `auth: { accountId }` instead (the
+ * header wins when both are given). Only a sign-in session reads it; an `apikey` names its own.
+ */
+function handshakeHeaders(handshake: { headers: HandshakeHeaders; auth: unknown }): HandshakeHeaders {
+  const chosen = (handshake.auth as { accountId?: unknown } | undefined)?.accountId;
+  if (typeof chosen !== 'string' || handshake.headers['x-account-id'] !== undefined) return handshake.headers;
+  return { ...handshake.headers, 'x-account-id': chosen };
 }

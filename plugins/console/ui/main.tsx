@@ -1,0 +1,5 @@
+import { render } from 'preact';
+import './styles.css';
+import { App } from './shell.tsx';
+
+render(<App />, document.getElementById('console')!);

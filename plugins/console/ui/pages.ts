@@ -1,0 +1,38 @@
+/**
+ * The console's pages: where each lives, what it is called in the menu, and what the roles
+ * matrix must allow for the member to see it (the service checks again on every call).
+ */
+import type { FunctionComponent } from 'preact';
+import type { Access, Capability } from '../../../core/identity/roles.ts';
+import type { Route } from './router.ts';
+import { OverviewPage } from './pages/overview.tsx';
+import { ConnectionsPage } from './pages/connections.tsx';
+import { MessagesPage } from './pages/messages.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
+import { CampaignsPage } from './pages/campaigns.tsx';
+import { TemplatesPage } from './pages/templates.tsx';
+import { TokensPage } from './pages/tokens.tsx';
+import { MembersPage } from './pages/members.tsx';
+import { OAuthPage } from './pages/oauth.tsx';
+import { AccountPage } from './pages/account.tsx';
+
+export interface ConsolePage {
+  /** The first segment of its address (`#/connections/…`); '' is the overview. */
+  slug: string;
+  title: string;
+  needs: [Capability, Access];
+  component: FunctionComponent<{ route: Route }>;
+}
+
+export const PAGES: ConsolePage[] = [
+  { slug: '', title: 'Overview', needs: ['workspace.read', 'read'], component: OverviewPage },
+  { slug: 'connections', title: 'Connections', needs: ['connections', 'read'], component: ConnectionsPage },
+  { slug: 'messages', title: 'Messages', needs: ['messages.read', 'read'], component: MessagesPage },
+  { slug: 'webhooks', title: 'Webhooks', needs: ['connections', 'read'], component: WebhooksPage },
+  { slug: 'campaigns', title: 'Campaigns', needs: ['messages.send', 'read'], component: CampaignsPage },
+  { slug: 'templates', title: 'Templates & Flows', needs: ['connections', 'read'], component: TemplatesPage },
+  { slug: 'tokens', title: 'API tokens', needs: ['tokens', 'read'], component: TokensPage },
+  { slug: 'members', title: 'Members', needs: ['members', 'read'], component: MembersPage },
+  { slug: 'oauth', title: 'OAuth apps', needs: ['tokens', 'read'], component: OAuthPage },
+  { slug: 'account', title: 'Your account', needs: ['workspace.read', 'read'], component: AccountPage },
+];
