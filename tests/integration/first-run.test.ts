@@ -7,7 +7,7 @@ import { waitFor } from '../support/wait.ts';
 /**
  * Issue 22, first run: on a database with nobody in it, `bun run start` prints a one-time set-up
  * link `PUBLIC_URL/setup?token=…`; its page makes the first Owner and workspace (through the
- * use case of `cli bootstrap`), signs them in and redirects to /account. Afterwards the link
+ * use case of `cli bootstrap`), signs them in and redirects to the console at `/`. Afterwards the link
  * answers "already set up", and the service prints it no more. A wrong token is a plain 404.
  */
 const installation = useInstallation('switchboard-first-run-');
@@ -105,7 +105,7 @@ describe('the set-up link over HTTP', () => {
       expect(lost[0]!.status).toBe(410);
       expect(await lost[0]!.text()).toContain('already set up');
       const winner = won[0]!;
-      expect(winner.headers.get('location')).toBe('/account');
+      expect(winner.headers.get('location')).toBe('/');
       const session = winner.headers.getSetCookie().find((c) => c.includes('sb_session='));
       expect(session).toBeDefined();
 
@@ -159,7 +159,7 @@ describe('the set-up link over HTTP', () => {
 describe('the set-up page in Chromium', () => {
   const fresh = useInstallation('switchboard-first-run-browser-');
 
-  test('filled in and sent: the Owner is signed in on /account', async () => {
+  test('filled in and sent: the Owner is signed in, in the console', async () => {
     const server = await fresh.startServer();
     try {
       const { token } = await printedLink(server);
@@ -173,8 +173,11 @@ describe('the set-up page in Chromium', () => {
         await page.getByLabel('Repeat the password').fill(PASSWORD);
         await page.getByLabel('Workspace name').fill('Founders');
         await page.screenshot({ path: '/tmp/shots-22/setup.png', fullPage: true });
-        await Promise.all([page.waitForURL(/\/account$/), page.click('#set-up')]);
-        expect(await page.textContent('#signed-in-email')).toBe('founder@example.com');
+        await Promise.all([page.waitForURL(/:\d+\/(#\/)?$/), page.click('#set-up')]);
+        // The console (the console plugin's home page) shows who is signed in, in the new workspace.
+        expect(await page.textContent('#signed-in-as')).toBe('founder@example.com');
+        await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+        expect(await page.textContent('main#content')).toContain('Founders');
         const cookies = await page.context().cookies();
         expect(cookies.find((c) => c.name.endsWith('sb_session'))).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
       });
