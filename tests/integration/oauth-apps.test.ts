@@ -155,7 +155,7 @@ describe('dashboard-created apps', () => {
       await page.fill('#email', owner.email);
       await page.fill('#password', TEST_PASSWORD);
       await page.click('#sign-in');
-      await page.waitForURL(/\/account/);
+      await page.waitForURL((url) => !url.pathname.startsWith('/signin'));
 
       await page.goto(authorizeUrl(app.body.client_id, 'profile', challenge));
       expect(await page.textContent('#client-name')).toContain('Verified partner');
@@ -195,7 +195,7 @@ describe('prompt', () => {
       await page.fill('#email', owner.email);
       await page.fill('#password', TEST_PASSWORD);
       await page.click('#sign-in');
-      await page.waitForURL(/\/account/);
+      await page.waitForURL((url) => !url.pathname.startsWith('/signin'));
       await page.goto(authorizeUrl(client.client_id, 'connections:read', challenge, { prompt: 'none' }));
       expect(new URL(captured.at(-1)!).searchParams.get('error')).toBe('consent_required');
 

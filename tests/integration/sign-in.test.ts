@@ -131,13 +131,13 @@ describe('signing in, in Chromium', () => {
   });
 
   for (const evil of ['//evil.example/steal', 'https://evil.example/steal', '/\\evil.example', '/\t/evil.example', 'javascript:alert(1)']) {
-    test(`return_to=${JSON.stringify(evil)} lands on /account instead`, async () => {
+    test(`return_to=${JSON.stringify(evil)} lands on the console (home) instead`, async () => {
       await browser.withPage(async (page) => {
         expect(await signIn(page, person.email, PASSWORD, evil)).toBe(303);
         const url = new URL(page.url());
         expect(url.origin).toBe(service.url);
-        expect(url.pathname).toBe('/account');
-        expect(await page.textContent('#signed-in-email')).toBe(person.email);
+        expect(url.pathname).toBe('/');
+        expect(await page.textContent('#signed-in-as')).toBe(person.email);
       });
     });
   }
@@ -162,7 +162,7 @@ describe('signing in, in Chromium', () => {
 
   test('signing out ends the session: the cookie goes and the old value no longer works', async () => {
     await browser.withPage(async (page) => {
-      expect(await signIn(page, person.email, PASSWORD)).toBe(303);
+      expect(await signIn(page, person.email, PASSWORD, '/account')).toBe(303);
       const cookie = (await sessionCookie(page))!;
       await Promise.all([page.waitForURL(/\/signin/), page.click('#sign-out')]);
       expect(await sessionCookie(page)).toBeUndefined();

@@ -66,7 +66,7 @@ function Console() {
           <form method="post" action="/signout" class="signout">
             <input type="hidden" name="csrf" value={session.csrfToken} />
             <span class="muted user" id="signed-in-as">{session.user.email}</span>
-            <button type="submit" class="btn secondary">Sign out</button>
+            <button type="submit" id="sign-out" class="btn secondary">Sign out</button>
           </form>
         </header>
         <nav id="menu" class="sidebar" aria-label="Console">
