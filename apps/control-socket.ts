@@ -124,14 +124,20 @@ function inode(path: string): number | undefined {
   }
 }
 
+/** How long the CLI waits for the running service's answer (a password hash takes about a second). */
+export const CONTROL_ANSWER_TIMEOUT_MS = 30_000;
+
 /**
  * Sends one request to the process holding DATA_DIR; answers its reply, or undefined when no
- * process listens there (no socket file, or nobody accepting on it).
+ * process listens there (no socket file, or nobody accepting on it). A service that accepted
+ * the request but does not answer in time gets a clear failure, not a hung command.
  */
-export async function sendControlRequest(dataDir: string, request: AdminRequest): Promise<ControlAnswer | undefined> {
+export async function sendControlRequest(dataDir: string, request: AdminRequest, timeoutMs = CONTROL_ANSWER_TIMEOUT_MS): Promise<ControlAnswer | undefined> {
   const path = controlSocketPath(dataDir);
   if (!existsSync(path)) return undefined;
   const { promise, resolve } = Promise.withResolvers<string | undefined>();
+  let timedOut = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const received: Uint8Array[] = [];
   try {
     const socket = await Bun.connect({
@@ -150,10 +156,17 @@ export async function sendControlRequest(dataDir: string, request: AdminRequest)
     });
     socket.write(`${JSON.stringify(request)}\n`);
     socket.flush();
+    timer = setTimeout(() => {
+      timedOut = true;
+      resolve(undefined);
+      socket.end();
+    }, timeoutMs);
   } catch {
     return undefined;
   }
   const text = await promise;
+  clearTimeout(timer);
+  if (timedOut) return { ok: false, error: `The running service took the command but did not answer within ${Math.round(timeoutMs / 1000)} s; check its output` };
   if (!text) return undefined;
   try {
     const reply = JSON.parse(text.split('\n')[0]!) as ControlAnswer;

@@ -3,6 +3,7 @@ import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootstrapOutput, signIn, useInstallation } from '../support/installation.ts';
 import { callProcess, type ServerProcess } from '../support/server-process.ts';
+import { sendControlRequest } from '../../apps/control-socket.ts';
 import { HOOK_TIMEOUT, onPostgres } from '../support/service.ts';
 
 /**
@@ -196,6 +197,19 @@ describe.skipIf(onPostgres)('leftovers in DATA_DIR', () => {
       expect(deadSocket.stderr).toContain('in use by another Switchboard process');
     } finally {
       rmSync(pidFile, { force: true });
+      rmSync(socketPath(), { force: true });
+    }
+  });
+
+  test('a holder that takes the command but never answers: the CLI gives up with a clear error instead of hanging', async () => {
+    const silent = Bun.listen({ unix: socketPath(), socket: { data() {} } });
+    try {
+      const started = Date.now();
+      const answer = await sendControlRequest(installation.dataDir(), { command: 'verify-client', clientId: 'any', verified: true }, 300);
+      expect(answer).toEqual({ ok: false, error: expect.stringContaining('did not answer within') });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.stop(true);
       rmSync(socketPath(), { force: true });
     }
   });
