@@ -154,8 +154,8 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     .use(oauthDiscoveryRoutes(ctx, plugins))
     .use(oauthAppRoutes(ctx))
     .use(signInPages(ctx, home))
-    .use(passwordSetupPages(ctx))
-    .use(invitationPages(ctx))
+    .use(passwordSetupPages(ctx, home))
+    .use(invitationPages(ctx, home))
     .use(firstRunPages(ctx, home))
     .use(forgotPasswordPages(ctx))
     .use(scalarScript());

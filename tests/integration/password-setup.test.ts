@@ -84,8 +84,9 @@ describe('setting the password in Chromium', () => {
       expect(await page.textContent('#notice')).toContain('Your password is set');
       const cookies = await page.context().cookies();
       expect(cookies.find((c) => c.name === '__Host-sb_session')).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax' });
-      await Promise.all([page.waitForURL(/\/account$/), page.click('#account')]);
-      expect(await page.textContent('#signed-in-email')).toBe(person.email);
+      // On to the console (the home page), signed in.
+      await page.click('#continue');
+      expect(await page.textContent('#signed-in-as')).toBe(person.email);
     });
 
     // Later, in another browser: the sign-in page with that password.
@@ -93,8 +94,8 @@ describe('setting the password in Chromium', () => {
       await page.goto(`${service.url}/signin`);
       await page.fill('#email', person.email);
       await page.fill('#password', 'a long enough secret');
-      await Promise.all([page.waitForURL(/\/account$/), page.click('#sign-in')]);
-      expect(await page.textContent('#signed-in-email')).toBe(person.email);
+      await Promise.all([page.waitForURL(`${service.url}/`), page.click('#sign-in')]);
+      expect(await page.textContent('#signed-in-as')).toBe(person.email);
     });
   });
 

@@ -20,7 +20,7 @@ import { expiredForm, formField, html, type Html, htmlResponse, isFormPost, layo
  * the chosen password replaces the account's, and every session, API token and OAuth grant of
  * the account ends (core/identity/account-reclaim.ts); open sockets are re-checked at once.
  */
-export function invitationPages(ctx: AppContext) {
+export function invitationPages(ctx: AppContext, home: string) {
   const throttle = authFailures(ctx);
 
   return webPages('pages.invitation')
@@ -78,7 +78,7 @@ export function invitationPages(ctx: AppContext) {
           return htmlResponse(
             messagePage('Welcome', `You joined ${joined.workspace.name}. You are signed in as ${joined.user.email}.`, {
               kind: 'notice',
-              extra: html`<p><a href="/account" id="account">Go to your account</a></p>`,
+              extra: html`<p><a href="${home}" id="continue">Continue to Switchboard</a></p>`,
             }),
             { cookies: [setCookie] },
           );

@@ -22,7 +22,7 @@ import { expiredForm, formField, html, htmlResponse, isFormPost, layout, message
  * `GET /account/password?token=…` shows the form, `POST /account/password` sets the password,
  * signs the person in and confirms. The link is valid 7 days and dies once a password is set.
  */
-export function passwordSetupPages(ctx: AppContext) {
+export function passwordSetupPages(ctx: AppContext, home: string) {
   const deps = () => ({ clock: ctx.clock, signingKey: ctx.keys.signing });
 
   return webPages('pages.password-setup')
@@ -81,7 +81,7 @@ export function passwordSetupPages(ctx: AppContext) {
         return htmlResponse(
           messagePage('Password set', `Your password is set. You are signed in as ${outcome.user.email}.`, {
             kind: 'notice',
-            extra: html`<p><a href="/account" id="account">Go to your account</a></p>`,
+            extra: html`<p><a href="${home}" id="continue">Continue to Switchboard</a></p>`,
           }),
           { cookies: [setCookie] },
         );
