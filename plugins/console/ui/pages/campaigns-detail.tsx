@@ -11,7 +11,7 @@ import { useAction, useLoad } from '../data.ts';
 import { href, navigate } from '../router.ts';
 import { useSession } from '../session.ts';
 import { PluginOff, ProgressMeter } from './campaigns-parts.tsx';
-import { type Campaign, pending, pluginIsOff, type Recipient } from './campaigns-model.ts';
+import { type Campaign, type Connection, pending, pluginIsOff, type Recipient } from './campaigns-model.ts';
 
 const EVERY = 2000;
 const PER_PAGE = 50;
@@ -136,11 +136,16 @@ function Summary({ campaign: c }: { campaign: Campaign }) {
             <Count value={c.credits.reserved} /> reserved · <Count value={c.credits.consumed} /> used · <Count value={c.credits.refunded} /> given back · <Count value={c.credits.held} /> held
           </dd>
           <dt>Connection</dt>
-          <dd>{c.connectionId ? <a href={href('connections', c.connectionId)}>{c.connectionId}</a> : <span class="muted">deleted</span>}</dd>
+          <dd>{c.connectionId ? <ConnectionName id={c.connectionId} /> : <span class="muted">deleted</span>}</dd>
         </dl>
       </Card>
     </>
   );
+}
+
+function ConnectionName({ id }: { id: string }) {
+  const connection = useLoad(() => get<Connection>(`/v3/connections/${id}`), [id]);
+  return <a href={href('connections', id)}>{connection.data ? `${connection.data.name} (${connection.data.driver})` : id}</a>;
 }
 
 function Stat({ label, value, id }: { label: string; value: number; id?: string }) {
@@ -198,6 +203,7 @@ function Recipients({ id }: { id: string }) {
                 </td>
                 <td class="muted">
                   {Object.entries(r.variables)
+                    .filter(([, v]) => v !== '')
                     .map(([k, v]) => `${k}: ${v}`)
                     .join(', ') || '—'}
                 </td>

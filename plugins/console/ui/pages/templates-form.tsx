@@ -50,8 +50,12 @@ export function NewTemplate({ connectionId, onCreated }: { connectionId: string;
     if (template) {
       setCreated(template);
       setName('');
+      setHeader('');
+      setHeaderExample('');
       setBody('');
       setExamples({});
+      setFooter('');
+      setButtons('');
       onCreated();
     }
   };
@@ -65,7 +69,7 @@ export function NewTemplate({ connectionId, onCreated }: { connectionId: string;
       )}
       <form onSubmit={submit} class="template-form">
         <div class="grid">
-          <TextField label="Name" value={name} onValue={setName} required pattern="[a-z0-9_]+" hint="Lower-case letters, digits and underscores." />
+          <TextField label="Template name" value={name} onValue={setName} required pattern="[a-z0-9_]+" hint="Lower-case letters, digits and underscores." />
           <TextField label="Language" value={language} onValue={setLanguage} required hint="A code such as en_US or pt_BR." />
           <SelectField label="Category" value={category} options={CATEGORIES} onValue={setCategory} />
         </div>
