@@ -72,6 +72,10 @@ describe('Campaigns', () => {
     await page.getByLabel('Campaign name').fill('Spring sale');
     await page.getByLabel('Message text').fill('Hi {{name|there}}, spring sale today!');
     await page.getByLabel('Pace', { exact: true }).selectOption('fastest');
+    // A file is read in the browser into the CSV box.
+    await page.getByLabel('Or upload a CSV file').setInputFiles({ name: 'list.csv', mimeType: 'text/csv', buffer: Buffer.from('number;first name\n+44 7700 900001;Zoe\n') });
+    await expect(page.getByLabel('Recipients CSV').inputValue()).resolves.toContain('+44 7700 900001;Zoe');
+    await expect(page.locator('#audience-summary').textContent()).resolves.toContain('1 recipient ready. Phone column: number; variables: first name.');
     await page.getByLabel('Recipients CSV').fill('phone,name\n+1 555 010 0001,Ana\n+15550100002,Ben\nnot-a-number,Cy\n+15550100003,\n+15550100002,Ben again');
     await expect(page.locator('#audience-summary').textContent()).resolves.toContain('3 recipients ready, 1 repeated number kept once, 1 row with a problem left out');
     await page.getByText('Line 4: “not-a-number” is not a phone number').waitFor();

@@ -11,7 +11,8 @@ import { Button, Card, EmptyState, ErrorNote, Loading, PageHeader, SelectField, 
 import { useAction, useLoad } from '../data.ts';
 import { href, navigate } from '../router.ts';
 import { parseAudience, type ParsedAudience } from './campaigns-csv.ts';
-import type { Campaign, Connection } from './campaigns-model.ts';
+import { type Campaign, type Connection, pluginIsOff } from './campaigns-model.ts';
+import { PluginOff } from './campaigns-parts.tsx';
 
 type PaceChoice = 'default' | 'fastest' | 'custom';
 const PACES = [
@@ -24,6 +25,8 @@ const EXAMPLE = 'phone,name\n+15551230001,Ana\n+15551230002,Ben';
 
 export function NewCampaign() {
   const connections = useLoad(() => get<Connection[]>('/v3/connections'), []);
+  // Only to learn whether the campaigns plugin is on before the person fills the form in.
+  const plugin = useLoad(() => get('/v3/campaigns', { per_page: 1 }), []);
   const [name, setName] = useState('');
   const [connectionId, setConnectionId] = useState('');
   const [text, setText] = useState('');
@@ -56,7 +59,9 @@ export function NewCampaign() {
   return (
     <>
       <PageHeader title="New campaign" description={<a href={href('campaigns')}>← All campaigns</a>} />
-      {!connections.data ? (
+      {pluginIsOff(plugin.error) ? (
+        <PluginOff />
+      ) : !connections.data ? (
         <>
           <ErrorNote error={connections.error} />
           <Loading rows={5} label="Loading connections" />
