@@ -64,7 +64,7 @@ export function NewTemplate({ connectionId, onCreated }: { connectionId: string;
     <Card title="New template">
       {created && (
         <Notice>
-          Template <span class="mono">{created.name}</span> submitted for review: it is {created.status}. Its status updates in the list.
+          Template <span class="mono">{created.name}</span> submitted for review: it is {created.status}. “Refresh statuses” asks the platform for the outcome.
         </Notice>
       )}
       <form onSubmit={submit} class="template-form">

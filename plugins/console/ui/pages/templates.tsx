@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { del, get, itemsOf } from '../api.ts';
-import { Card, ConfirmButton, EmptyState, ErrorNote, Loading, PageHeader, SelectField, StatusBadge, Table, When } from '../components.tsx';
+import { Button, Card, ConfirmButton, EmptyState, ErrorNote, Loading, PageHeader, SelectField, StatusBadge, Table, When } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
 import { href, type Route } from '../router.ts';
 import { useSession } from '../session.ts';
@@ -78,7 +78,14 @@ function TemplateList({ connectionId, writes }: { connectionId: string; writes: 
   const templates = useLoad(async () => itemsOf<Template>(await get(`/v3/connections/${connectionId}/templates`, { per_page: 100 })), [connectionId]);
   return (
     <>
-      <Card title="Templates">
+      <Card
+        title="Templates"
+        actions={
+          <Button variant="secondary" onClick={() => void templates.reload()} pending={templates.loading && Boolean(templates.data)}>
+            Refresh statuses
+          </Button>
+        }
+      >
         <ErrorNote error={templates.error} />
         {!templates.data ? (
           !templates.error && <Loading />
