@@ -1,0 +1,68 @@
+/**
+ * What the campaign pages read from `/v3/campaigns`, and how they tell that the campaigns plugin
+ * is off: its routes are absent, so the list answers a bare 404 (a missing campaign answers
+ * 404 CAMPAIGN_NOT_FOUND instead).
+ */
+import { ApiError } from '../api.ts';
+
+export type CampaignStatus = 'DRAFT' | 'SCHEDULED' | 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
+
+export interface Progress {
+  total: number;
+  queued: number;
+  sending: number;
+  sent: number;
+  delivered: number;
+  read: number;
+  failed: number;
+  replied: number;
+  skipped: number;
+  optedOut: number;
+  cancelled: number;
+  invalid: number;
+}
+
+export interface Campaign {
+  id: string;
+  name: string;
+  connectionId: string | null;
+  status: CampaignStatus;
+  statusReason: string | null;
+  message: unknown;
+  schedule: { startAt: string | null; timezone: string | null };
+  pace: { messagesPerMinute: number | null; jitterSeconds: number; quietHours: { from: string; to: string; timezone: string } | null };
+  progress: Progress;
+  credits: { reserved: number; consumed: number; refunded: number; held: number };
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface Recipient {
+  position: number;
+  phone: string;
+  variables: Record<string, string>;
+  status: string;
+  error: string | null;
+  dispatchedAt: string | null;
+  repliedAt: string | null;
+}
+
+export interface Connection {
+  id: string;
+  name: string;
+  driver: string;
+  official: boolean;
+  status: string;
+  phoneNumber: string | null;
+}
+
+/** Recipients still to be sent: queued, or handed to the driver and not yet accepted. */
+export const pending = (p: Progress) => p.queued + p.sending;
+
+/** Recipients the campaign is done with, whatever the outcome. */
+export const handled = (p: Progress) => p.total - pending(p);
+
+export function pluginIsOff(error: Error | undefined): boolean {
+  return error instanceof ApiError && error.status === 404 && !error.messages.includes('CAMPAIGN_NOT_FOUND');
+}
