@@ -16,7 +16,12 @@ const OWNER_EMAIL = 'conn-owner@example.com';
 const owner = useOwner(service, { email: OWNER_EMAIL });
 const agent = useMember(service, owner, 'AGENT');
 const browser = useBrowser();
-const shot = useScreenshots('connections');
+const screenshot = useScreenshots('connections');
+/** A full-page screenshot from the top, so the sticky bar stays at the top of the picture. */
+async function shot(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await screenshot(page, name);
+}
 
 const CONTACT = '+5511988880001';
 const CONTACT_JID = '5511988880001@s.whatsapp.net';
@@ -85,12 +90,14 @@ describe('the Connections and Messages pages', () => {
       await page.getByLabel('Text', { exact: true }).fill('Your order has shipped');
       await page.getByRole('button', { name: 'Send test message' }).click();
       const answer = page.locator('#test-message-answer');
-      await answer.getByText('PENDING').waitFor();
+      await answer.getByText('PENDING').first().waitFor();
       const messageId = (await answer.locator('.mono').textContent())!;
       const stored = await api('GET', `/v3/connections/${connectionId}/chats/messages/${messageId}`);
       expect(stored.body).toMatchObject({ direction: 'outbound', remoteJid: CONTACT_JID, content: { kind: 'text', text: 'Your order has shipped' } });
       // The simulator answers as the number the test message went to.
       expect(await page.getByLabel('Contact’s number').inputValue()).toBe(CONTACT);
+      // The answer's status moves on by itself.
+      await answer.getByText('Status now:').getByText('SENT').waitFor();
       await shot(page, 'connection-test-message');
 
       // Its chat in Messages, in a second tab kept open: the status reaches SENT.

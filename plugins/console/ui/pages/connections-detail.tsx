@@ -33,9 +33,9 @@ export function ConnectionDetail({ id }: { id: string }) {
         <>
           <StatusCard connection={c} canWrite={may('connections', 'write')} reload={connection.reload} />
           {c.status === 'QR_PENDING' && <Pairing connection={c} />}
-          {may('connections', 'write') && <Settings connection={c} reload={connection.reload} />}
           {may('messages.send', 'write') && <TestMessage connection={c} onSent={setContact} />}
           {c.driver === 'sandbox' && may('connections', 'write') && <ContactSimulator connection={c} contact={contact} onContact={setContact} />}
+          {may('connections', 'write') && <Settings connection={c} reload={connection.reload} />}
         </>
       )}
     </>

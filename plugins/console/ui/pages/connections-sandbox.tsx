@@ -30,7 +30,7 @@ export function ContactSimulator({ connection, contact, onContact }: { connectio
     <Card title="Contact simulator">
       <p class="hint">Sandbox only: act as a contact on the simulated network.</p>
       <form class="stack" onSubmit={write}>
-        <div class="grid">
+        <div class="grid sim-contact">
           <TextField label="Contact’s number" type="tel" placeholder="+5511999999999" value={contact} onValue={onContact} required />
           <TextField label="Contact’s name" value={pushName} onValue={setPushName} />
         </div>
@@ -48,7 +48,10 @@ export function ContactSimulator({ connection, contact, onContact }: { connectio
   );
 }
 
-/** The messages sent to the contact, each with buttons for what the contact's phone reports. */
+/**
+ * The last messages sent to the contact, each with buttons for what the contact's phone reports
+ * next, offered in order (delivered once sent, read once sent or delivered).
+ */
 function Receipts({ base, contact }: { base: string; contact: string }) {
   const messages = useLoad(() => get<Message[]>(`${base}/chats/messages`, { chat: contact, limit: 100 }), [base, contact], { every: 2000 });
   const action = useAction();
@@ -73,10 +76,10 @@ function Receipts({ base, contact }: { base: string; contact: string }) {
                 “{textOf(m)}” <When at={m.messageTimestamp} />
               </span>
               <StatusBadge status={m.status} />
-              <Button variant="secondary" disabled={action.pending || m.status === 'PENDING'} onClick={() => receipt(m.id, 'DELIVERED')}>
+              <Button variant="secondary" disabled={action.pending || !['SENT'].includes(m.status)} onClick={() => receipt(m.id, 'DELIVERED')}>
                 Delivered
               </Button>
-              <Button variant="secondary" disabled={action.pending || m.status === 'PENDING'} onClick={() => receipt(m.id, 'READ')}>
+              <Button variant="secondary" disabled={action.pending || !['SENT', 'DELIVERED'].includes(m.status)} onClick={() => receipt(m.id, 'READ')}>
                 Read
               </Button>
             </li>

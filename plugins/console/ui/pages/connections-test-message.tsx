@@ -4,9 +4,9 @@
  * queue), with a link to its chat in Messages where the status moves on.
  */
 import { useState } from 'preact/hooks';
-import { post } from '../api.ts';
+import { get, post } from '../api.ts';
 import { Button, Card, ErrorNote, StatusBadge, TextArea, TextField } from '../components.tsx';
-import { useAction } from '../data.ts';
+import { useAction, useLoad } from '../data.ts';
 import { href } from '../router.ts';
 import { useSession } from '../session.ts';
 import { readable, type Connection, type Message } from './connections-model.ts';
@@ -44,8 +44,9 @@ export function TestMessage({ connection, onSent }: { connection: Connection; on
       {sent && (
         <div class="notice" role="status" id="test-message-answer">
           <p>
-            Accepted: message <span class="mono">{sent.id}</span> <StatusBadge status={sent.status} />
+            Accepted: message <span class="mono">{sent.id}</span>, answered <StatusBadge status={sent.status} />
           </p>
+          <SentStatus connection={connection} message={sent} />
           {may('messages.read', 'read') && (
             <p>
               <a href={href('messages', connection.id, sent.remoteJid)}>Open its chat in Messages</a> to follow its status.
@@ -54,5 +55,17 @@ export function TestMessage({ connection, onSent }: { connection: Connection; on
         </div>
       )}
     </Card>
+  );
+}
+
+/** The sent message's status as it moves on (PENDING → SENT → DELIVERED → READ, or FAILED). */
+function SentStatus({ connection, message }: { connection: Connection; message: Message }) {
+  const path = `/v3/connections/${encodeURIComponent(connection.id)}/chats/messages/${encodeURIComponent(message.id)}`;
+  const now = useLoad(() => get<Message>(path), [path], { every: 2000 });
+  return (
+    <p>
+      Status now: <StatusBadge status={now.data?.status ?? message.status} />
+      {now.data?.error && <span> {`${now.data.error.title} (${now.data.error.code})`}</span>}
+    </p>
   );
 }

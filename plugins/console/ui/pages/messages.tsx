@@ -49,7 +49,9 @@ export function MessagesPage({ route }: { route: Route }) {
           <div class="split messages-split">
             <ChatList connection={connection} open={chat} />
             {chat ? (
-              <ChatThread connection={connection} chat={chat} />
+              <div class="thread">
+                <ChatThread connection={connection} chat={chat} />
+              </div>
             ) : (
               <Card>
                 <EmptyState title="No chat open">Pick a chat on the left, or start one with a number.</EmptyState>
