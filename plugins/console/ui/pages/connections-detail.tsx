@@ -25,7 +25,7 @@ export function ConnectionDetail({ id }: { id: string }) {
       <p>
         <a href={href('connections')}>← All connections</a>
       </p>
-      <PageHeader title={c?.name ?? 'Connection'} description={c && `${driverName(c.driver)} · ${phoneOf(c.phoneNumber)}`} />
+      <PageHeader title={c?.name ?? 'Connection'} description={c && [driverName(c.driver), c.phoneNumber && phoneOf(c.phoneNumber)].filter(Boolean).join(' · ')} />
       <ErrorNote error={readable(connection.error)} prefix="The connection could not be read." />
       {!c ? (
         <Loading rows={4} label="Loading the connection" />

@@ -43,7 +43,7 @@ export function MessagesPage({ route }: { route: Route }) {
           <SelectField
             label="Connection"
             value={connection.id}
-            options={list.map((c) => ({ value: c.id, label: `${c.name} (${phoneOf(c.phoneNumber)})` }))}
+            options={list.map((c) => ({ value: c.id, label: c.phoneNumber ? `${c.name} (${phoneOf(c.phoneNumber)})` : c.name }))}
             onValue={(id) => navigate('messages', id)}
           />
           <div class="split messages-split">
@@ -54,7 +54,7 @@ export function MessagesPage({ route }: { route: Route }) {
               </div>
             ) : (
               <Card>
-                <EmptyState title="No chat open">Pick a chat on the left, or start one with a number.</EmptyState>
+                <EmptyState title="No chat open">Pick a chat from the list, or start one with a number.</EmptyState>
               </Card>
             )}
           </div>
