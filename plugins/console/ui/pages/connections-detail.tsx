@@ -28,7 +28,7 @@ export function ConnectionDetail({ id }: { id: string }) {
       <PageHeader title={c?.name ?? 'Connection'} description={c && [driverName(c.driver), c.phoneNumber && phoneOf(c.phoneNumber)].filter(Boolean).join(' · ')} />
       <ErrorNote error={readable(connection.error)} prefix="The connection could not be read." />
       {!c ? (
-        <Loading rows={4} label="Loading the connection" />
+        connection.error ? null : <Loading rows={4} label="Loading the connection" />
       ) : (
         <>
           <StatusCard connection={c} canWrite={may('connections', 'write')} reload={connection.reload} />

@@ -7,9 +7,11 @@ import { useState } from 'preact/hooks';
 import { get, post } from '../api.ts';
 import { Button, Card, EmptyState, ErrorNote, StatusBadge, TextArea, TextField, When } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
+import { useSession } from '../session.ts';
 import { readable, textOf, type Connection, type Message } from './connections-model.ts';
 
 export function ContactSimulator({ connection, contact, onContact }: { connection: Connection; contact: string; onContact: (number: string) => void }) {
+  const { may } = useSession();
   const [pushName, setPushName] = useState('Test contact');
   const [text, setText] = useState('');
   const [written, setWritten] = useState(false);
@@ -43,7 +45,8 @@ export function ContactSimulator({ connection, contact, onContact }: { connectio
           {written && <span role="status">Delivered to the connection.</span>}
         </div>
       </form>
-      {contact.replace(/[^\d]/g, '').length >= 6 && <Receipts base={base} contact={contact.replace(/[^\d]/g, '')} />}
+      {/* Listing what was sent to the contact reads the chat, which needs messages.read. */}
+      {may('messages.read', 'read') && contact.replace(/[^\d]/g, '').length >= 6 && <Receipts base={base} contact={contact.replace(/[^\d]/g, '')} />}
     </Card>
   );
 }

@@ -46,7 +46,7 @@ export function TestMessage({ connection, onSent }: { connection: Connection; on
           <p>
             Accepted: message <span class="mono">{sent.id}</span>, answered <StatusBadge status={sent.status} />
           </p>
-          <SentStatus connection={connection} message={sent} />
+          {may('messages.read', 'read') && <SentStatus connection={connection} message={sent} />}
           {may('messages.read', 'read') && (
             <p>
               <a href={href('messages', connection.id, sent.remoteJid)}>Open its chat in Messages</a> to follow its status.

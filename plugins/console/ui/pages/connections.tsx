@@ -33,7 +33,7 @@ function ConnectionList() {
       <Card title="Your connections">
         <ErrorNote error={connections.error} prefix="The connections could not be read." />
         {!list ? (
-          <Loading label="Loading connections" />
+          connections.error ? null : <Loading label="Loading connections" />
         ) : list.length === 0 ? (
           <EmptyState title="No connections yet">
             {may('connections', 'write')

@@ -9,22 +9,47 @@ import { useAction, useLoad } from '../data.ts';
 import { useSession } from '../session.ts';
 import { phoneOf, readable, textOf, type Connection, type Message } from './connections-model.ts';
 
+/** Messages read per call (the API's maximum). */
+const PAGE = 100;
+
 export function ChatThread({ connection, chat }: { connection: Connection; chat: string }) {
   const { may } = useSession();
   const base = `/v3/connections/${encodeURIComponent(connection.id)}/chats/messages`;
-  const messages = useLoad(() => get<Message[]>(base, { chat, limit: 100 }), [base, chat], { every: 2000 });
-  const list = messages.data;
+  // The newest page is polled; older pages, loaded on demand, are kept as they were read.
+  const messages = useLoad(() => get<Message[]>(base, { chat, limit: PAGE }), [base, chat], { every: 2000 });
+  const [older, setOlder] = useState<{ chat: string; messages: Message[]; complete: boolean }>({ chat, messages: [], complete: false });
+  const earlier = older.chat === chat ? older : { chat, messages: [], complete: false };
+  const list = messages.data && merged(earlier.messages, messages.data);
+  const loadingOlder = useAction();
+  const showOlder = async () => {
+    const oldest = list?.[0];
+    if (!oldest) return;
+    const page = await loadingOlder.run(() => get<Message[]>(base, { chat, limit: PAGE, cursor: oldest.id }));
+    // Everything on screen is kept, so a message sliding out of the polled page stays visible.
+    if (page) setOlder({ chat, messages: [...page, ...list!], complete: page.length < PAGE });
+  };
+  const mayHaveOlder = Boolean(messages.data && messages.data.length === PAGE && !earlier.complete);
   const contactName = list?.map(nameOf).find(Boolean);
 
   return (
     <Card title={contactName ? `${contactName} (${phoneOf(chat)})` : `Chat with ${phoneOf(chat)}`}>
       <ErrorNote error={readable(messages.error)} prefix="The messages could not be read." />
       {!list ? (
-        <Loading rows={4} label="Loading messages" />
+        messages.error ? null : <Loading rows={4} label="Loading messages" />
       ) : list.length === 0 ? (
         <EmptyState title="No messages in this chat yet">{may('messages.send', 'write') ? 'Write the first one below.' : undefined}</EmptyState>
       ) : (
-        <Bubbles messages={list} />
+        <>
+          {mayHaveOlder && (
+            <div class="form-actions older">
+              <Button variant="secondary" pending={loadingOlder.pending} onClick={showOlder}>
+                Show older messages
+              </Button>
+            </div>
+          )}
+          <ErrorNote error={readable(loadingOlder.error)} prefix="Older messages could not be read." />
+          <Bubbles messages={list} />
+        </>
       )}
       {may('messages.send', 'write') && <Composer base={base} chat={chat} connected={connection.status === 'CONNECTED'} onSent={messages.reload} />}
     </Card>
@@ -89,4 +114,11 @@ function nameOf(message: Message): string | undefined {
   if (message.direction !== 'inbound') return undefined;
   const name = (message.content as { pushName?: unknown } | null)?.pushName;
   return typeof name === 'string' && name ? name : undefined;
+}
+
+/** Older messages then the polled newest page, each message once, with its newest status. */
+function merged(older: Message[], newest: Message[]): Message[] {
+  const fresh = new Map(newest.map((m) => [m.id, m]));
+  const kept = older.filter((m) => !fresh.has(m.id));
+  return [...kept, ...newest];
 }

@@ -23,7 +23,7 @@ export function MessagesPage({ route }: { route: Route }) {
       <PageHeader title="Messages" description="The chats of each connection, with the delivery status of what was sent." />
       <ErrorNote error={readable(connections.error)} prefix="The connections could not be read." />
       {!list ? (
-        <Loading label="Loading connections" />
+        connections.error ? null : <Loading label="Loading connections" />
       ) : list.length === 0 ? (
         <Card>
           <EmptyState title="No connections yet">
@@ -97,7 +97,7 @@ function ChatList({ connection, open }: { connection: Connection; open: string |
       <TextField label="Search chats" type="search" value={search} onValue={setSearch} placeholder="Number or name" />
       <ErrorNote error={readable(chats.error)} prefix="The chats could not be read." />
       {!chats.data ? (
-        <Loading label="Loading chats" />
+        chats.error ? null : <Loading label="Loading chats" />
       ) : chats.data.length === 0 ? (
         <EmptyState title={search ? 'No chat matches' : 'No chats yet'}>
           {search ? 'Try another number or name.' : 'A chat starts when a message is sent to a number or a contact writes.'}
