@@ -101,9 +101,10 @@ describe('the Connections and Messages pages', () => {
       await shot(page, 'connection-test-message');
 
       // Its chat in Messages, in a second tab kept open: the status reaches SENT.
-      const [chat] = await Promise.all([context.waitForEvent('page'), page.getByRole('link', { name: 'Open its chat in Messages' }).click({ modifiers: ['Control'] })]);
-      // Ctrl+click may open in the same tab depending on the platform; open the address if not.
-      if (!chat.url().includes('#/messages')) await chat.goto(consoleUrl(service, `/messages/${connectionId}/${CONTACT_JID}`));
+      const chatLink = await page.getByRole('link', { name: 'Open its chat in Messages' }).getAttribute('href');
+      expect(chatLink).toBe(`#/messages/${connectionId}/${encodeURIComponent(CONTACT_JID)}`);
+      const chat = await context.newPage();
+      await chat.goto(consoleUrl(service, chatLink!.slice(1)));
       await chat.getByRole('heading', { level: 1, name: 'Messages' }).waitFor();
       await bubble(chat, messageId).getByText('SENT').waitFor();
       expect((await api('GET', `/v3/connections/${connectionId}/chats/messages/${messageId}`)).body.status).toBe('SENT');
