@@ -59,6 +59,8 @@ export function useScreenshots(label: string): (page: Page, name: string) => Pro
     const original = page.viewportSize();
     for (const [width, size] of Object.entries(VIEWPORTS)) {
       await page.setViewportSize(size);
+      // From the top: a sticky bar would otherwise sit mid-picture in a full-page shot.
+      await page.evaluate(() => scrollTo(0, 0));
       await page.waitForTimeout(150);
       await page.screenshot({ path: join(folder, `${name}-${width}.png`), fullPage: true });
     }

@@ -99,7 +99,9 @@ function parseJson(text: string): unknown {
 
 function messagesOf(body: unknown, response: Response): string[] {
   if (body && typeof body === 'object') {
-    const { message, error_description: description } = body as Record<string, unknown>;
+    const { message, hint, error_description: description } = body as Record<string, unknown>;
+    // A coded refusal (`USER_PLAN_EXCEEDED_CONNECTIONS`) reads as its hint, with the code after it.
+    if (typeof message === 'string' && typeof hint === 'string') return [`${hint} (${message})`];
     if (Array.isArray(message)) return message.map(String);
     if (typeof message === 'string') return [message];
     if (typeof description === 'string') return [description];
