@@ -7,7 +7,7 @@ import { ApiError, signInAgain } from './api.ts';
 import { ErrorNote, Loading } from './components.tsx';
 import { LiveContext, useLiveSocket } from './live.ts';
 import { PAGES, type ConsolePage } from './pages.ts';
-import { useRoute, href } from './router.ts';
+import { useRoute, href, type Route } from './router.ts';
 import { consoleSession, loadSession, SessionContext, useSession as useSession, type SignedIn } from './session.ts';
 
 export function App() {
@@ -82,25 +82,11 @@ function Console() {
           <p class="roles muted">Your role here: {session.workspace.roles.join(', ').toLowerCase() || 'none'}</p>
         </nav>
         <main id="content" tabIndex={-1}>
-          <CurrentPage page={page} />
+          <CurrentPage page={page} route={route} />
         </main>
       </div>
     </LiveContext.Provider>
   );
-
-  function CurrentPage({ page }: { page: ConsolePage | undefined }) {
-    if (!page) {
-      return (
-        <div class="card">
-          <h1>Not here</h1>
-          <p>This page does not exist, or your role in this workspace does not include it.</p>
-          <p><a href={href()}>Back to the overview</a></p>
-        </div>
-      );
-    }
-    const Page = page.component;
-    return <Page route={route} />;
-  }
 }
 
 function WorkspaceSwitcher() {
@@ -116,4 +102,23 @@ function WorkspaceSwitcher() {
       </select>
     </label>
   );
+}
+
+/**
+ * The page of the address. Declared at module level: a component made inside another's render
+ * would be a new type each time, and Preact would throw away the page's state (typed text, a
+ * secret shown once) whenever the console re-renders.
+ */
+function CurrentPage({ page, route }: { page: ConsolePage | undefined; route: Route }) {
+  if (!page) {
+    return (
+      <div class="card">
+        <h1>Not here</h1>
+        <p>This page does not exist, or your role in this workspace does not include it.</p>
+        <p><a href={href()}>Back to the overview</a></p>
+      </div>
+    );
+  }
+  const Page = page.component;
+  return <Page route={route} />;
 }

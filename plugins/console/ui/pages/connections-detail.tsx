@@ -9,7 +9,7 @@ import { Button, Card, ConfirmButton, ErrorNote, Loading, PageHeader, StatusBadg
 import { useAction, useLoad } from '../data.ts';
 import { href, navigate } from '../router.ts';
 import { useSession } from '../session.ts';
-import { driverName, phoneOf, readable, type Connection } from './connections-model.ts';
+import { driverName, phoneOf, type Connection } from './connections-model.ts';
 import { ContactSimulator } from './connections-sandbox.tsx';
 import { TestMessage } from './connections-test-message.tsx';
 
@@ -26,7 +26,7 @@ export function ConnectionDetail({ id }: { id: string }) {
         <a href={href('connections')}>← All connections</a>
       </p>
       <PageHeader title={c?.name ?? 'Connection'} description={c && [driverName(c.driver), c.phoneNumber && phoneOf(c.phoneNumber)].filter(Boolean).join(' · ')} />
-      <ErrorNote error={readable(connection.error)} prefix="The connection could not be read." />
+      <ErrorNote error={connection.error} prefix="The connection could not be read." />
       {!c ? (
         connection.error ? null : <Loading rows={4} label="Loading the connection" />
       ) : (
@@ -83,7 +83,7 @@ function StatusCard({ connection, canWrite, reload }: { connection: Connection; 
           <dt>Connection id</dt>
           <dd class="mono">{connection.id}</dd>
         </dl>
-        <ErrorNote error={readable(action.error)} />
+        <ErrorNote error={action.error} />
         {canWrite && (
           <div class="form-actions">
             {!open && (
@@ -159,7 +159,7 @@ function Settings({ connection, reload }: { connection: Connection; reload: () =
     <Card title="Settings">
       <form class="stack" onSubmit={submit}>
         <TextField label="Connection name" value={name} onValue={(v) => (setName(v), setSaved(false))} required maxLength={120} />
-        <ErrorNote error={readable(action.error)} prefix="Not renamed." />
+        <ErrorNote error={action.error} prefix="Not renamed." />
         <div class="form-actions">
           <Button type="submit" variant="secondary" pending={action.pending} disabled={name === connection.name}>
             Rename

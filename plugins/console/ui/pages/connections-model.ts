@@ -2,7 +2,6 @@
  * What the Connections and Messages pages read from `/v3/connections/…`: a connection with its
  * live status, a message of a chat, a chat; and the words a person reads for each.
  */
-import { ApiError } from '../api.ts';
 
 export type ConnectionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_PENDING' | 'CONNECTED' | 'LOGGED_OUT';
 
@@ -84,15 +83,3 @@ export function textOf(message: Message): string {
   return `(${message.kind})`;
 }
 
-/**
- * The error to show: a coded answer (`{ message: CODE, hint }`, e.g. the plan's limit) reads
- * better by its hint than by its machine code, which stays in brackets for support.
- */
-export function readable(error: Error | undefined): Error | undefined {
-  if (!(error instanceof ApiError)) return error;
-  const body = error.body as { message?: unknown; hint?: unknown } | undefined;
-  if (body && typeof body.hint === 'string' && typeof body.message === 'string') {
-    return new ApiError(error.status, [`${body.hint} (${body.message})`], body);
-  }
-  return error;
-}

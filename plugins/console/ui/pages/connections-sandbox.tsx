@@ -8,7 +8,7 @@ import { get, post } from '../api.ts';
 import { Button, Card, EmptyState, ErrorNote, StatusBadge, TextArea, TextField, When } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
 import { useSession } from '../session.ts';
-import { readable, textOf, type Connection, type Message } from './connections-model.ts';
+import { textOf, type Connection, type Message } from './connections-model.ts';
 
 export function ContactSimulator({ connection, contact, onContact }: { connection: Connection; contact: string; onContact: (number: string) => void }) {
   const { may } = useSession();
@@ -37,7 +37,7 @@ export function ContactSimulator({ connection, contact, onContact }: { connectio
           <TextField label="Contact’s name" value={pushName} onValue={setPushName} />
         </div>
         <TextArea label="Message from the contact" value={text} onValue={(v) => (setText(v), setWritten(false))} rows={2} required />
-        <ErrorNote error={readable(action.error)} prefix="Not delivered." />
+        <ErrorNote error={action.error} prefix="Not delivered." />
         <div class="form-actions">
           <Button type="submit" variant="secondary" pending={action.pending}>
             Write as the contact
@@ -68,7 +68,7 @@ function Receipts({ base, contact }: { base: string; contact: string }) {
   return (
     <section class="stack" aria-labelledby="receipts-title">
       <h3 id="receipts-title">Receipts from the contact’s phone</h3>
-      <ErrorNote error={readable(messages.error ?? action.error)} />
+      <ErrorNote error={messages.error ?? action.error} />
       {messages.data && outbound.length === 0 ? (
         <EmptyState title="Nothing sent to this contact yet">Send a test message to this number, then report it delivered or read here.</EmptyState>
       ) : (

@@ -9,7 +9,7 @@ import { Button, Card, ErrorNote, StatusBadge, TextArea, TextField } from '../co
 import { useAction, useLoad } from '../data.ts';
 import { href } from '../router.ts';
 import { useSession } from '../session.ts';
-import { readable, type Connection, type Message } from './connections-model.ts';
+import { type Connection, type Message } from './connections-model.ts';
 
 export function TestMessage({ connection, onSent }: { connection: Connection; onSent: (to: string) => void }) {
   const { may } = useSession();
@@ -34,7 +34,7 @@ export function TestMessage({ connection, onSent }: { connection: Connection; on
         {connection.status !== 'CONNECTED' && <p class="hint">The connection is not connected: the message will wait or fail until it is.</p>}
         <TextField label="To (phone number)" type="tel" placeholder="+5511999999999" value={to} onValue={setTo} required hint="International format, with the country code." />
         <TextArea label="Text" value={text} onValue={setText} rows={2} required maxLength={4096} />
-        <ErrorNote error={readable(action.error)} prefix="Not sent." />
+        <ErrorNote error={action.error} prefix="Not sent." />
         <div class="form-actions">
           <Button type="submit" pending={action.pending}>
             Send test message

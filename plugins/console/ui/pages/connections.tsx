@@ -10,7 +10,7 @@ import { useAction, useLoad } from '../data.ts';
 import { href, navigate, type Route } from '../router.ts';
 import { useSession } from '../session.ts';
 import { ConnectionDetail } from './connections-detail.tsx';
-import { DRIVERS, driverName, phoneOf, readable, type Connection, type Driver } from './connections-model.ts';
+import { DRIVERS, driverName, phoneOf, type Connection, type Driver } from './connections-model.ts';
 
 export function ConnectionsPage({ route }: { route: Route }) {
   const id = route.parts[1];
@@ -116,7 +116,7 @@ function CreateConnectionForm({ onCreated }: { onCreated: (created: Connection) 
           ))}
         </fieldset>
       )}
-      <ErrorNote error={readable(action.error)} prefix="Not created." />
+      <ErrorNote error={action.error} prefix="Not created." />
       <div class="form-actions">
         <Button type="submit" pending={action.pending}>
           Create

@@ -7,7 +7,7 @@ import { get, post } from '../api.ts';
 import { Button, Card, EmptyState, ErrorNote, Loading, StatusBadge, TextArea, When } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
 import { useSession } from '../session.ts';
-import { phoneOf, readable, textOf, type Connection, type Message } from './connections-model.ts';
+import { phoneOf, textOf, type Connection, type Message } from './connections-model.ts';
 
 /** Messages read per call (the API's maximum). */
 const PAGE = 100;
@@ -33,7 +33,7 @@ export function ChatThread({ connection, chat }: { connection: Connection; chat:
 
   return (
     <Card title={contactName ? `${contactName} (${phoneOf(chat)})` : `Chat with ${phoneOf(chat)}`}>
-      <ErrorNote error={readable(messages.error)} prefix="The messages could not be read." />
+      <ErrorNote error={messages.error} prefix="The messages could not be read." />
       {!list ? (
         messages.error ? null : <Loading rows={4} label="Loading messages" />
       ) : list.length === 0 ? (
@@ -47,7 +47,7 @@ export function ChatThread({ connection, chat }: { connection: Connection; chat:
               </Button>
             </div>
           )}
-          <ErrorNote error={readable(loadingOlder.error)} prefix="Older messages could not be read." />
+          <ErrorNote error={loadingOlder.error} prefix="Older messages could not be read." />
           <Bubbles messages={list} />
         </>
       )}
@@ -99,7 +99,7 @@ function Composer({ base, chat, connected, onSent }: { base: string; chat: strin
     <form class="stack composer" onSubmit={submit}>
       {!connected && <p class="hint">The connection is not connected: a reply will wait or fail until it is.</p>}
       <TextArea label="Reply" value={text} onValue={setText} rows={2} required maxLength={4096} />
-      <ErrorNote error={readable(action.error)} prefix="Not sent." />
+      <ErrorNote error={action.error} prefix="Not sent." />
       <div class="form-actions">
         <Button type="submit" pending={action.pending}>
           Send

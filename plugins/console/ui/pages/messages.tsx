@@ -9,7 +9,7 @@ import { Button, Card, EmptyState, ErrorNote, Loading, PageHeader, SelectField, 
 import { useLoad } from '../data.ts';
 import { href, navigate, type Route } from '../router.ts';
 import { useSession } from '../session.ts';
-import { driverName, phoneOf, readable, type Chat, type Connection } from './connections-model.ts';
+import { driverName, phoneOf, type Chat, type Connection } from './connections-model.ts';
 import { ChatThread } from './messages-thread.tsx';
 
 export function MessagesPage({ route }: { route: Route }) {
@@ -21,7 +21,7 @@ export function MessagesPage({ route }: { route: Route }) {
   return (
     <>
       <PageHeader title="Messages" description="The chats of each connection, with the delivery status of what was sent." />
-      <ErrorNote error={readable(connections.error)} prefix="The connections could not be read." />
+      <ErrorNote error={connections.error} prefix="The connections could not be read." />
       {!list ? (
         connections.error ? null : <Loading label="Loading connections" />
       ) : list.length === 0 ? (
@@ -95,7 +95,7 @@ function ChatList({ connection, open }: { connection: Connection; open: string |
   return (
     <Card title="Chats">
       <TextField label="Search chats" type="search" value={search} onValue={setSearch} placeholder="Number or name" />
-      <ErrorNote error={readable(chats.error)} prefix="The chats could not be read." />
+      <ErrorNote error={chats.error} prefix="The chats could not be read." />
       {!chats.data ? (
         chats.error ? null : <Loading label="Loading chats" />
       ) : chats.data.length === 0 ? (
