@@ -114,6 +114,19 @@ describe('the console as an Owner', () => {
       expect(webhook.events.sort()).toEqual(['messages.upsert', 'send.message']);
       expect(page.url()).toEndWith(`#/webhooks/${webhook.id}`);
 
+      // Changed in the edit form: a batching window.
+      await page.getByRole('button', { name: 'Edit' }).click();
+      await page.getByRole('checkbox', { name: /^Batch messages/ }).check();
+      await page.getByRole('spinbutton', { name: 'Batching window (seconds, 1 to 300)' }).fill('12');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText('12 s window').waitFor();
+      expect((await asOwner('GET', `/v3/webhooks/${webhook.id}`)).body.messageGroupDelay).toBe(12);
+      await page.getByRole('button', { name: 'Edit' }).click();
+      await page.getByRole('checkbox', { name: /^Batch messages/ }).uncheck();
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('button', { name: 'Edit' }).waitFor();
+      expect((await asOwner('GET', `/v3/webhooks/${webhook.id}`)).body.messageGroupDelay).toBeNull();
+
       await page.getByRole('button', { name: 'Reveal secret' }).click();
       const secret = await page.getByRole('textbox', { name: 'Signing secret', exact: true }).inputValue();
       expect(secret).toBe((await asOwner('GET', `/v3/webhooks/${webhook.id}/secret`)).body.secret);
@@ -150,7 +163,7 @@ describe('the console as an Owner', () => {
     });
   }, 60_000);
 
-  test('an API token made in the console is shown once and works; renamed and revoked there', async () => {
+  test('an API token made in the console is shown once and works; renamed, rotated and revoked there', async () => {
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, ownerEmail, undefined, '/tokens');
       await page.getByRole('heading', { level: 1, name: 'API tokens' }).waitFor();
@@ -172,10 +185,19 @@ describe('the console as an Owner', () => {
       const tokens = (await asOwner('GET', '/v3/api-tokens')).body.data;
       expect(tokens.map((t: { name: string }) => t.name)).toContain('CI deploy (prod)');
 
+      // Rotated: the new secret is shown once and works; the old one is dead.
+      await renamed.getByRole('button', { name: 'Rotate' }).click();
+      await renamed.getByRole('button', { name: 'Old secret dies: rotate?' }).click();
+      await page.getByRole('heading', { name: 'New secret of “CI deploy (prod)”' }).waitFor();
+      const rotated = await page.getByRole('textbox', { name: 'Token secret' }).inputValue();
+      expect(rotated).not.toBe(secret);
+      expect((await service.call('GET', '/v3/accounts', { apikey: secret })).status).toBe(401);
+      expect((await service.call('GET', '/v3/accounts', { apikey: rotated })).status).toBe(200);
+
       await renamed.getByRole('button', { name: 'Revoke' }).click();
       await renamed.getByRole('button', { name: 'Revoke now?' }).click();
       await renamed.waitFor({ state: 'detached' });
-      expect((await service.call('GET', '/v3/accounts', { apikey: secret })).status).toBe(401);
+      expect((await service.call('GET', '/v3/accounts', { apikey: rotated })).status).toBe(401);
     });
   });
 
@@ -195,8 +217,12 @@ describe('the console as an Owner', () => {
 
       const agentRow = page.getByRole('row', { name: agent.email });
       await agentRow.getByRole('button', { name: 'Reset link' }).click();
-      expect(await agentRow.getByRole('textbox', { name: `Password reset link for ${agent.email}` }).inputValue()).toContain('/account/password?token=');
+      expect(await page.getByRole('textbox', { name: `Password reset link for ${agent.email}` }).inputValue()).toContain('/account/password?token=');
       await shot(page, 'members-owner');
+
+      await agentRow.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await agentRow.getByRole('button', { name: 'End all their sessions?' }).click();
+      await page.getByText(/Signed out everywhere: \d+ sessions? ended/).waitFor();
     });
   });
 });

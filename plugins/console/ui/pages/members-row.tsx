@@ -44,64 +44,73 @@ export function MemberRow({ member, onChanged }: { member: Member; onChanged: ()
   };
 
   return (
-    <tr aria-label={member.name ? `${member.name} (${member.email})` : member.email}>
-      <td>
-        {member.name || <span class="muted">—</span>} {me && <span class="badge neutral">you</span>}
-      </td>
-      <td>{member.email}</td>
-      <td>{roleNames(member.roles)}</td>
-      <td>
-        <When at={member.joinedAt} />
-      </td>
-      {writes && (
-        <td class="member-actions">
-          {(above || resets || (owner && !me)) && (
-            <div class="actions">
-              {above && (
-                <Button variant="secondary" onClick={() => setEditing(true)}>
-                  Change roles
-                </Button>
-              )}
-              {resets && (
-                <Button variant="secondary" onClick={resetLink} pending={action.pending}>
-                  Reset link
-                </Button>
-              )}
-              {owner && !me && (
-                <ConfirmButton confirm="End all their sessions?" onConfirm={signOut} pending={action.pending} variant="secondary">
-                  Sign out everywhere
-                </ConfirmButton>
-              )}
-              {above && (
-                <ConfirmButton confirm="Remove them now?" onConfirm={remove} pending={action.pending}>
-                  Remove
-                </ConfirmButton>
-              )}
-            </div>
-          )}
-          <ErrorNote error={action.error} />
-          {outcome?.ended !== undefined && <Notice>Signed out everywhere: {outcome.ended === 1 ? '1 session' : `${outcome.ended} sessions`} ended.</Notice>}
-          {outcome?.reset && (
-            <div class="stack">
-              <SecretBox label={`Password reset link for ${member.email}`} value={outcome.reset.url} />
-              <p class="hint">
-                Give it to them yourself: it works once, until <When at={outcome.reset.expiresAt} />. Whoever holds it can set the password.
-              </p>
-            </div>
-          )}
-          <Dialog title={`Roles of ${member.name || member.email}`} open={editing} onClose={() => setEditing(false)}>
-            <ChangeRoles
-              member={member}
-              offered={ROLES.filter((r) => canGrant(workspace.roles, r))}
-              onSaved={() => {
-                setEditing(false);
-                onChanged();
-              }}
-            />
-          </Dialog>
+    <>
+      <tr aria-label={member.name ? `${member.name} (${member.email})` : member.email}>
+        <td>
+          {member.name || <span class="muted">—</span>} {me && <span class="badge neutral">you</span>}
         </td>
+        <td>{member.email}</td>
+        <td>{roleNames(member.roles)}</td>
+        <td>
+          <When at={member.joinedAt} />
+        </td>
+        {writes && (
+          <td class="member-actions">
+            {(above || resets || (owner && !me)) && (
+              <div class="actions">
+                {above && (
+                  <Button variant="secondary" onClick={() => setEditing(true)}>
+                    Change roles
+                  </Button>
+                )}
+                {resets && (
+                  <Button variant="secondary" onClick={resetLink} pending={action.pending}>
+                    Reset link
+                  </Button>
+                )}
+                {owner && !me && (
+                  <ConfirmButton confirm="End all their sessions?" onConfirm={signOut} pending={action.pending} variant="secondary">
+                    Sign out everywhere
+                  </ConfirmButton>
+                )}
+                {above && (
+                  <ConfirmButton confirm="Remove them now?" onConfirm={remove} pending={action.pending}>
+                    Remove
+                  </ConfirmButton>
+                )}
+              </div>
+            )}
+            <Dialog title={`Roles of ${member.name || member.email}`} open={editing} onClose={() => setEditing(false)}>
+              <ChangeRoles
+                member={member}
+                offered={ROLES.filter((r) => canGrant(workspace.roles, r))}
+                onSaved={() => {
+                  setEditing(false);
+                  onChanged();
+                }}
+              />
+            </Dialog>
+          </td>
+        )}
+      </tr>
+      {/* What an action answered (a refusal, a link to pass on) spans the whole table below the member. */}
+      {(action.error || outcome) && (
+        <tr class="member-outcome">
+          <td colSpan={5}>
+            <ErrorNote error={action.error} />
+            {outcome?.ended !== undefined && <Notice>Signed out everywhere: {outcome.ended === 1 ? '1 session' : `${outcome.ended} sessions`} ended.</Notice>}
+            {outcome?.reset && (
+              <div class="stack">
+                <SecretBox label={`Password reset link for ${member.email}`} value={outcome.reset.url} />
+                <p class="hint">
+                  Give it to them yourself: it works once, until <When at={outcome.reset.expiresAt} />. Whoever holds it can set the password.
+                </p>
+              </div>
+            )}
+          </td>
+        </tr>
       )}
-    </tr>
+    </>
   );
 }
 

@@ -1,7 +1,7 @@
 /**
  * API tokens (`#/tokens`, Owners and Admins): the workspace's tokens (never their secrets), a
  * form to create one whose secret is shown once, and rename, rotate and revoke. A token acts as
- * the member who made it, with their roles.
+ * the member who made it, with their roles; the list holds every member's tokens of the workspace.
  */
 import { useState } from 'preact/hooks';
 import { del, get, itemsOf, patch, post } from '../api.ts';
@@ -41,7 +41,7 @@ export function TokensPage(_: { route: Route }) {
 
   return (
     <>
-      <PageHeader title="API tokens" description="Keys for programs that call the API as you, with your roles in this workspace. Send one as the apikey header." />
+      <PageHeader title="API tokens" description="Keys for programs that call the API (in the apikey header). Each acts as the member who created it, with that member's roles here." />
       {issued && <IssuedSecret issued={issued} onDone={() => setIssued(undefined)} />}
       {writes && <CreateToken onCreated={(t) => issue(t, false)} />}
       <Card title="Tokens">
@@ -51,7 +51,7 @@ export function TokensPage(_: { route: Route }) {
         ) : tokens.data.length === 0 ? (
           <EmptyState title="No API tokens yet">Create one above for each program that calls the API, so each can be revoked on its own.</EmptyState>
         ) : (
-          <Table caption="API tokens" head={['Name', 'Token', 'Created', 'Last used', '']}>
+          <Table caption="API tokens" head={writes ? ['Name', 'Token', 'Created', 'Last used', 'Actions'] : ['Name', 'Token', 'Created', 'Last used']}>
             {tokens.data.map((t) => (
               <TokenRow token={t} writes={writes} onRename={() => setRenaming(t)} onRotated={(r) => issue(r, true)} onRevoked={tokens.reload} />
             ))}
@@ -137,8 +137,8 @@ function TokenRow({ token, writes, onRename, onRotated, onRevoked }: { token: Ap
         <When at={token.createdAt} />
       </td>
       <td>{token.lastUsedAt ? <When at={token.lastUsedAt} /> : <span class="muted">never</span>}</td>
-      <td>
-        {writes && (
+      {writes && (
+        <td>
           <div class="actions">
             <Button variant="link" onClick={onRename} aria-label={`Rename ${token.name}`}>
               Rename
@@ -150,9 +150,9 @@ function TokenRow({ token, writes, onRename, onRotated, onRevoked }: { token: Ap
               Revoke
             </ConfirmButton>
           </div>
-        )}
-        <ErrorNote error={action.error} />
-      </td>
+          <ErrorNote error={action.error} />
+        </td>
+      )}
     </tr>
   );
 }
