@@ -160,6 +160,10 @@ describe('the console as an Owner', () => {
         expect(await snippetAccepts(page, language, secret, new TextEncoder().encode(hit.text + ' '), hit.headers)).toBe(false);
         expect(await snippetAccepts(page, language, `${secret}x`, hit.raw, hit.headers)).toBe(false);
       }
+
+      await page.getByRole('link', { name: '← All webhooks' }).click();
+      await page.getByRole('link', { name: receiver.url(path) }).waitFor();
+      await shot(page, 'webhooks-list');
     });
   }, 60_000);
 

@@ -72,7 +72,7 @@ SECRET = os.environ["SWITCHBOARD_WEBHOOK_SECRET"].encode()
 
 
 def verify(raw_body: bytes, timestamp: str, signature: str) -> bool:
-    if not timestamp.isdigit() or not signature:
+    if not (timestamp.isascii() and timestamp.isdigit()) or not signature:
         return False
     if abs(time.time() - int(timestamp)) > 300:
         return False
@@ -163,6 +163,7 @@ require 'sinatra'
 SECRET = ENV.fetch('SWITCHBOARD_WEBHOOK_SECRET')
 
 post '/switchboard' do
+  request.body.rewind
   raw = request.body.read # the bytes received
   timestamp = request.env['HTTP_X_SWITCHBOARD_TIMESTAMP'].to_s
   signature = request.env['HTTP_X_SWITCHBOARD_SIGNATURE_256'].to_s
