@@ -69,6 +69,15 @@ async function snippetAccepts(page: Page, language: 'node' | 'python', secret: s
   return run.stdout.toString().trim() === 'true';
 }
 
+/**
+ * Waits until the realtime indicator says Live. The shell re-renders its page when the socket's
+ * state changes, and today that remounts the page (its state, typed text included, is lost), so
+ * typing starts after it.
+ */
+async function settled(page: Page): Promise<void> {
+  await page.locator('.topbar .live', { hasText: 'Live' }).waitFor();
+}
+
 async function attemptsMade(webhookId: string): Promise<number> {
   const { body } = await asOwner('GET', `/v3/webhooks/${webhookId}/deliveries`);
   return body.data[0]?.attempts ?? 0;
@@ -93,6 +102,7 @@ describe('the console as an Owner', () => {
 
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, ownerEmail, undefined, '/webhooks');
+      await settled(page);
       await page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
       await page.getByText('No webhooks yet').waitFor();
       await shot(page, 'webhooks-empty');
@@ -170,7 +180,10 @@ describe('the console as an Owner', () => {
   test('an API token made in the console is shown once and works; renamed, rotated and revoked there', async () => {
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, ownerEmail, undefined, '/tokens');
+      await settled(page);
       await page.getByRole('heading', { level: 1, name: 'API tokens' }).waitFor();
+      // The list loaded: the page has settled before typing.
+      await page.getByRole('row', { name: 'agent-token' }).waitFor();
       await page.getByRole('textbox', { name: 'Name', exact: true }).fill('CI deploy');
       await page.getByRole('button', { name: 'Create token' }).click();
       await page.getByText('Shown once.').waitFor();
@@ -209,7 +222,9 @@ describe('the console as an Owner', () => {
     const email = uniqueEmail('invited');
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, ownerEmail, undefined, '/members');
+      await settled(page);
       await page.getByRole('heading', { level: 1, name: 'Members' }).waitFor();
+      await page.getByRole('row', { name: agent.email }).waitFor();
       await page.getByRole('textbox', { name: 'Email' }).fill(email);
       expect(await page.getByRole('checkbox', { name: /^Agent/ }).isChecked()).toBe(true);
       await page.getByRole('button', { name: 'Send invitation' }).click();
@@ -235,6 +250,7 @@ describe('the console as an Agent', () => {
   test('Members is read-only and there is no API tokens page', async () => {
     await browser.withPage(async (page: Page) => {
       await signInToConsole(page, service, agent.email, TEST_MEMBER_PASSWORD, '/members');
+      await settled(page);
       await page.getByRole('heading', { level: 1, name: 'Members' }).waitFor();
       await page.getByRole('row', { name: agent.email }).waitFor();
       expect(await page.getByRole('button', { name: 'Send invitation' }).count()).toBe(0);
