@@ -11,7 +11,7 @@ import { TEST_MEMBER_PASSWORD } from '../support/invitations.ts';
 import { MovableClock } from '../support/movable-clock.ts';
 import { useOwner, useTestService } from '../support/service.ts';
 import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
-import { HOOK_TIMEOUT, uniqueEmail, useMember } from './helpers.ts';
+import { addMember, HOOK_TIMEOUT, uniqueEmail, useMember } from './helpers.ts';
 
 /**
  * Issue 22 section 3, the console's Webhooks, API tokens and Members pages in real Chromium
@@ -218,8 +218,9 @@ describe('the console as an Owner', () => {
     });
   });
 
-  test('inviting an Agent shows the link to pass on and the pending invitation; a reset link for a member', async () => {
+  test('inviting an Agent shows the link to pass on and the pending invitation; a member’s roles changed, a reset link, signed out, removed', async () => {
     const email = uniqueEmail('invited');
+    const manager = await addMember(service, owner.token, 'MANAGER');
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, ownerEmail, undefined, '/members');
       await settled(page);
@@ -242,6 +243,20 @@ describe('the console as an Owner', () => {
       await agentRow.getByRole('button', { name: 'Sign out everywhere' }).click();
       await agentRow.getByRole('button', { name: 'End all their sessions?' }).click();
       await page.getByText(/Signed out everywhere: \d+ sessions? ended/).waitFor();
+
+      const managerRow = page.getByRole('row', { name: manager.email });
+      await managerRow.getByRole('button', { name: 'Change roles' }).click();
+      await page.getByRole('dialog').getByRole('checkbox', { name: /^Manager/ }).uncheck();
+      await page.getByRole('dialog').getByRole('checkbox', { name: /^Admin/ }).check();
+      await page.getByRole('button', { name: 'Save roles' }).click();
+      await managerRow.getByRole('cell', { name: 'Admin', exact: true }).waitFor();
+      const members = (await asOwner('GET', '/v3/members')).body.data;
+      expect(members.find((m: { userId: string }) => m.userId === manager.userId).roles).toEqual(['ADMIN']);
+
+      await managerRow.getByRole('button', { name: 'Remove' }).click();
+      await managerRow.getByRole('button', { name: 'Remove them now?' }).click();
+      await managerRow.waitFor({ state: 'detached' });
+      expect((await asOwner('GET', '/v3/members')).body.data.some((m: { userId: string }) => m.userId === manager.userId)).toBe(false);
     });
   });
 });
