@@ -115,7 +115,7 @@ describe('the console as an Owner', () => {
       expect(await page.getByRole('checkbox', { name: /^Sign each delivery/ }).isChecked()).toBe(true);
       await shot(page, 'webhooks-new');
       await page.getByRole('button', { name: 'Create webhook' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Webhook' }).waitFor();
+      await page.getByRole('heading', { level: 1, name: 'Webhook', exact: true }).waitFor();
 
       const listed = (await asOwner('GET', '/v3/webhooks')).body.data;
       expect(listed).toHaveLength(1);
