@@ -125,6 +125,7 @@ async function createWebhookAndSeeDelivery(page: Page, origin: string, connectio
   await page.getByRole('heading', { level: 1, name: 'Webhook' }).waitFor();
   // A new message from the contact: the webhook delivers it, and its log shows the attempt.
   await page.goto(`${origin}/#/connections/${connectionId}`);
+  await page.getByLabel('Contact’s number').fill(CONTACT);
   await page.getByLabel('Message from the contact').fill('A second question');
   await page.getByRole('button', { name: 'Write as the contact' }).click();
   await page.getByText('Delivered to the connection.').waitFor();

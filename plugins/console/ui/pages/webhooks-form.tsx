@@ -3,7 +3,7 @@
  * /v3/webhooks/{id}, which replaces the bound connections with the ones ticked here). The
  * service checks every rule again and its messages are shown as they come.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { patch, post } from '../api.ts';
 import { Button, Checkbox, ErrorNote, TextField } from '../components.tsx';
 import { useAction } from '../data.ts';
@@ -29,6 +29,13 @@ export function WebhookForm({
   const save = useAction();
   const set = (change: Partial<WebhookSettings>) => setSettings((s) => ({ ...s, ...change }));
   const batching = settings.messageGroupDelay !== null;
+  // A new webhook starts bound to every connection there is: one bound to none would hear nothing.
+  const bound = useRef(Boolean(webhook));
+  useEffect(() => {
+    if (bound.current || !connections) return;
+    bound.current = true;
+    set({ connections: connections.map((c) => c.id) });
+  }, [connections]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
