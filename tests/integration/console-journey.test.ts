@@ -43,7 +43,7 @@ describe('from the set-up link to an Agent at work', () => {
         await replyAsContact(owner.page, 'Hello, is anyone there?');
         await shot(owner.page, '03-messages');
 
-        await createWebhookAndSeeDelivery(owner.page, origin, connectionId);
+        await createWebhookAndSeeDelivery(owner.page, connectionId);
         await shot(owner.page, '04-webhook-delivery');
 
         const invitation = await inviteAgent(owner.page);
@@ -117,20 +117,24 @@ async function replyAsContact(page: Page, text: string): Promise<void> {
   await page.getByRole('listitem', { name: 'Sent: Welcome to Acme!' }).getByText('SENT').waitFor();
 }
 
-async function createWebhookAndSeeDelivery(page: Page, origin: string, connectionId: string): Promise<void> {
+async function createWebhookAndSeeDelivery(page: Page, connectionId: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Webhooks' }).click();
   await page.getByRole('button', { name: 'New webhook' }).click();
   await page.getByRole('textbox', { name: 'URL' }).fill(receiver.url('/journey'));
   await page.getByRole('button', { name: 'Create webhook' }).click();
   await page.getByRole('heading', { level: 1, name: 'Webhook' }).waitFor();
   // A new message from the contact: the webhook delivers it, and its log shows the attempt.
-  await page.goto(`${origin}/#/connections/${connectionId}`);
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Connections' }).click();
+  await page.getByRole('link', { name: 'Front desk' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Front desk' }).waitFor();
+  expect(new URL(page.url()).hash).toBe(`#/connections/${connectionId}`);
   await page.getByLabel('Contact’s number').fill(CONTACT);
   await page.getByLabel('Message from the contact').fill('A second question');
   await page.getByRole('button', { name: 'Write as the contact' }).click();
   await page.getByText('Delivered to the connection.').waitFor();
   await receiver.waitFor('/journey', 1);
-  await page.goBack();
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Webhooks' }).click();
+  await page.getByRole('link', { name: receiver.url('/journey') }).click();
   const delivery = page.getByRole('listitem', { name: 'Delivery messages.upsert' }).first();
   await delivery.getByText('SUCCEEDED').waitFor({ timeout: 20_000 });
   await delivery.getByText('HTTP 200').first().waitFor();
