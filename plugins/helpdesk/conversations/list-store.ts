@@ -20,11 +20,12 @@ type Eb = ExpressionBuilder<Tables, 'c'>;
 const tsquery = (terms: string[]) => sql<string>`to_tsquery('simple', ${terms.map((t) => `${t}:*`).join(' & ')})`;
 
 /**
- * A conversation matches when its contact's name, e-mail or phone digits do, or when one of its
+ * A word matches a conversation when its contact's name, e-mail or phone digits do, or when one of its
  * messages (not activity lines) does. Each side is a GIN index (migrations/0016_inbox_queries.ts);
  * the message side repeats that index's expression and predicate exactly, or it is not used.
  */
-function matching(db: Kysely<Tables>, workspaceId: string, terms: string[]) {
+function matching(db: Kysely<Tables>, workspaceId: string, term: string) {
+  const terms = [term];
   return (eb: Eb) =>
     eb.or([
       eb('c.contact_id', 'in', db.selectFrom('helpdesk_contacts').select('id').where('workspace_id', '=', workspaceId).where(sql<boolean>`search_document @@ ${tsquery(terms)}`)),
@@ -61,7 +62,8 @@ function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQu
   if (query.createdTo) q = q.where('c.created_at', '<=', query.createdTo);
   if (query.lastActivityFrom) q = q.where('c.last_activity_at', '>=', query.lastActivityFrom);
   if (query.lastActivityTo) q = q.where('c.last_activity_at', '<=', query.lastActivityTo);
-  if (query.search !== undefined) q = query.search.length === 0 ? q.where(sql<boolean>`false`) : q.where(matching(db, workspaceId, query.search));
+  // Each word may match the contact or any message: "beatriz parcel" finds Beatriz's parcel.
+  if (query.search !== undefined) q = query.search.length === 0 ? q.where(sql<boolean>`false`) : q.where((eb) => eb.and(query.search!.map((term) => matching(db, workspaceId, term)(eb))));
   return q;
 }
 
