@@ -4,50 +4,20 @@ import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
 import type { ConversationListStore, ConversationListStores, ListedConversation } from '../../../core/helpdesk/conversations/inbox-list.ts';
 import type { ConversationQuery, Keyset } from '../../../core/helpdesk/conversations/inbox-query.ts';
-import { helpdeskDb, type HelpdeskTables } from '../tables.ts';
+import { helpdeskDb } from '../tables.ts';
 import { labelStore } from '../labels/store.ts';
 import { toConversation } from './store.ts';
+import { searchCondition, type SearchCondition, type Tables } from './search.ts';
 
-type Tables = Database & HelpdeskTables & { c: HelpdeskTables['helpdesk_conversations'] };
 type Conversations = SelectQueryBuilder<Tables, 'c', object>;
 type Eb = ExpressionBuilder<Tables, 'c'>;
-
-/**
- * The search as a tsquery: every word a prefix (`:*`), all of them required. The words are
- * letters and digits only (core/helpdesk/conversations/inbox-query.ts: searchTerms), so they
- * cannot carry tsquery syntax; they go as a bound parameter all the same.
- */
-const tsquery = (terms: string[]) => sql<string>`to_tsquery('simple', ${terms.map((t) => `${t}:*`).join(' & ')})`;
-
-/**
- * A word matches a conversation when its contact's name, e-mail or phone digits do, or when one of its
- * messages (not activity lines) does. Each side is a GIN index (migrations/0016_inbox_queries.ts);
- * the message side repeats that index's expression and predicate exactly, or it is not used.
- */
-function matching(db: Kysely<Tables>, workspaceId: string, term: string) {
-  const terms = [term];
-  return (eb: Eb) =>
-    eb.or([
-      eb('c.contact_id', 'in', db.selectFrom('helpdesk_contacts').select('id').where('workspace_id', '=', workspaceId).where(sql<boolean>`search_document @@ ${tsquery(terms)}`)),
-      eb(
-        'c.id',
-        'in',
-        db
-          .selectFrom('helpdesk_messages')
-          .select('conversation_id')
-          .where('workspace_id', '=', workspaceId)
-          .where('direction', '<>', 'activity')
-          .where(sql<boolean>`to_tsvector('simple', content) @@ ${tsquery(terms)}`),
-      ),
-    ]);
-}
 
 /** An id filter: a value that is not a UUID matches nothing (as before), rather than erring in the database. */
 const byId = (q: Conversations, column: 'c.inbox_id' | 'c.team_id' | 'c.assignee_user_id', id: string) => (isUuid(id) ? q.where(column, '=', id) : q.where(sql<boolean>`false`));
 
 const nobodyHolds = (eb: Eb) => eb.and([eb('c.assignee_user_id', 'is', null), eb('c.assignee_agent_bot_id', 'is', null)]);
 
-function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, me: string, onlyFor: string | undefined): Conversations {
+function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, me: string, onlyFor: string | undefined, search: SearchCondition | undefined): Conversations {
   let q: Conversations = db.selectFrom('helpdesk_conversations as c').where('c.workspace_id', '=', workspaceId);
   if (onlyFor !== undefined) q = q.where('c.inbox_id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
   if (query.view === 'mine') q = q.where('c.assignee_user_id', '=', me);
@@ -62,8 +32,7 @@ function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQu
   if (query.createdTo) q = q.where('c.created_at', '<=', query.createdTo);
   if (query.lastActivityFrom) q = q.where('c.last_activity_at', '>=', query.lastActivityFrom);
   if (query.lastActivityTo) q = q.where('c.last_activity_at', '<=', query.lastActivityTo);
-  // Each word may match the contact or any message: "beatriz parcel" finds Beatriz's parcel.
-  if (query.search !== undefined) q = query.search.length === 0 ? q.where(sql<boolean>`false`) : q.where((eb) => eb.and(query.search!.map((term) => matching(db, workspaceId, term)(eb))));
+  if (search !== undefined) q = q.where(search);
   return q;
 }
 
@@ -106,7 +75,8 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
   const db = helpdeskDb(base) as unknown as Kysely<Tables>;
   return {
     async find(workspaceId, query, me, onlyFor) {
-      const matches = filtered(db, workspaceId, query, me, onlyFor);
+      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search);
+      const matches = filtered(db, workspaceId, query, me, onlyFor, search);
       const { total } = await matches.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
       const rows = await sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset).execute();
       const listed = rows.map((row): ListedConversation => {

@@ -1,0 +1,74 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { Database } from '../../kernel/storage.ts';
+import type { HelpdeskTables } from '../tables.ts';
+
+export type Tables = Database & HelpdeskTables & { c: HelpdeskTables['helpdesk_conversations'] };
+type Eb = ExpressionBuilder<Tables, 'c'>;
+export type SearchCondition = (eb: Eb) => Expression<SqlBool>;
+
+/**
+ * Above this many hits a word is common: the list walks its sort order and checks each
+ * conversation (stopping at a page), rather than gathering every hit first.
+ */
+const RARE_WORD_HITS = 2000;
+
+/**
+ * The word as a tsquery prefix (`:*`). Words are letters and digits only
+ * (core/helpdesk/conversations/inbox-query.ts: searchTerms), so they cannot carry tsquery
+ * syntax; they go as a bound parameter all the same.
+ */
+const prefix = (word: string) => sql<string>`to_tsquery('simple', ${`${word}:*`})`;
+
+function contactsMatching(db: Kysely<Tables>, workspaceId: string, word: string) {
+  return db.selectFrom('helpdesk_contacts').select('id').where('workspace_id', '=', workspaceId).where(sql<boolean>`search_document @@ ${prefix(word)}`);
+}
+
+/** Repeats the expression and predicate of `helpdesk_messages_search_idx` exactly, or the index is not used. */
+function messagesMatching(db: Kysely<Tables>, workspaceId: string, word: string) {
+  return db
+    .selectFrom('helpdesk_messages')
+    .select('conversation_id as id')
+    .where('workspace_id', '=', workspaceId)
+    .where('direction', '<>', 'activity')
+    .where(sql<boolean>`to_tsvector('simple', content) @@ ${prefix(word)}`);
+}
+
+/** A word matches a conversation when its contact's name, e-mail or phone digits do, or one of its messages (not activity lines) does. */
+function matching(db: Kysely<Tables>, workspaceId: string, word: string): SearchCondition {
+  return (eb) => eb.or([eb('c.contact_id', 'in', contactsMatching(db, workspaceId, word)), eb('c.id', 'in', messagesMatching(db, workspaceId, word))]);
+}
+
+/**
+ * The search, every word required (each may match the contact or any message: "beatriz parcel"
+ * finds Beatriz's parcel). Postgres estimates prefix queries poorly, so the store decides the
+ * plan itself: it first gathers each word's hits through the GIN indexes, at most
+ * RARE_WORD_HITS + 1. If some word is rare, the list is the conversations among its hits (a few
+ * primary-key lookups); the other words are checked on those only. If every word is common, the
+ * list walks its sort index and checks each conversation until the page is full.
+ */
+export async function searchCondition(db: Kysely<Tables>, workspaceId: string, words: string[]): Promise<SearchCondition> {
+  if (words.length === 0) return () => sql<SqlBool>`false`;
+  let candidates: Set<string> | undefined;
+  const common: string[] = [];
+  for (const word of words) {
+    const hits = await db
+      .selectFrom('helpdesk_conversations')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('contact_id', 'in', contactsMatching(db, workspaceId, word))
+      .unionAll(messagesMatching(db, workspaceId, word))
+      .limit(RARE_WORD_HITS + 1)
+      .execute();
+    if (hits.length > RARE_WORD_HITS) {
+      common.push(word);
+      continue;
+    }
+    const ids = new Set(hits.map((h) => h.id));
+    candidates = candidates === undefined ? ids : new Set([...candidates].filter((id) => ids.has(id)));
+  }
+  const rest = common.map((word) => matching(db, workspaceId, word));
+  if (candidates === undefined) return (eb) => eb.and(rest.map((m) => m(eb)));
+  const among = [...candidates];
+  if (among.length === 0) return () => sql<SqlBool>`false`;
+  return (eb) => eb.and([eb('c.id', 'in', among), ...rest.map((m) => m(eb))]);
+}
