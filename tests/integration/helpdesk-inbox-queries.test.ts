@@ -184,6 +184,9 @@ describe('keyset pages', () => {
   test('a cursor belongs to its sort; page mode answers nextCursor too', async () => {
     const first = await list('sort=created&limit=2');
     expect(typeof first.body.nextCursor).toBe('string');
+    // Keyset mode counts up to 1,000 matches; below that, exactly.
+    expect(first.body.totalCapped).toBe(false);
+    expect(first.body.total).toBe((await list('per_page=1')).body.total);
     expectStandardError(await list(`sort=priority&cursor=${first.body.nextCursor}`), 400, 'Bad Request');
     const paged = await list('per_page=2&page=1');
     expect(paged.body).toMatchObject({ currentPage: 1, perPage: 2 });

@@ -28,7 +28,7 @@ export interface InboxTally {
 export interface ConversationListStore {
   /**
    * Up to `query.limit + 1` rows (the extra one says another page follows) and the number of
-   * matching conversations. `me`: whose `mine` view it is; `onlyFor`: an Agent, who sees only
+   * matching conversations (up to `query.countUpTo + 1` when that is set). `me`: whose `mine` view it is; `onlyFor`: an Agent, who sees only
    * the conversations of their inboxes.
    */
   find(workspaceId: string, query: ConversationQuery, me: string, onlyFor: string | undefined): Promise<{ rows: ListedConversation[]; total: number }>;
@@ -41,7 +41,7 @@ export interface ConversationListStores {
   labels: LabelStore;
 }
 
-export type ConversationList = Page<Conversation> & { nextCursor: string | null };
+export type ConversationList = Page<Conversation> & { nextCursor: string | null; totalCapped: boolean };
 
 /**
  * The agent inbox's list: a view (all, mine, unassigned) with filters, search and a sort, in
@@ -62,10 +62,13 @@ export async function listInboxConversations(stores: ConversationListStores, act
   const shown = rows.slice(0, query.limit);
   const last = shown.at(-1);
   const nextCursor = rows.length > query.limit && last ? encodeCursor({ sort: query.sort, key: last.key, id: last.conversation.id, page: query.page }) : null;
+  const totalCapped = query.countUpTo !== undefined && total > query.countUpTo;
+  const counted = totalCapped ? query.countUpTo! : total;
   return {
     data: shown.map((r) => r.conversation),
-    total,
-    totalPages: Math.ceil(total / query.limit),
+    total: counted,
+    totalCapped,
+    totalPages: Math.ceil(counted / query.limit),
     currentPage: query.page,
     perPage: query.limit,
     nextCursor,

@@ -22,6 +22,8 @@ export type ConversationSort = (typeof CONVERSATION_SORTS)[number];
 
 export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 100;
+/** Keyset mode counts matches up to this many; beyond, `total` says this and `totalCapped` is true. */
+export const MAX_COUNTED = 1000;
 const MAX_SEARCH_TERMS = 10;
 const MAX_SEARCH_LENGTH = 200;
 
@@ -58,6 +60,8 @@ export interface ConversationQuery {
   offset: number;
   after?: Keyset;
   page: number;
+  /** Keyset mode: count the matches only up to this many (an exact count of a million rows would cost more than the page). */
+  countUpTo?: number;
 }
 
 export interface InboxListQuery {
@@ -206,6 +210,7 @@ export function readConversationQuery(raw: InboxListQuery): ConversationQuery {
     offset: keysetMode ? 0 : (page - 1) * limit,
     after,
     page,
+    countUpTo: keysetMode ? MAX_COUNTED : undefined,
   };
   if (problems.length > 0) throw badRequest(problems);
   return query;

@@ -77,7 +77,11 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
     async find(workspaceId, query, me, onlyFor) {
       const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search);
       const matches = filtered(db, workspaceId, query, me, onlyFor, search);
-      const { total } = await matches.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow();
+      const counted =
+        query.countUpTo === undefined
+          ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
+          : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
+      const { total } = await counted.executeTakeFirstOrThrow();
       const rows = await sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {

@@ -33,9 +33,25 @@ function messagesMatching(db: Kysely<Tables>, workspaceId: string, word: string)
     .where(sql<boolean>`to_tsvector('simple', content) @@ ${prefix(word)}`);
 }
 
-/** A word matches a conversation when its contact's name, e-mail or phone digits do, or one of its messages (not activity lines) does. */
-function matching(db: Kysely<Tables>, workspaceId: string, word: string): SearchCondition {
-  return (eb) => eb.or([eb('c.contact_id', 'in', contactsMatching(db, workspaceId, word)), eb('c.id', 'in', messagesMatching(db, workspaceId, word))]);
+/**
+ * A word matches a conversation when its contact's name, e-mail or phone digits do, or one of its
+ * messages (not activity lines) does. Checked row by row (correlated: the contact by its key,
+ * the messages by `helpdesk_messages_conversation_idx`): for a common word the walk finds a page
+ * after a few rows, where gathering every hit first would read them all.
+ */
+function matching(word: string): SearchCondition {
+  return (eb) =>
+    eb.or([
+      eb.exists(eb.selectFrom('helpdesk_contacts as ct').select(sql`1`.as('one')).whereRef('ct.id', '=', 'c.contact_id').where(sql<boolean>`ct.search_document @@ ${prefix(word)}`)),
+      eb.exists(
+        eb
+          .selectFrom('helpdesk_messages as m')
+          .select(sql`1`.as('one'))
+          .whereRef('m.conversation_id', '=', 'c.id')
+          .where('m.direction', '<>', 'activity')
+          .where(sql<boolean>`to_tsvector('simple', m.content) @@ ${prefix(word)}`),
+      ),
+    ]);
 }
 
 /**
@@ -66,7 +82,7 @@ export async function searchCondition(db: Kysely<Tables>, workspaceId: string, w
     const ids = new Set(hits.map((h) => h.id));
     candidates = candidates === undefined ? ids : new Set([...candidates].filter((id) => ids.has(id)));
   }
-  const rest = common.map((word) => matching(db, workspaceId, word));
+  const rest = common.map(matching);
   if (candidates === undefined) return (eb) => eb.and(rest.map((m) => m(eb)));
   const among = [...candidates];
   if (among.length === 0) return () => sql<SqlBool>`false`;
