@@ -24,6 +24,8 @@ export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 100;
 /** Keyset mode counts matches up to this many; beyond, `total` says this and `totalCapped` is true. */
 export const MAX_COUNTED = 1000;
+/** With a search, each counted match may need its messages checked: the count stops sooner. */
+export const MAX_COUNTED_SEARCH = 100;
 const MAX_SEARCH_TERMS = 10;
 const MAX_SEARCH_LENGTH = 200;
 
@@ -210,7 +212,7 @@ export function readConversationQuery(raw: InboxListQuery): ConversationQuery {
     offset: keysetMode ? 0 : (page - 1) * limit,
     after,
     page,
-    countUpTo: keysetMode ? MAX_COUNTED : undefined,
+    countUpTo: !keysetMode ? undefined : search === undefined ? MAX_COUNTED : MAX_COUNTED_SEARCH,
   };
   if (problems.length > 0) throw badRequest(problems);
   return query;

@@ -37,19 +37,22 @@ function messagesMatching(db: Kysely<Tables>, workspaceId: string, word: string)
  * A word matches a conversation when its contact's name, e-mail or phone digits do, or one of its
  * messages (not activity lines) does. Checked row by row (correlated: the contact by its key,
  * the messages by `helpdesk_messages_conversation_idx`): for a common word the walk finds a page
- * after a few rows, where gathering every hit first would read them all.
+ * after a few rows, where gathering every hit first would read them all. `offset 0` keeps each
+ * EXISTS a per-row subplan: without it Postgres turns it into a hashed set of every hit
+ * (125,000 messages for "refund" at 200,000 conversations: 220 ms instead of 25 ms).
  */
 function matching(word: string): SearchCondition {
   return (eb) =>
     eb.or([
-      eb.exists(eb.selectFrom('helpdesk_contacts as ct').select(sql`1`.as('one')).whereRef('ct.id', '=', 'c.contact_id').where(sql<boolean>`ct.search_document @@ ${prefix(word)}`)),
+      eb.exists(eb.selectFrom('helpdesk_contacts as ct').select(sql`1`.as('one')).whereRef('ct.id', '=', 'c.contact_id').where(sql<boolean>`ct.search_document @@ ${prefix(word)}`).offset(0)),
       eb.exists(
         eb
           .selectFrom('helpdesk_messages as m')
           .select(sql`1`.as('one'))
           .whereRef('m.conversation_id', '=', 'c.id')
           .where('m.direction', '<>', 'activity')
-          .where(sql<boolean>`to_tsvector('simple', m.content) @@ ${prefix(word)}`),
+          .where(sql<boolean>`to_tsvector('simple', m.content) @@ ${prefix(word)}`)
+          .offset(0),
       ),
     ]);
 }
