@@ -84,6 +84,7 @@ describe('views and filters', () => {
     expect(await names('view=mine')).toEqual([]);
     expect(await names('view=unassigned&per_page=100')).toEqual(['B', 'C', 'D']);
     expect(await names('assigneeUserId=none&per_page=100')).toEqual(['B', 'C', 'D']);
+    expect(await names('assigneeUserId=null&per_page=100')).toEqual(['B', 'C', 'D']);
     expect(await names('view=all&per_page=100')).toEqual(['A', 'B', 'C', 'D']);
     expect(await names(`view=unassigned&inboxId=${hiddenInboxId}`)).toEqual(['C']);
     expect(await names(`assigneeUserId=${agent.userId}`)).toEqual(['A']);

@@ -29,7 +29,7 @@ export const MAX_COUNTED_SEARCH = 100;
 const MAX_SEARCH_TERMS = 10;
 const MAX_SEARCH_LENGTH = 200;
 
-/** `none`: conversations nobody (no person, no agent bot) holds. */
+/** `none` (also spelt `null`, as clients write it): conversations nobody (no person, no agent bot) holds. */
 export type AssigneeFilter = { userId: string } | 'none';
 
 /** Where the next page starts: the last row's sort key and id (the page number is for the envelope). */
@@ -175,7 +175,7 @@ export function readConversationQuery(raw: InboxListQuery): ConversationQuery {
   const priorities = oneOf(raw.priority, PRIORITIES, 'priority', problems);
   const labels = raw.labels === undefined ? undefined : list(raw.labels);
   if (labels !== undefined && labels.length === 0) problems.push('query.labels must be a comma-separated list of label names');
-  const assignee: AssigneeFilter | undefined = raw.assigneeUserId === undefined || raw.assigneeUserId === '' ? undefined : raw.assigneeUserId === 'none' ? 'none' : { userId: raw.assigneeUserId };
+  const assignee: AssigneeFilter | undefined = raw.assigneeUserId === undefined || raw.assigneeUserId === '' ? undefined : raw.assigneeUserId === 'none' || raw.assigneeUserId === 'null' ? 'none' : { userId: raw.assigneeUserId };
   let search: string[] | undefined;
   if (raw.s !== undefined && raw.s.trim() !== '') {
     if (raw.s.length > MAX_SEARCH_LENGTH) problems.push(`query.s must be at most ${MAX_SEARCH_LENGTH} characters`);

@@ -26,7 +26,7 @@ export const ConversationListQuery = t.Object(
     status: text(`Comma-separated statuses: ${CONVERSATION_STATUSES.join(', ')}`),
     inboxId: text('Only conversations of this inbox'),
     teamId: text('Only conversations of this team'),
-    assigneeUserId: text('Only conversations assigned to this member; none: to nobody (as view=unassigned)'),
+    assigneeUserId: text('Only conversations assigned to this member; none (or null): to nobody (as view=unassigned)'),
     labels: text('Comma-separated label names of the workspace (case-insensitive); the conversation has all of them'),
     priority: text(`Comma-separated priorities: ${PRIORITIES.join(', ')}`),
     createdFrom: text('Created at or after (ISO 8601 date or date-time)'),
