@@ -27,6 +27,7 @@ import { labelRoutes } from './labels/routes.ts';
 import { attachmentRoutes } from './attachments/routes.ts';
 import * as helpdesk0008 from './migrations/0008_inbox_sync.ts';
 import * as helpdesk0009 from './migrations/0009_agent_bot_assignee.ts';
+import * as helpdesk0016 from './migrations/0016_inbox_queries.ts';
 import { AUTOMATION_FEATURES } from './automation.ts';
 import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
@@ -56,6 +57,7 @@ export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
   { method: 'PATCH', path: '/v3/helpdesk/contacts/:id', scopes: ['contacts:write', 'helpdesk:write'] },
 
   { method: 'GET', path: '/v3/helpdesk/conversations', scopes: ['helpdesk:read'] },
+  { method: 'GET', path: '/v3/helpdesk/conversations/counts', scopes: ['helpdesk:read'] },
   { method: 'GET', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:read'] },
   { method: 'PATCH', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:write'] },
   { method: 'POST', path: '/v3/helpdesk/conversations/:id/status', scopes: ['helpdesk:write'] },
@@ -98,6 +100,7 @@ export const helpdeskPlugin: Plugin = {
     '0008_inbox_sync': helpdesk0008,
     '0009_agent_bot_assignee': helpdesk0009,
     ...Object.assign({}, ...AUTOMATION_FEATURES.map((f) => f.migrations ?? {})),
+    '0016_inbox_queries': helpdesk0016,
   },
   routes: (ctx) =>
     new Elysia({ name: 'plugins.helpdesk' })

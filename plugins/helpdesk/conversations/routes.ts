@@ -2,7 +2,6 @@ import { t } from 'elysia';
 import {
   changeConversationStatus,
   getConversation,
-  listConversations,
   markConversationRead,
   PRIORITIES,
   REQUESTED_STATUSES,
@@ -10,33 +9,24 @@ import {
   updateConversation,
   type ConversationDeps,
 } from '../../../core/helpdesk/conversations/conversations.ts';
-import { CONVERSATION_STATUSES, type ConversationStatus } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
-import { pageRequest } from '../../../core/shared/pagination.ts';
+import { countConversations, listInboxConversations } from '../../../core/helpdesk/conversations/inbox-list.ts';
+import { readConversationQuery } from '../../../core/helpdesk/conversations/inbox-query.ts';
 import { MAX_ATTACHMENTS } from '../../../core/helpdesk/conversations/attachments.ts';
 import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { deleteConversation, deleteNote, editNote } from '../../../core/helpdesk/conversations/message-edits.ts';
-import { authenticatedRoutes, authErrors, OneOf, PageOf, PageQuery, StandardError } from '../../kernel/http.ts';
+import { authenticatedRoutes, authErrors, OneOf, StandardError } from '../../kernel/http.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { helpdeskMessageStores } from './store.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from './views.ts';
+import { ConversationCountsView, ConversationListQuery, ConversationListView } from './list-schemas.ts';
+import { conversationListStores } from './list-store.ts';
 
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 const MessageId = t.Object({ id: t.String(), messageId: t.String() });
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
-const ListQuery = t.Composite([
-  PageQuery,
-  t.Object({
-    // A string checked by the use case: an optional UnionEnum in a query gets its first value as a
-    // default from Elysia, which would silently narrow an unfiltered list to OPEN.
-    status: t.Optional(t.String({ description: `Only conversations in this status: ${CONVERSATION_STATUSES.join(', ')}` })),
-    inboxId: t.Optional(t.String({ description: 'Only conversations of this inbox' })),
-    assigneeUserId: t.Optional(t.String({ description: 'Only conversations assigned to this member' })),
-    teamId: t.Optional(t.String({ description: 'Only conversations of this team' })),
-  }),
-], { additionalProperties: true });
 
 /** Helpdesk conversations (spec 2.11, 3.1, 4.6) and their messages (2.12, 3.2). */
 export function conversationRoutes(ctx: PluginContext) {
@@ -47,15 +37,23 @@ export function conversationRoutes(ctx: PluginContext) {
     .get(
       '',
       async ({ actor, query }) => {
-        const found = await listConversations(ctx.storage.read(helpdeskMessageStores), actor, pageRequest(query), { status: query.status as ConversationStatus | undefined, inboxId: query.inboxId, assigneeUserId: query.assigneeUserId, teamId: query.teamId });
+        const found = await listInboxConversations(ctx.storage.read(conversationListStores), actor, readConversationQuery(query));
         return { ...found, data: found.data.map(present) };
       },
       {
-        query: ListQuery,
-        response: { ...authErrors, 200: PageOf(ConversationView) },
-        detail: { summary: 'Conversations, latest activity first (an Agent sees those of their inboxes); filters status, inboxId, assigneeUserId, teamId' },
+        query: ConversationListQuery,
+        response: { ...authErrors, 200: ConversationListView },
+        detail: {
+          summary: 'Conversations: views, filters, search and sorts, by page or keyset cursor (an Agent sees those of their inboxes)',
+          description:
+            'Page mode (page, per_page) answers as before; keyset mode (cursor, limit) stays fast however deep it goes and never repeats or skips a conversation while others arrive. Both answer nextCursor. An unknown or malformed value is 400.',
+        },
       },
     )
+    .get('/counts', async ({ actor }) => countConversations(ctx.storage.read(conversationListStores), actor), {
+      response: { ...authErrors, 200: ConversationCountsView },
+      detail: { summary: 'Open and unread conversations per view and per inbox (an Agent: their inboxes), for the inbox badges' },
+    })
     .get('/:id', async ({ actor, params }) => present(await getConversation(ctx.storage.read(helpdeskMessageStores), actor, params.id)), {
       params: Id,
       response: { ...authErrors, ...NotFound, 200: ConversationView },

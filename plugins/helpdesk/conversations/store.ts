@@ -16,7 +16,8 @@ import { apiChannelPorts } from '../api-channel/store.ts';
 
 const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
 
-export function toConversation(row: Selectable<HelpdeskConversationsTable>): Conversation {
+/** The list's columns (migrations/0016_inbox_queries.ts) are the store's, not the entity's. */
+export function toConversation({ last_incoming_at: _a, waiting_since: _b, priority_rank: _c, ...row }: Selectable<HelpdeskConversationsTable>): Conversation {
   return { ...camelCased(row), displayId: Number(row.display_id), labels: row.labels ?? [], customAttributes: json(row.custom_attributes) };
 }
 
@@ -114,7 +115,9 @@ export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageSto
   });
   return {
     async insert(m) {
-      return insertedIfAbsent(db.insertInto('helpdesk_messages').values(values(m)).onConflict((oc) => oc.column('chat_message_id').doNothing()));
+      const inserted = await insertedIfAbsent(db.insertInto('helpdesk_messages').values(values(m)).onConflict((oc) => oc.column('chat_message_id').doNothing()));
+      if (inserted) await keepListColumns(db, m);
+      return inserted;
     },
     async list(conversationId, limit, before) {
       let query = db.selectFrom('helpdesk_messages').selectAll().where('conversation_id', '=', conversationId);
@@ -140,6 +143,28 @@ export function helpdeskMessageStore(base: Kysely<Database>): HelpdeskMessageSto
       await db.deleteFrom('helpdesk_messages').where('id', '=', id).execute();
     },
   };
+}
+
+/**
+ * The conversation's list columns (migrations/0016_inbox_queries.ts), kept here because every
+ * helpdesk message is recorded here, in the same transaction: a contact's message is the latest
+ * incoming (unread after the read marker) and starts the wait if none runs; a public reply by a
+ * person or a bot ends it. The helpdesk's own messages (activity lines, automatic replies with
+ * no sender) and private notes leave the wait running, as the SLA timing counts it.
+ */
+async function keepListColumns(db: ReturnType<typeof helpdeskDb>, m: HelpdeskMessage): Promise<void> {
+  if (m.direction === 'incoming') {
+    await db
+      .updateTable('helpdesk_conversations')
+      .set((eb) => ({
+        last_incoming_at: sql<Date>`greatest(${eb.ref('last_incoming_at')}, ${m.createdAt})`,
+        waiting_since: eb.fn.coalesce('waiting_since', sql<Date>`${m.createdAt}`),
+      }))
+      .where('id', '=', m.conversationId)
+      .execute();
+  } else if (m.direction === 'outgoing' && !m.private && (m.senderUserId !== null || (m.senderAgentBotId ?? null) !== null)) {
+    await db.updateTable('helpdesk_conversations').set({ waiting_since: null }).where('id', '=', m.conversationId).where('waiting_since', 'is not', null).execute();
+  }
 }
 
 /** The ports the conversation use cases need, bound to one connection or transaction. */

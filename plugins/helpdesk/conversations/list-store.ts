@@ -1,0 +1,136 @@
+import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../kernel/storage.ts';
+import type { PluginContext } from '../../kernel/context.ts';
+import { isUuid } from '../../../core/shared/ids.ts';
+import type { ConversationListStore, ConversationListStores, ListedConversation } from '../../../core/helpdesk/conversations/inbox-list.ts';
+import type { ConversationQuery, Keyset } from '../../../core/helpdesk/conversations/inbox-query.ts';
+import { helpdeskDb } from '../tables.ts';
+import { labelStore } from '../labels/store.ts';
+import { toConversation } from './store.ts';
+import { searchCondition, type SearchCondition, type Tables } from './search.ts';
+
+type Conversations = SelectQueryBuilder<Tables, 'c', object>;
+type Eb = ExpressionBuilder<Tables, 'c'>;
+
+/** An id filter: a value that is not a UUID matches nothing (as before), rather than erring in the database. */
+const byId = (q: Conversations, column: 'c.inbox_id' | 'c.team_id' | 'c.assignee_user_id', id: string) => (isUuid(id) ? q.where(column, '=', id) : q.where(sql<boolean>`false`));
+
+const nobodyHolds = (eb: Eb) => eb.and([eb('c.assignee_user_id', 'is', null), eb('c.assignee_agent_bot_id', 'is', null)]);
+
+function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, me: string, onlyFor: string | undefined, search: SearchCondition | undefined): Conversations {
+  let q: Conversations = db.selectFrom('helpdesk_conversations as c').where('c.workspace_id', '=', workspaceId);
+  if (onlyFor !== undefined) q = q.where('c.inbox_id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
+  if (query.view === 'mine') q = q.where('c.assignee_user_id', '=', me);
+  if (query.view === 'unassigned' || query.assignee === 'none') q = q.where(nobodyHolds);
+  if (query.assignee !== undefined && query.assignee !== 'none') q = byId(q, 'c.assignee_user_id', query.assignee.userId);
+  if (query.inboxId !== undefined) q = byId(q, 'c.inbox_id', query.inboxId);
+  if (query.teamId !== undefined) q = byId(q, 'c.team_id', query.teamId);
+  if (query.statuses) q = q.where('c.status', 'in', query.statuses);
+  if (query.priorities) q = q.where('c.priority', 'in', query.priorities);
+  if (query.labels?.length) q = q.where('c.labels', '@>', sql<string[]>`array[${sql.join(query.labels)}]::text[]`);
+  if (query.createdFrom) q = q.where('c.created_at', '>=', query.createdFrom);
+  if (query.createdTo) q = q.where('c.created_at', '<=', query.createdTo);
+  if (query.lastActivityFrom) q = q.where('c.last_activity_at', '>=', query.lastActivityFrom);
+  if (query.lastActivityTo) q = q.where('c.last_activity_at', '<=', query.lastActivityTo);
+  if (search !== undefined) q = q.where(search);
+  return q;
+}
+
+/** A cursor's date (checked by core's decodeCursor). */
+const date = (value: string | number | null | undefined) => new Date(value as string);
+
+/**
+ * Each sort is a total order ending in the id, so a keyset (the last row's key and id) says
+ * exactly where the next page starts, however many conversations arrive meanwhile.
+ */
+function sorted(q: Conversations, query: ConversationQuery) {
+  const after = query.after;
+  switch (query.sort) {
+    case 'last_activity':
+      if (after) q = q.where((eb) => eb(eb.refTuple('c.last_activity_at', 'c.id'), '<', eb.tuple(date(after.key[0]), after.id)));
+      return q.orderBy('c.last_activity_at', 'desc').orderBy('c.id', 'desc');
+    case 'created':
+      if (after) q = q.where((eb) => eb(eb.refTuple('c.created_at', 'c.id'), '<', eb.tuple(date(after.key[0]), after.id)));
+      return q.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc');
+    case 'priority':
+      if (after) q = q.where((eb) => eb(eb.refTuple('c.priority_rank', 'c.last_activity_at', 'c.id'), '<', eb.tuple(Number(after.key[0]), date(after.key[1]), after.id)));
+      return q.orderBy('c.priority_rank', 'desc').orderBy('c.last_activity_at', 'desc').orderBy('c.id', 'desc');
+    case 'waiting':
+      // Waiting longest first; conversations nobody is waiting on come last, by id.
+      if (after) q = q.where(waitingAfter(after));
+      return q.orderBy('c.waiting_since', (ob) => ob.asc().nullsLast()).orderBy('c.id', 'asc');
+  }
+}
+
+function waitingAfter(after: Keyset) {
+  return (eb: Eb) =>
+    after.key[0] === null
+      ? eb.and([eb('c.waiting_since', 'is', null), eb('c.id', '>', after.id)])
+      : eb.or([eb(eb.refTuple('c.waiting_since', 'c.id'), '>', eb.tuple(date(after.key[0]), after.id)), eb('c.waiting_since', 'is', null)]);
+}
+
+const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
+
+export function conversationListStore(base: Kysely<Database>): ConversationListStore {
+  const db = helpdeskDb(base) as unknown as Kysely<Tables>;
+  return {
+    async find(workspaceId, query, me, onlyFor) {
+      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search);
+      const matches = filtered(db, workspaceId, query, me, onlyFor, search);
+      const counted =
+        query.countUpTo === undefined
+          ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
+          : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
+      const { total } = await counted.executeTakeFirstOrThrow();
+      const rows = await sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset).execute();
+      const listed = rows.map((row): ListedConversation => {
+        const key: Keyset['key'] = {
+          last_activity: [iso(row.last_activity_at)],
+          created: [iso(row.created_at)],
+          priority: [row.priority_rank, iso(row.last_activity_at)],
+          waiting: [iso(row.waiting_since)],
+        }[query.sort];
+        return { conversation: toConversation(row), key };
+      });
+      return { rows: listed, total: Number(total) };
+    },
+    async tally(workspaceId, me, onlyFor) {
+      let q = db
+        .selectFrom('helpdesk_inboxes as i')
+        .leftJoin('helpdesk_conversations as c', (join) => join.onRef('c.inbox_id', '=', 'i.id').on('c.status', '=', 'OPEN'))
+        .where('i.workspace_id', '=', workspaceId);
+      if (onlyFor !== undefined) q = q.where('i.id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
+      // Unread: a contact message after the read marker (core/helpdesk/conversations/inbox-list.ts).
+      const unread = sql<boolean>`c.last_incoming_at > coalesce(c.assignee_last_seen_at, '-infinity'::timestamptz)`;
+      const mine = sql<boolean>`c.assignee_user_id = ${me}`;
+      const unassigned = sql<boolean>`c.assignee_user_id is null and c.assignee_agent_bot_id is null`;
+      const rows = await q
+        .groupBy(['i.id', 'i.created_at'])
+        .select((eb) => [
+          'i.id as inboxId',
+          eb.fn.count<string>('c.id').as('open'),
+          eb.fn.count<string>('c.id').filterWhere(unread).as('unread'),
+          eb.fn.count<string>('c.id').filterWhere(mine).as('mineOpen'),
+          eb.fn.count<string>('c.id').filterWhere(sql<boolean>`${mine} and ${unread}`).as('mineUnread'),
+          eb.fn.count<string>('c.id').filterWhere(unassigned).as('unassignedOpen'),
+          eb.fn.count<string>('c.id').filterWhere(sql<boolean>`${unassigned} and ${unread}`).as('unassignedUnread'),
+        ])
+        .orderBy('i.created_at')
+        .orderBy('i.id')
+        .execute();
+      return rows.map((r) => ({
+        inboxId: r.inboxId,
+        open: Number(r.open),
+        unread: Number(r.unread),
+        mineOpen: Number(r.mineOpen),
+        mineUnread: Number(r.mineUnread),
+        unassignedOpen: Number(r.unassignedOpen),
+        unassignedUnread: Number(r.unassignedUnread),
+      }));
+    },
+  };
+}
+
+export function conversationListStores(base: Kysely<Database>, _ctx: PluginContext): ConversationListStores {
+  return { conversationList: conversationListStore(base), labels: labelStore(base) };
+}
