@@ -121,11 +121,13 @@ describe('in Chromium', () => {
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, ownerEmail);
       expect(await page.textContent('main#content')).toContain('Console Co');
-      const calls: (string | undefined)[] = [];
-      page.on('request', (request) => request.url().includes('/v3/summary') && calls.push(request.headers()['x-account-id']));
-      await page.getByLabel('Workspace').selectOption(personal.id);
+      // The overview reads the chosen workspace's plan usage, naming it in X-Account-Id.
+      const [summary] = await Promise.all([
+        page.waitForRequest((request) => request.url().includes('/v3/summary') && request.headers()['x-account-id'] !== owner.workspaceId),
+        page.getByLabel('Workspace').selectOption(personal.id),
+      ]);
+      expect(summary.headers()['x-account-id']).toBe(personal.id);
       await page.getByText(`${personal.name}: plan usage`).waitFor();
-      expect(calls.at(-1)).toBe(personal.id);
       // The choice holds for this tab across a reload.
       await page.reload();
       await page.getByText(`${personal.name}: plan usage`).waitFor();
