@@ -4,6 +4,8 @@
  * 404 CAMPAIGN_NOT_FOUND instead).
  */
 import { ApiError } from '../api.ts';
+import type { Connection } from './connections-model.ts';
+export type { Connection };
 
 export type CampaignStatus = 'DRAFT' | 'SCHEDULED' | 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
 
@@ -48,14 +50,6 @@ export interface Recipient {
   repliedAt: string | null;
 }
 
-export interface Connection {
-  id: string;
-  name: string;
-  driver: string;
-  official: boolean;
-  status: string;
-  phoneNumber: string | null;
-}
 
 /** Recipients still to be sent: queued, or handed to the driver and not yet accepted. */
 export const pending = (p: Progress) => p.queued + p.sending;

@@ -5,6 +5,7 @@
 
 export type ConnectionStatus = 'DISCONNECTED' | 'CONNECTING' | 'QR_PENDING' | 'CONNECTED' | 'LOGGED_OUT';
 
+/** A connection as `GET /v3/connections` answers it: the one shape every page uses. */
 export interface Connection {
   id: string;
   name: string;
@@ -16,6 +17,7 @@ export interface Connection {
   qr: string | null;
   qrDataUrl: string | null;
   pairingCode: string | null;
+  capabilities: { sendWindow: boolean; templates: boolean; carousels: boolean; flows: boolean; typing: boolean };
   credentials: Record<string, string>;
   callbackUrl: string | null;
   createdAt: string;

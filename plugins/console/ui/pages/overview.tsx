@@ -6,9 +6,9 @@
 import { get, itemsOf } from '../api.ts';
 import { Card, Count, EmptyState, ErrorNote, Loading, PageHeader, StatusBadge, When } from '../components.tsx';
 import { useLoad } from '../data.ts';
-import { href } from '../router.ts';
+import { href, type Route } from '../router.ts';
 import { useSession } from '../session.ts';
-import type { Route } from '../router.ts';
+import type { Connection } from './connections-model.ts';
 
 interface Summary {
   plan: string;
@@ -16,15 +16,6 @@ interface Summary {
   messages: { limit: number; available: number; reserved: number; consumed: number; periodStart: string; periodEnd: string };
 }
 
-interface Connection {
-  id: string;
-  name: string;
-  driver: string;
-  status: string;
-  statusReason: string | null;
-  phoneNumber: string | null;
-  updatedAt: string;
-}
 
 interface Delivery {
   id: string;

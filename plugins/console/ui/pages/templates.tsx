@@ -12,16 +12,8 @@ import { href, type Route } from '../router.ts';
 import { useSession } from '../session.ts';
 import { NewTemplate } from './templates-form.tsx';
 import { Flows } from './templates-flows.tsx';
+import type { Connection } from './connections-model.ts';
 
-interface Connection {
-  id: string;
-  name: string;
-  driver: string;
-  official: boolean;
-  status: string;
-  phoneNumber: string | null;
-  capabilities: { templates: boolean; flows: boolean };
-}
 
 export interface Template {
   id: string;

@@ -3,6 +3,8 @@
  * names it accepts, and the connections a webhook can be bound to.
  */
 import { get, itemsOf } from '../api.ts';
+import type { Connection } from './connections-model.ts';
+export type { Connection };
 
 export interface Webhook {
   id: string;
@@ -32,13 +34,6 @@ export const CONNECTION_EVENTS: readonly { name: string; about: string }[] = [
   { name: 'flow.data_exchange', about: 'a WhatsApp Flow asks for data; needs signing' },
 ];
 
-export interface Connection {
-  id: string;
-  name: string;
-  driver: string;
-  status: string;
-  phoneNumber: string | null;
-}
 
 export const loadConnections = async (): Promise<Connection[]> => itemsOf<Connection>(await get('/v3/connections'));
 
