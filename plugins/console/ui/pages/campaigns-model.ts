@@ -4,25 +4,10 @@
  * 404 CAMPAIGN_NOT_FOUND instead).
  */
 import { ApiError } from '../api.ts';
+import type { CampaignProgress as Progress } from '../../../../core/campaigns/campaign.ts';
+import type { CampaignStatus } from '../../../../core/campaigns/campaign-status.ts';
 import type { Connection } from './connections-model.ts';
-export type { Connection };
-
-export type CampaignStatus = 'DRAFT' | 'SCHEDULED' | 'RUNNING' | 'PAUSED' | 'COMPLETED' | 'CANCELLED' | 'FAILED';
-
-export interface Progress {
-  total: number;
-  queued: number;
-  sending: number;
-  sent: number;
-  delivered: number;
-  read: number;
-  failed: number;
-  replied: number;
-  skipped: number;
-  optedOut: number;
-  cancelled: number;
-  invalid: number;
-}
+export type { CampaignStatus, Connection, Progress };
 
 export interface Campaign {
   id: string;

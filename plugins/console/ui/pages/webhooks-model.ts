@@ -2,6 +2,7 @@
  * Connection webhooks as the API holds them (spec 2.8): the view the service answers, the event
  * names it accepts, and the connections a webhook can be bound to.
  */
+import { CONNECTION_EVENTS as EVENTS, type ConnectionEventName } from '../../../../core/webhooks/webhook.ts';
 import { get, itemsOf } from '../api.ts';
 import type { Connection } from './connections-model.ts';
 export type { Connection };
@@ -22,17 +23,20 @@ export interface Webhook {
 /** What POST /v3/webhooks and PATCH /v3/webhooks/{id} take (PATCH: `connections` replaces the bound set). */
 export type WebhookSettings = Pick<Webhook, 'url' | 'events' | 'connections' | 'hmacEnabled' | 'messageGroupDelay' | 'enableSimulateTyping'>;
 
-/** The eight connection events (spec 6.1), as the API's request schema lists them. */
-export const CONNECTION_EVENTS: readonly { name: string; about: string }[] = [
-  { name: 'messages.upsert', about: 'a message arrived' },
-  { name: 'send.message', about: 'a message was sent from this connection' },
-  { name: 'messages.update', about: 'a sent message was delivered or read' },
-  { name: 'messages.edited', about: 'a message was edited' },
-  { name: 'messages.delete', about: 'a message was deleted' },
-  { name: 'presence.update', about: 'a contact is typing or online' },
-  { name: 'connection.update', about: 'the connection changed status' },
-  { name: 'flow.data_exchange', about: 'a WhatsApp Flow asks for data; needs signing' },
-];
+/** What each connection event (spec 6.1) means to a person choosing them; a new event in core must be described here. */
+const EVENT_MEANINGS: Record<ConnectionEventName, string> = {
+  'messages.upsert': 'a message arrived',
+  'send.message': 'a message was sent from this connection',
+  'messages.update': 'a sent message was delivered or read',
+  'messages.edited': 'a message was edited',
+  'messages.delete': 'a message was deleted',
+  'presence.update': 'a contact is typing or online',
+  'connection.update': 'the connection changed status',
+  'flow.data_exchange': 'a WhatsApp Flow asks for data; needs signing',
+};
+
+/** The events a webhook may subscribe to, in the service's own order. */
+export const CONNECTION_EVENTS: readonly { name: ConnectionEventName; about: string }[] = EVENTS.map((name) => ({ name, about: EVENT_MEANINGS[name] }));
 
 
 export const loadConnections = async (): Promise<Connection[]> => itemsOf<Connection>(await get('/v3/connections'));
