@@ -163,6 +163,37 @@ describe('the Connections and Messages pages', () => {
     });
   });
 
+  test('pairing: the QR code follows its rotation live, beside the pairing code, and goes once connected', async () => {
+    // No phone pairs here: the row is moved as a QR driver moves it while a phone is awaited.
+    const created = await api('POST', '/v3/connections', { name: 'Pairing line' });
+    expect(created.status).toBe(201);
+    const id = (created.body as { id: string }).id;
+    const driverSets = (fields: { status: 'QR_PENDING' | 'CONNECTED'; qr: string | null; pairing_code: string | null }) =>
+      service.runtime.ctx.db.updateTable('connections').set({ ...fields, updated_at: new Date() }).where('id', '=', id).execute();
+    try {
+      await driverSets({ status: 'QR_PENDING', qr: 'first-qr-payload', pairing_code: 'ABCD1234' });
+      await browser.withPage(async (page) => {
+        await signInToConsole(page, service, OWNER_EMAIL, undefined, `/connections/${id}`);
+        const qr = page.getByRole('img', { name: /QR code to scan/ });
+        await qr.waitFor();
+        const first = await qr.getAttribute('src');
+        expect(first).toStartWith('data:image/png;base64,');
+        await page.getByText('ABCD1234').waitFor();
+        await shot(page, 'pairing');
+
+        await driverSets({ status: 'QR_PENDING', qr: 'second-qr-payload', pairing_code: 'WXYZ9876' });
+        await page.getByText('WXYZ9876').waitFor();
+        expect(await qr.getAttribute('src')).not.toBe(first);
+
+        await driverSets({ status: 'CONNECTED', qr: null, pairing_code: null });
+        await page.locator('#connection-status').getByText('CONNECTED', { exact: true }).waitFor();
+        expect(await page.getByRole('img', { name: /QR code to scan/ }).count()).toBe(0);
+      });
+    } finally {
+      await api('DELETE', `/v3/connections/${id}`);
+    }
+  });
+
   test('an Agent does not see Connections in the menu', async () => {
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, agent.email);

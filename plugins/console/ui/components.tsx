@@ -191,7 +191,7 @@ export function ConfirmButton({ children, confirm, onConfirm, pending, variant =
 
 const TONES: Record<string, string> = {
   CONNECTED: 'good', OPEN: 'good', ACTIVE: 'good', SENT: 'good', DELIVERED: 'good', READ: 'good', COMPLETED: 'good', APPROVED: 'good', ACCEPTED: 'good', SUCCEEDED: 'good', DELIVERED_OK: 'good', RUNNING: 'good', PUBLISHED: 'good',
-  CONNECTING: 'busy', PAIRING: 'busy', QR: 'busy', PENDING: 'busy', QUEUED: 'busy', SCHEDULED: 'busy', PAUSED: 'busy', DRAFT: 'neutral', RETRYING: 'busy',
+  CONNECTING: 'busy', QR_PENDING: 'busy', PENDING: 'busy', QUEUED: 'busy', SCHEDULED: 'busy', PAUSED: 'busy', DRAFT: 'neutral', RETRYING: 'busy',
   DISCONNECTED: 'neutral', LOGGED_OUT: 'neutral', CANCELLED: 'neutral', CANCELED: 'neutral', EXPIRED: 'neutral', REVOKED: 'neutral',
   FAILED: 'bad', ERROR: 'bad', REJECTED: 'bad', BANNED: 'bad', DEAD: 'bad',
 };
