@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
 import { baseStores } from '../../adapters/postgres/stores.ts';
 import { useBrowser } from '../support/browser.ts';
-import { givePassword, openConsolePage, signInToConsole, useScreenshots } from '../support/console.ts';
+import { givePassword, openConsolePage, signInToConsole, useScreenshots, waitForValue } from '../support/console.ts';
 import { useGraphSimulator } from '../support/graph-simulator.ts';
 import { teachFlows } from '../support/graph-simulator-flows.ts';
 import { teachTemplates } from '../support/graph-simulator-templates.ts';
@@ -74,10 +74,11 @@ describe('Campaigns', () => {
     await page.getByLabel('Pace', { exact: true }).selectOption('fastest');
     // A file is read in the browser into the CSV box.
     await page.getByLabel('Or upload a CSV file').setInputFiles({ name: 'list.csv', mimeType: 'text/csv', buffer: Buffer.from('number;first name\n+44 7700 900001;Zoe\n') });
-    await expect(page.getByLabel('Recipients CSV').inputValue()).resolves.toContain('+44 7700 900001;Zoe');
-    await expect(page.locator('#audience-summary').textContent()).resolves.toContain('1 recipient ready. Phone column: number; variables: first name.');
+    // The browser reads the file asynchronously: wait for it rather than read once.
+    await waitForValue(page.getByLabel('Recipients CSV'), '+44 7700 900001;Zoe');
+    await page.locator('#audience-summary', { hasText: '1 recipient ready. Phone column: number; variables: first name.' }).waitFor();
     await page.getByLabel('Recipients CSV').fill('phone,name\n+1 555 010 0001,Ana\n+15550100002,Ben\nnot-a-number,Cy\n+15550100003,\n+15550100002,Ben again');
-    await expect(page.locator('#audience-summary').textContent()).resolves.toContain('3 recipients ready, 1 repeated number kept once, 1 row with a problem left out');
+    await page.locator('#audience-summary', { hasText: '3 recipients ready, 1 repeated number kept once, 1 row with a problem left out' }).waitFor();
     await page.getByText('Line 4: “not-a-number” is not a phone number').waitFor();
     await shot(page, 'campaign-new');
 

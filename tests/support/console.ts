@@ -2,7 +2,7 @@ import { beforeAll } from 'bun:test';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { setPassword } from '../../core/identity/passwords.ts';
 import { passwordHasher } from '../../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
@@ -42,6 +42,21 @@ export async function signInToConsole(page: Page, service: TestService, email: s
 export async function openConsolePage(page: Page, service: TestService, hashRoute: string, heading: string | RegExp): Promise<void> {
   await page.goto(consoleUrl(service, hashRoute));
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+/**
+ * Waits until a form field's value contains `text`: a value set by the page asynchronously (a
+ * file read, a fetch) is not there yet when the step that caused it returns.
+ */
+export async function waitForValue(field: Locator, text: string, timeout = 20_000): Promise<void> {
+  const until = Date.now() + timeout;
+  let value = '';
+  while (Date.now() < until) {
+    value = await field.inputValue();
+    if (value.includes(text)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the field's value never came to contain ${JSON.stringify(text)} (last: ${JSON.stringify(value)})`);
 }
 
 /**
