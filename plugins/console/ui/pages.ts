@@ -8,6 +8,7 @@ import type { Route } from './router.ts';
 import { OverviewPage } from './pages/overview.tsx';
 import { ConnectionsPage } from './pages/connections.tsx';
 import { MessagesPage } from './pages/messages.tsx';
+import { InboxPage } from './pages/inbox/inbox-page.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { CampaignsPage } from './pages/campaigns.tsx';
 import { TemplatesPage } from './pages/templates.tsx';
@@ -26,6 +27,7 @@ export interface ConsolePage {
 
 export const PAGES: ConsolePage[] = [
   { slug: '', title: 'Overview', needs: ['workspace.read', 'read'], component: OverviewPage },
+  { slug: 'inbox', title: 'Inbox', needs: ['helpdesk.work', 'read'], component: InboxPage },
   { slug: 'connections', title: 'Connections', needs: ['connections', 'read'], component: ConnectionsPage },
   { slug: 'messages', title: 'Messages', needs: ['messages.read', 'read'], component: MessagesPage },
   { slug: 'webhooks', title: 'Webhooks', needs: ['connections', 'read'], component: WebhooksPage },
