@@ -136,8 +136,11 @@ describe('inbox membership and roles move live sockets between rooms (issue 19; 
     expect(await hearsInbox(socket, inboxA)).toBe(true);
     expect(await hearsInbox(socket, inboxB)).toBe(false);
 
+    const told = new Promise((resolve) => socket.socket.once('access.update', resolve));
     await setInboxMembers(service, owner.token, inboxA, []);
     await untilHears(socket, inboxA, false);
+    // The socket is told, so a screen can drop what it lists of that inbox at once.
+    expect(await told).toEqual({ roles: ['AGENT'], inboxIds: [] });
 
     await setInboxMembers(service, owner.token, inboxB, [agent.userId]);
     await untilHears(socket, inboxB, true);

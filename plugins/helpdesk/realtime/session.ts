@@ -13,6 +13,12 @@ import { sessionStores } from './session-store.ts';
 /** Spec 5.5: a bad or revoked token "fails the namespace with `connect_error` whose message is `unauthorized`". */
 export const UNAUTHORIZED = 'unauthorized';
 
+/**
+ * Server-to-client, ours (not a helpdesk event, never sent to webhooks): the member's rooms moved
+ * because a role or an inbox membership changed; `{ roles, inboxIds }` as they now are.
+ */
+export const ACCESS_UPDATE = 'access.update';
+
 /** The credential failed (unknown, revoked, its member gone): not a fault of the service. */
 export function isCredentialFailure(error: unknown): boolean {
   return error instanceof DomainError && (error.kind === 'unauthenticated' || error.kind === 'forbidden');
@@ -118,8 +124,13 @@ export class HelpdeskSession {
     this.actor = fresh.actor;
     this.inboxIds = fresh.inboxIds;
     const after = new Set(this.rooms());
-    for (const room of before) if (!after.has(room)) await socket.leave(room);
-    await socket.join([...after].filter((room) => !before.has(room)));
+    const left = [...before].filter((room) => !after.has(room));
+    const joined = [...after].filter((room) => !before.has(room));
+    for (const room of left) await socket.leave(room);
+    await socket.join(joined);
+    // A screen listing conversations cannot tell it lost (or gained) an inbox from events it no
+    // longer hears: say so, and it reads its lists again.
+    if (left.length > 0 || joined.length > 0) socket.emit(ACCESS_UPDATE, { roles: this.actor.roles, inboxIds: this.inboxIds });
     this.visible.clear();
     const prefix = conversationRoom('');
     for (const room of [...socket.rooms]) {
