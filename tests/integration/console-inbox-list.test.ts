@@ -3,7 +3,8 @@ import type { Page } from 'playwright-core';
 import { useBrowser } from '../support/browser.ts';
 import { givePassword, signInToConsole, useScreenshots } from '../support/console.ts';
 import { connectedConnection, connectionInbox, conversationOfContact, injectContactMessage, setInboxMembers, withoutAutoAssignment } from '../support/helpdesk.ts';
-import { useTestService } from '../support/service.ts';
+import { startTestService, useTestService } from '../support/service.ts';
+import { AVAILABLE_PLUGINS } from '../../plugins/index.ts';
 import { eventually } from '../support/wait.ts';
 import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
@@ -203,4 +204,27 @@ describe('the inbox list', () => {
       expect((await api('GET', '/v3/helpdesk/notifications/unread-count', undefined, setup.agent.token)).body.count).toBe(before);
     });
   });
+});
+
+describe('without the helpdesk', () => {
+  test('the menu has no Inbox when the installation leaves the helpdesk plugin out', async () => {
+    const plain = await startTestService({ plugins: AVAILABLE_PLUGINS.filter((p) => p.name !== 'helpdesk') });
+    try {
+      const owner = await plain.bootstrap({ email: 'no-helpdesk@example.com', plan: 'PRO' });
+      await givePassword(plain, owner.userId);
+      await browser.withPage(async (page) => {
+        await signInToConsole(page, plain, 'no-helpdesk@example.com');
+        const menu = page.getByRole('navigation', { name: 'Console' });
+        await menu.getByRole('link', { name: 'Connections', exact: true }).waitFor();
+        expect(await menu.getByRole('link', { name: 'Inbox', exact: true }).count()).toBe(0);
+      });
+      // With it (this file's service), an Owner's menu has it.
+      await browser.withPage(async (page) => {
+        await signInToConsole(page, service, OWNER_EMAIL);
+        await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Inbox', exact: true }).waitFor();
+      });
+    } finally {
+      await plain.stop();
+    }
+  }, 120_000);
 });
