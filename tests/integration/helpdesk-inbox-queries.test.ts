@@ -222,3 +222,48 @@ describe('counts', () => {
     expect((await service.call('GET', '/v3/helpdesk/conversations/counts', { apikey: agent.token })).body.views.mine).toEqual({ open: 1, unread: 1 });
   });
 });
+
+describe('what a list row shows', () => {
+  const row = async (id: string, apikey = owner.token) => ((await list('limit=100', apikey)).body.data as any[]).find((x) => x.id === id);
+
+  test('the contact, the latest message that is not an activity line (cut to 200 characters), unread', async () => {
+    expect((await service.call('POST', `/v3/helpdesk/conversations/${c.D.id}/messages`, { apikey: owner.token, body: { content: 'Hi Eva' } })).status).toBe(201);
+    const d = await row(c.D.id);
+    expect(d.contact).toEqual({ id: c.D.contactId, name: 'Eva Lima', phone: '+5511970000004', email: null });
+    // D's latest is the reply "Hi Eva"; a status change (an activity line) does not replace it.
+    expect(d.lastMessage).toMatchObject({ content: 'Hi Eva', direction: 'outgoing', private: false });
+    expect(Number.isNaN(Date.parse(d.lastMessage.createdAt))).toBe(false);
+    expect((await service.call('POST', `/v3/helpdesk/conversations/${c.D.id}/status`, { apikey: owner.token, body: { status: 'PENDING' } })).status).toBe(201);
+    expect((await row(c.D.id)).lastMessage.content).toBe('Hi Eva');
+    expect((await service.call('POST', `/v3/helpdesk/conversations/${c.D.id}/status`, { apikey: owner.token, body: { status: 'OPEN' } })).status).toBe(201);
+
+    const long = `${'x'.repeat(199)}yz and more`;
+    expect((await service.call('POST', `/v3/helpdesk/conversations/${c.D.id}/messages`, { apikey: owner.token, body: { content: long, private: true } })).status).toBe(201);
+    expect((await row(c.D.id)).lastMessage).toMatchObject({ content: long.slice(0, 200), direction: 'outgoing', private: true });
+
+    // Unread follows the counts: B was never read; read by the owner (unassigned), it is not.
+    expect((await row(c.B.id)).unread).toBe(true);
+    expect((await row(c.B.id)).contact.email).toBe('carlos.mendes@example.org');
+    expect((await service.call('POST', `/v3/helpdesk/conversations/${c.B.id}/read`, { apikey: owner.token })).status).toBe(201);
+    expect((await row(c.B.id)).unread).toBe(false);
+    // The single GET stays the conversation alone.
+    const one = await service.call('GET', `/v3/helpdesk/conversations/${c.B.id}`, { apikey: owner.token });
+    expect(one.body.contact).toBeUndefined();
+    expect(one.body.lastMessage).toBeUndefined();
+  });
+
+  test('contactId: only that contact\'s conversations, an Agent only in their inboxes', async () => {
+    expect(await names(`contactId=${c.A.contactId}`)).toEqual(['A']);
+    expect(await names(`contactId=${c.C.contactId}`)).toEqual(['C']);
+    expect(await names(`contactId=${c.C.contactId}`, agent.token)).toEqual([]);
+    expect(await names('contactId=not-a-uuid')).toEqual([]);
+  });
+
+  test('keyset pages carry the row summary too, in the same order', async () => {
+    const first = await list('limit=2&sort=created');
+    const second = await list(`limit=2&sort=created&cursor=${first.body.nextCursor}`);
+    for (const item of [...first.body.data, ...second.body.data]) expect(typeof item.contact.id).toBe('string');
+    const created = [...first.body.data, ...second.body.data].map((x: any) => x.createdAt);
+    expect(created).toEqual([...created].sort().reverse());
+  });
+});

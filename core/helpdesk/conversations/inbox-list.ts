@@ -8,9 +8,22 @@ import { labelKey } from '../labels/label-sets.ts';
 import type { Conversation } from './conversation.ts';
 import { encodeCursor, type ConversationQuery, type ConversationView, type Keyset } from './inbox-query.ts';
 
+/** What a row of the agent's list shows besides the conversation itself. */
+export interface ListRowSummary {
+  contact: { id: string; name: string | null; phone: string | null; email: string | null };
+  /** The latest message that is not an activity line (a contact message, reply or note), its text cut to LAST_MESSAGE_PREVIEW characters. */
+  lastMessage: { content: string; direction: 'incoming' | 'outgoing'; private: boolean; createdAt: Date } | null;
+  /** A contact message after the read marker, or one and no read marker: the rule of the counts' `unread`. */
+  unread: boolean;
+}
+
+export const LAST_MESSAGE_PREVIEW = 200;
+
+export type ListedConversationRow = Conversation & ListRowSummary;
+
 /** A row of the list with the values it sorts by (what a cursor carries). */
 export interface ListedConversation {
-  conversation: Conversation;
+  conversation: ListedConversationRow;
   key: Keyset['key'];
 }
 
@@ -41,7 +54,7 @@ export interface ConversationListStores {
   labels: LabelStore;
 }
 
-export type ConversationList = Page<Conversation> & { nextCursor: string | null; totalCapped: boolean };
+export type ConversationList = Page<ListedConversationRow> & { nextCursor: string | null; totalCapped: boolean };
 
 /**
  * The agent inbox's list: a view (all, mine, unassigned) with filters, search and a sort, in

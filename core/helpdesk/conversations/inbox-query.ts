@@ -46,6 +46,7 @@ export interface ConversationQuery {
   statuses?: ConversationStatus[];
   inboxId?: string;
   teamId?: string;
+  contactId?: string;
   assignee?: AssigneeFilter;
   /** The conversation has every one of them (names as the workspace spells them). */
   labels?: string[];
@@ -73,6 +74,7 @@ export interface InboxListQuery {
   status?: string;
   inboxId?: string;
   teamId?: string;
+  contactId?: string;
   assigneeUserId?: string;
   view?: string;
   labels?: string;
@@ -199,6 +201,7 @@ export function readConversationQuery(raw: InboxListQuery): ConversationQuery {
     statuses,
     inboxId: raw.inboxId || undefined,
     teamId: raw.teamId || undefined,
+    contactId: raw.contactId || undefined,
     assignee,
     labels,
     priorities,

@@ -5,6 +5,7 @@
 import type { FunctionComponent } from 'preact';
 import type { Access, Capability } from '../../../core/identity/roles.ts';
 import type { Route } from './router.ts';
+import type { ConsoleSession } from './session.ts';
 import { OverviewPage } from './pages/overview.tsx';
 import { ConnectionsPage } from './pages/connections.tsx';
 import { MessagesPage } from './pages/messages.tsx';
@@ -23,11 +24,13 @@ export interface ConsolePage {
   title: string;
   needs: [Capability, Access];
   component: FunctionComponent<{ route: Route }>;
+  /** Shown only where the helpdesk works (the plugin loaded: `helpdeskEnabled` of the workspace). */
+  helpdesk?: true;
 }
 
 export const PAGES: ConsolePage[] = [
   { slug: '', title: 'Overview', needs: ['workspace.read', 'read'], component: OverviewPage },
-  { slug: 'inbox', title: 'Inbox', needs: ['helpdesk.work', 'read'], component: InboxPage },
+  { slug: 'inbox', title: 'Inbox', needs: ['helpdesk.work', 'read'], component: InboxPage, helpdesk: true },
   { slug: 'connections', title: 'Connections', needs: ['connections', 'read'], component: ConnectionsPage },
   { slug: 'messages', title: 'Messages', needs: ['messages.read', 'read'], component: MessagesPage },
   { slug: 'webhooks', title: 'Webhooks', needs: ['connections', 'read'], component: WebhooksPage },
@@ -38,3 +41,8 @@ export const PAGES: ConsolePage[] = [
   { slug: 'oauth', title: 'OAuth apps', needs: ['tokens', 'read'], component: OAuthPage },
   { slug: 'account', title: 'Your account', needs: ['workspace.read', 'read'], component: AccountPage },
 ];
+
+/** The pages this member sees in this workspace: their roles allow it, and its feature is on. */
+export function pagesFor(session: ConsoleSession): ConsolePage[] {
+  return PAGES.filter((page) => session.may(...page.needs) && (!page.helpdesk || session.workspace.helpdeskEnabled !== false));
+}

@@ -12,6 +12,8 @@ export interface Workspace {
   workspaceId: string;
   name: string;
   roles: Role[];
+  /** Whether the helpdesk works here (`helpdeskEnabled` of `GET /v3/accounts`): its pages hide when not. */
+  helpdeskEnabled?: boolean;
 }
 
 export interface SignedIn {
@@ -37,11 +39,15 @@ const STORED_WORKSPACE = 'switchboard.workspace';
 
 /** Asks the service who is signed in, in the workspace this tab chose before (if still theirs). */
 export async function loadSession(): Promise<SignedIn> {
-  const first = await api<SignedIn>('GET', '/v3/session', undefined, { noWorkspace: true });
+  const [first, accounts] = await Promise.all([
+    api<SignedIn>('GET', '/v3/session', undefined, { noWorkspace: true }),
+    api<Array<{ id: string; helpdeskEnabled: boolean }>>('GET', '/v3/accounts', undefined, { noWorkspace: true }).catch(() => []),
+  ]);
   const chosen = sessionStorage.getItem(STORED_WORKSPACE);
   const workspaceId = first.workspaces.some((w) => w.workspaceId === chosen) ? chosen! : first.workspaceId;
   useCredentials({ csrfToken: first.csrfToken, workspaceId });
-  return { ...first, workspaceId };
+  const workspaces = first.workspaces.map((w) => ({ ...w, helpdeskEnabled: accounts.find((a) => a.id === w.workspaceId)?.helpdeskEnabled }));
+  return { ...first, workspaces, workspaceId };
 }
 
 export function consoleSession(signedIn: SignedIn, onSwitch: (workspaceId: string) => void): ConsoleSession {

@@ -6,7 +6,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, signInAgain } from './api.ts';
 import { ErrorNote, Loading } from './components.tsx';
 import { LiveContext, useLiveSocket } from './live.ts';
-import { PAGES, type ConsolePage } from './pages.ts';
+import { pagesFor, type ConsolePage } from './pages.ts';
 import { useRoute, href, type Route } from './router.ts';
 import { consoleSession, loadSession, SessionContext, useSession as useSession, type SignedIn } from './session.ts';
 
@@ -44,7 +44,7 @@ function Console() {
   const session = useSession();
   const live = useLiveSocket(session.workspace.workspaceId);
   const [menuOpen, setMenuOpen] = useState(false);
-  const visible = PAGES.filter((page) => session.may(...page.needs));
+  const visible = pagesFor(session);
   const slug = route.parts[0] ?? '';
   const page = visible.find((p) => p.slug === slug);
 

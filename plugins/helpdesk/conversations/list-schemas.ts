@@ -3,8 +3,9 @@ import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conv
 import { PRIORITIES } from '../../../core/helpdesk/conversations/conversation.ts';
 import { CONVERSATION_SORTS, CONVERSATION_VIEWS, DEFAULT_LIMIT, MAX_COUNTED, MAX_COUNTED_SEARCH, MAX_LIMIT } from '../../../core/helpdesk/conversations/inbox-query.ts';
 import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
-import { PageOf } from '../../kernel/http.ts';
-import { ConversationView } from './views.ts';
+import { PageOf, Timestamp, Uuid } from '../../kernel/http.ts';
+import { LAST_MESSAGE_PREVIEW, type ListedConversationRow } from '../../../core/helpdesk/conversations/inbox-list.ts';
+import { ConversationView, present } from './views.ts';
 
 const text = (description: string) => t.Optional(t.String({ description }));
 
@@ -26,6 +27,7 @@ export const ConversationListQuery = t.Object(
     status: text(`Comma-separated statuses: ${CONVERSATION_STATUSES.join(', ')}`),
     inboxId: text('Only conversations of this inbox'),
     teamId: text('Only conversations of this team'),
+    contactId: text("Only conversations of this contact (the contact panel's other conversations)"),
     assigneeUserId: text('Only conversations assigned to this member; none (or null): to nobody (as view=unassigned)'),
     labels: text('Comma-separated label names of the workspace (case-insensitive); the conversation has all of them'),
     priority: text(`Comma-separated priorities: ${PRIORITIES.join(', ')}`),
@@ -40,8 +42,37 @@ export const ConversationListQuery = t.Object(
   { additionalProperties: true },
 );
 
+/** What a list row shows besides the conversation (GET /v3/helpdesk/conversations only, not GET …/{id}). */
+export const ConversationListItemView = t.Composite([
+  ConversationView,
+  t.Object({
+    contact: t.Object({ id: Uuid, name: t.Nullable(t.String()), phone: t.Nullable(t.String({ description: 'E.164' })), email: t.Nullable(t.String()) }),
+    lastMessage: t.Nullable(
+      t.Object(
+        {
+          content: t.String({ description: `Its first ${LAST_MESSAGE_PREVIEW} characters` }),
+          direction: t.UnionEnum(['incoming', 'outgoing'], { description: 'incoming: from the contact; outgoing: a reply or a private note' }),
+          private: t.Boolean({ description: 'A private note' }),
+          createdAt: Timestamp,
+        },
+        { description: 'The latest message that is not an activity line; null when there is none' },
+      ),
+    ),
+    unread: t.Boolean({ description: 'A contact message after the read marker (assigneeLastSeenAt), or one and no read marker: the rule of the counts\' unread, whatever the status' }),
+  }),
+]);
+
+export function presentListItem(c: ListedConversationRow) {
+  return {
+    ...present(c),
+    contact: c.contact,
+    lastMessage: c.lastMessage && { ...c.lastMessage, createdAt: c.lastMessage.createdAt.toISOString() },
+    unread: c.unread,
+  };
+}
+
 export const ConversationListView = t.Composite([
-  PageOf(ConversationView),
+  PageOf(ConversationListItemView),
   t.Object({
     nextCursor: t.Nullable(t.String({ description: 'Pass as cursor (with the same sort and filters) for the next page; null on the last page' })),
     totalCapped: t.Boolean({

@@ -1,8 +1,8 @@
-import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
-import type { ConversationListStore, ConversationListStores, ListedConversation } from '../../../core/helpdesk/conversations/inbox-list.ts';
+import { LAST_MESSAGE_PREVIEW, type ConversationListStore, type ConversationListStores, type ListedConversation } from '../../../core/helpdesk/conversations/inbox-list.ts';
 import type { ConversationQuery, Keyset } from '../../../core/helpdesk/conversations/inbox-query.ts';
 import { helpdeskDb } from '../tables.ts';
 import { labelStore } from '../labels/store.ts';
@@ -13,7 +13,7 @@ type Conversations = SelectQueryBuilder<Tables, 'c', object>;
 type Eb = ExpressionBuilder<Tables, 'c'>;
 
 /** An id filter: a value that is not a UUID matches nothing (as before), rather than erring in the database. */
-const byId = (q: Conversations, column: 'c.inbox_id' | 'c.team_id' | 'c.assignee_user_id', id: string) => (isUuid(id) ? q.where(column, '=', id) : q.where(sql<boolean>`false`));
+const byId = (q: Conversations, column: 'c.inbox_id' | 'c.team_id' | 'c.assignee_user_id' | 'c.contact_id', id: string) => (isUuid(id) ? q.where(column, '=', id) : q.where(sql<boolean>`false`));
 
 const nobodyHolds = (eb: Eb) => eb.and([eb('c.assignee_user_id', 'is', null), eb('c.assignee_agent_bot_id', 'is', null)]);
 
@@ -25,6 +25,7 @@ function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQu
   if (query.assignee !== undefined && query.assignee !== 'none') q = byId(q, 'c.assignee_user_id', query.assignee.userId);
   if (query.inboxId !== undefined) q = byId(q, 'c.inbox_id', query.inboxId);
   if (query.teamId !== undefined) q = byId(q, 'c.team_id', query.teamId);
+  if (query.contactId !== undefined) q = byId(q, 'c.contact_id', query.contactId);
   if (query.statuses) q = q.where('c.status', 'in', query.statuses);
   if (query.priorities) q = q.where('c.priority', 'in', query.priorities);
   if (query.labels?.length) q = q.where('c.labels', '@>', sql<string[]>`array[${sql.join(query.labels)}]::text[]`);
@@ -45,28 +46,74 @@ const date = (value: string | number | null | undefined) => new Date(value as st
  */
 function sorted(q: Conversations, query: ConversationQuery) {
   const after = query.after;
-  switch (query.sort) {
-    case 'last_activity':
-      if (after) q = q.where((eb) => eb(eb.refTuple('c.last_activity_at', 'c.id'), '<', eb.tuple(date(after.key[0]), after.id)));
-      return q.orderBy('c.last_activity_at', 'desc').orderBy('c.id', 'desc');
-    case 'created':
-      if (after) q = q.where((eb) => eb(eb.refTuple('c.created_at', 'c.id'), '<', eb.tuple(date(after.key[0]), after.id)));
-      return q.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc');
-    case 'priority':
-      if (after) q = q.where((eb) => eb(eb.refTuple('c.priority_rank', 'c.last_activity_at', 'c.id'), '<', eb.tuple(Number(after.key[0]), date(after.key[1]), after.id)));
-      return q.orderBy('c.priority_rank', 'desc').orderBy('c.last_activity_at', 'desc').orderBy('c.id', 'desc');
-    case 'waiting':
-      // Waiting longest first; conversations nobody is waiting on come last, by id.
-      if (after) q = q.where(waitingAfter(after));
-      return q.orderBy('c.waiting_since', (ob) => ob.asc().nullsLast()).orderBy('c.id', 'asc');
+  if (after) {
+    switch (query.sort) {
+      case 'last_activity':
+        q = q.where((eb) => eb(eb.refTuple('c.last_activity_at', 'c.id'), '<', eb.tuple(date(after.key[0]), after.id)));
+        break;
+      case 'created':
+        q = q.where((eb) => eb(eb.refTuple('c.created_at', 'c.id'), '<', eb.tuple(date(after.key[0]), after.id)));
+        break;
+      case 'priority':
+        q = q.where((eb) => eb(eb.refTuple('c.priority_rank', 'c.last_activity_at', 'c.id'), '<', eb.tuple(Number(after.key[0]), date(after.key[1]), after.id)));
+        break;
+      case 'waiting':
+        q = q.where(waitingAfter(after));
+        break;
+    }
   }
+  return q.orderBy(ORDER[query.sort]);
 }
+
+/** Each sort's order (as the indexes of migrations/0016 hold it); waiting: nobody waiting comes last, by id. */
+const ORDER: Record<ConversationQuery['sort'], RawBuilder<unknown>> = {
+  last_activity: sql`c.last_activity_at desc, c.id desc`,
+  created: sql`c.created_at desc, c.id desc`,
+  priority: sql`c.priority_rank desc, c.last_activity_at desc, c.id desc`,
+  waiting: sql`c.waiting_since asc nulls last, c.id asc`,
+};
 
 function waitingAfter(after: Keyset) {
   return (eb: Eb) =>
     after.key[0] === null
       ? eb.and([eb('c.waiting_since', 'is', null), eb('c.id', '>', after.id)])
       : eb.or([eb(eb.refTuple('c.waiting_since', 'c.id'), '>', eb.tuple(date(after.key[0]), after.id)), eb('c.waiting_since', 'is', null)]);
+}
+
+/**
+ * The page's rows with what the list shows of each: the contact (by primary key) and the latest
+ * message that is not an activity line (one backward step of `helpdesk_messages_conversation_idx`,
+ * ids being UUID v7). Joined to the page once it is cut, so a long match costs no more than before.
+ */
+function withRowSummary(db: Kysely<Tables>, page: SelectQueryBuilder<Tables, 'c', Selectable<Tables['c']>>, query: ConversationQuery) {
+  return db
+    .selectFrom(page.as('c'))
+    .leftJoin('helpdesk_contacts as ct', 'ct.id', 'c.contact_id')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('helpdesk_messages as m')
+          .whereRef('m.conversation_id', '=', 'c.id')
+          .where('m.direction', '<>', 'activity')
+          .orderBy('m.id', 'desc')
+          .limit(1)
+          .select([sql<string>`left(m.content, ${LAST_MESSAGE_PREVIEW})`.as('content'), 'm.direction', 'm.private', 'm.created_at'])
+          .as('lm'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('c')
+    .select([
+      'ct.name as contact_name',
+      'ct.phone as contact_phone',
+      'ct.email as contact_email',
+      'lm.content as last_content',
+      'lm.direction as last_direction',
+      'lm.private as last_private',
+      'lm.created_at as last_created_at',
+      // The counts' rule (tally below): a contact message after the read marker, or none set.
+      sql<boolean>`c.last_incoming_at is not null and c.last_incoming_at > coalesce(c.assignee_last_seen_at, '-infinity'::timestamptz)`.as('unread'),
+    ])
+    .orderBy(ORDER[query.sort]);
 }
 
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
@@ -82,7 +129,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
           ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
           : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
       const { total } = await counted.executeTakeFirstOrThrow();
-      const rows = await sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset).execute();
+      const rows = await withRowSummary(db, sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset), query).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {
           last_activity: [iso(row.last_activity_at)],
@@ -90,7 +137,17 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
           priority: [row.priority_rank, iso(row.last_activity_at)],
           waiting: [iso(row.waiting_since)],
         }[query.sort];
-        return { conversation: toConversation(row), key };
+        const { contact_name, contact_phone, contact_email, last_content, last_direction, last_private, last_created_at, unread, ...conversation } = row;
+        return {
+          conversation: {
+            ...toConversation(conversation),
+            contact: { id: row.contact_id, name: contact_name, phone: contact_phone, email: contact_email },
+            lastMessage:
+              last_created_at === null ? null : { content: last_content!, direction: last_direction as 'incoming' | 'outgoing', private: Boolean(last_private), createdAt: new Date(last_created_at) },
+            unread: Boolean(unread),
+          },
+          key,
+        };
       });
       return { rows: listed, total: Number(total) };
     },

@@ -20,7 +20,7 @@ import type { PluginContext } from '../../kernel/context.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { helpdeskMessageStores } from './store.ts';
 import { ConversationView, HelpdeskMessageView, present, presentMessage } from './views.ts';
-import { ConversationCountsView, ConversationListQuery, ConversationListView } from './list-schemas.ts';
+import { ConversationCountsView, ConversationListQuery, ConversationListView, presentListItem } from './list-schemas.ts';
 import { conversationListStores } from './list-store.ts';
 
 const Id = t.Object({ id: t.String() });
@@ -38,7 +38,7 @@ export function conversationRoutes(ctx: PluginContext) {
       '',
       async ({ actor, query }) => {
         const found = await listInboxConversations(ctx.storage.read(conversationListStores), actor, readConversationQuery(query));
-        return { ...found, data: found.data.map(present) };
+        return { ...found, data: found.data.map(presentListItem) };
       },
       {
         query: ConversationListQuery,
