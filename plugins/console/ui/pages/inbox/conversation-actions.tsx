@@ -3,7 +3,7 @@
  * of the inbox or to a team, labels, priority, snooze (presets or a chosen time), and macros.
  * Each is one call to the API; the pane shows the conversation it answers.
  */
-import { useId, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { get, itemsOf, patch as patchCall, post } from '../../api.ts';
 import { Button } from '../../components.tsx';
 import { useLoad } from '../../data.ts';
@@ -42,9 +42,10 @@ export function ConversationActions({
   const toggle = statusToggle(c);
   const assignable = withCurrent(inboxMembers ?? [], people ?? [], c.assigneeUserId);
   const ids = { assignee: useId(), team: useId(), priority: useId() };
+  const bar = useOneMenuOpen();
 
   return (
-    <div class="conversation-actions" role="group" aria-label="Conversation actions">
+    <div class="conversation-actions" role="group" aria-label="Conversation actions" ref={bar}>
       <Button variant={toggle.status === 'RESOLVED' ? 'primary' : 'secondary'} pending={pending} onClick={() => change(() => setStatus(c, toggle.status))} aria-keyshortcuts="e">
         {toggle.label}
       </Button>
@@ -131,14 +132,14 @@ function SnoozeMenu({ conversation: c, pending, change }: { conversation: Conver
       <summary class="btn secondary">Snooze</summary>
       <div class="menu-body" role="group" aria-label="Snooze until">
         {presets.map((p) => (
-          <button type="button" class="btn link" disabled={pending} onClick={() => snooze(p.until)} title={p.until.toLocaleString()}>
+          <button type="button" class="btn link" disabled={pending} onClick={(e) => (closeMenu(e), snooze(p.until))} title={p.until.toLocaleString()}>
             {p.label}
           </button>
         ))}
         <label for="snooze-custom">Until a time of your choice</label>
         <div class="row">
           <input id="snooze-custom" type="datetime-local" value={custom} onInput={(e) => setCustom(e.currentTarget.value)} />
-          <Button variant="secondary" pending={pending} disabled={!until} onClick={() => until && snooze(until)}>
+          <Button variant="secondary" pending={pending} disabled={!until} onClick={(e: Event) => until && (closeMenu(e), snooze(until))}>
             Snooze
           </Button>
         </div>
@@ -158,7 +159,7 @@ function MacrosMenu({ pending, onRun }: { pending: boolean; onRun: (macroId: str
         {macros.error && <p class="error-text">The macros could not be read.</p>}
         {macros.data && list.length === 0 && <p class="muted">No macros yet.</p>}
         {list.map((m) => (
-          <button type="button" class="btn link" disabled={pending} onClick={() => onRun(m.id)}>
+          <button type="button" class="btn link" disabled={pending} onClick={(e) => (closeMenu(e), onRun(m.id))}>
             {m.name}
             {m.visibility === 'personal' && <span class="muted"> (yours)</span>}
           </button>
@@ -166,6 +167,36 @@ function MacrosMenu({ pending, onRun }: { pending: boolean; onRun: (macroId: str
       </div>
     </details>
   );
+}
+
+/**
+ * The action bar's menus (`<details>`) behave as menus: opening one closes the others, and a
+ * click elsewhere on the page or Escape closes it.
+ */
+function useOneMenuOpen() {
+  const bar = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const menus = () => Array.from(bar.current?.querySelectorAll<HTMLDetailsElement>('details.menu[open]') ?? []);
+    const clicked = (event: Event) => menus().forEach((m) => !m.contains(event.target as Node) && (m.open = false));
+    const pressed = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      const open = menus();
+      if (open.length === 0) return;
+      open.forEach((m) => (m.open = false));
+      open[0]?.querySelector('summary')?.focus();
+    };
+    document.addEventListener('click', clicked);
+    document.addEventListener('keydown', pressed);
+    return () => {
+      document.removeEventListener('click', clicked);
+      document.removeEventListener('keydown', pressed);
+    };
+  }, []);
+  return bar;
+}
+
+function closeMenu(event: Event): void {
+  (event.currentTarget as HTMLElement | null)?.closest('details')?.removeAttribute('open');
 }
 
 /** The inbox's members, and the assignee too when they are not one (a Manager from outside). */

@@ -89,65 +89,65 @@ export function ConversationPane({ conversationId }: { conversationId: string })
   return (
     <section class="conversation" aria-label="Conversation">
       <div class={`conversation-grid ${panelOpen ? 'with-panel' : ''}`}>
-      <div class="conversation-main">
-        <header class="conversation-head">
-          <div class="conversation-title">
-            <h2>{c ? `${name} · #${c.displayId}` : 'Conversation'}</h2>
-            {c && (
-              <p class="muted">
-                <StatusBadge status={c.status} /> {c.priority && <span class="badge neutral">{c.priority}</span>}{' '}
-                {c.status === 'SNOOZED' && c.snoozedUntil && (
-                  <>
-                    until <When at={c.snoozedUntil} />
-                  </>
-                )}{' '}
-                Assigned to {c.assigneeAgentBotId ? 'an agent bot' : personName(people.data, c.assigneeUserId)}
-                {c.labels.length > 0 && (
-                  <span class="labels" aria-label="Labels">
-                    {c.labels.map((l) => (
-                      <span class="label-chip">{l}</span>
-                    ))}
-                  </span>
-                )}
-              </p>
-            )}
-          </div>
-          <button type="button" class="btn secondary panel-toggle" aria-expanded={panelOpen} aria-controls="contact-panel" onClick={() => setPanelOpen(!panelOpen)}>
-            {panelOpen ? 'Hide contact' : 'Show contact'}
-          </button>
-        </header>
-        {c && mayWork && <ConversationActions conversation={c} inboxMembers={inboxMembers.data} people={people.data} pending={changing.pending} change={change} onMacroRun={runMacro} />}
-        <ErrorNote error={changing.error} prefix="Not changed." />
-        <ErrorNote error={conversation.error} prefix="The conversation could not be read again." />
-        <ErrorNote error={messages.error} prefix="The messages could not be read." />
-        {!messages.list ? (
-          messages.error ? null : <Loading rows={5} label="Loading messages" />
-        ) : messages.list.length === 0 ? (
-          <p class="muted thread-empty">No messages yet.</p>
-        ) : (
-          <MessageList messages={messages.list} people={people.data} contactName={name} olderPending={messages.olderPending} onOlder={messages.hasOlder ? messages.older : undefined} />
+        <div class="conversation-main">
+          <header class="conversation-head">
+            <div class="conversation-title">
+              <h2>{c ? `${name} · #${c.displayId}` : 'Conversation'}</h2>
+              {c && (
+                <p class="muted">
+                  <StatusBadge status={c.status} /> {c.priority && <span class="badge neutral">{c.priority}</span>}{' '}
+                  {c.status === 'SNOOZED' && c.snoozedUntil && (
+                    <>
+                      until <When at={c.snoozedUntil} />
+                    </>
+                  )}{' '}
+                  Assigned to {c.assigneeAgentBotId ? 'an agent bot' : personName(people.data, c.assigneeUserId)}
+                  {c.labels.length > 0 && (
+                    <span class="labels" aria-label="Labels">
+                      {c.labels.map((l) => (
+                        <span class="label-chip">{l}</span>
+                      ))}
+                    </span>
+                  )}
+                </p>
+              )}
+            </div>
+            <button type="button" class="btn secondary panel-toggle" aria-expanded={panelOpen} aria-controls="contact-panel" onClick={() => setPanelOpen(!panelOpen)}>
+              {panelOpen ? 'Hide contact' : 'Show contact'}
+            </button>
+          </header>
+          {c && mayWork && <ConversationActions conversation={c} inboxMembers={inboxMembers.data} people={people.data} pending={changing.pending} change={change} onMacroRun={runMacro} />}
+          <ErrorNote error={changing.error} prefix="Not changed." />
+          <ErrorNote error={conversation.error} prefix="The conversation could not be read again." />
+          <ErrorNote error={messages.error} prefix="The messages could not be read." />
+          {!messages.list ? (
+            messages.error ? null : <Loading rows={5} label="Loading messages" />
+          ) : messages.list.length === 0 ? (
+            <p class="muted thread-empty">No messages yet.</p>
+          ) : (
+            <MessageList messages={messages.list} people={people.data} contactName={name} olderPending={messages.olderPending} onOlder={messages.hasOlder ? messages.older : undefined} />
+          )}
+          <p class="typing" aria-live="polite">
+            {typing.length === 1 ? `${typing[0]} is typing…` : typing.length > 1 ? `${typing.join(', ')} are typing…` : ''}
+          </p>
+          {mayWork && c && (
+            <Composer
+              conversationId={conversationId}
+              mode={mode}
+              onMode={setMode}
+              field={field}
+              mentionable={mentionable}
+              sendWindow={c.sendWindow}
+              replyRefusal={c.aiAgentEnabled ? 'The AI agent holds this chat: replies wait until it is switched off. Notes can still be added.' : undefined}
+              onSent={messages.add}
+            />
+          )}
+        </div>
+        {panelOpen && c && (
+          <aside class="contact-panel" id="contact-panel" aria-label="Contact">
+            <ContactPanel contactId={c.contactId} contact={contact} conversationId={c.id} people={people.data} mayWrite={mayWork} />
+          </aside>
         )}
-        <p class="typing" aria-live="polite">
-          {typing.length === 1 ? `${typing[0]} is typing…` : typing.length > 1 ? `${typing.join(', ')} are typing…` : ''}
-        </p>
-        {mayWork && c && (
-          <Composer
-            conversationId={conversationId}
-            mode={mode}
-            onMode={setMode}
-            field={field}
-            mentionable={mentionable}
-            sendWindow={c.sendWindow}
-            replyRefusal={c.aiAgentEnabled ? 'The AI agent holds this chat: replies wait until it is switched off. Notes can still be added.' : undefined}
-            onSent={messages.add}
-          />
-        )}
-      </div>
-      {panelOpen && c && (
-        <aside class="contact-panel" id="contact-panel" aria-label="Contact">
-          <ContactPanel contactId={c.contactId} contact={contact} conversationId={c.id} people={people.data} mayWrite={mayWork} />
-        </aside>
-      )}
       </div>
     </section>
   );
