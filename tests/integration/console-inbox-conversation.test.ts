@@ -58,7 +58,8 @@ function api(method: string, path: string, body?: unknown, apikey = hd.owner.tok
   return service.call(method, path, { apikey, body });
 }
 
-const conversationNow = async () => (await api('GET', `/v3/helpdesk/conversations/${conversationId}`)).body;
+const conversationNowOf = async (id: string) => (await api('GET', `/v3/helpdesk/conversations/${id}`)).body;
+const conversationNow = () => conversationNowOf(conversationId);
 const conversationWhen = (done: (c: any) => boolean, what: string) => eventually(async () => ((c) => (done(c) ? c : undefined))(await conversationNow()), what);
 const thread = (page: Page) => page.locator('#conversation-messages');
 const composer = (page: Page) => page.locator('#composer-text');
@@ -205,6 +206,58 @@ describe('working a conversation in the console', () => {
       await panel.waitFor({ state: 'detached' });
       await page.getByRole('button', { name: 'Show contact' }).click();
       await panel.waitFor();
+    });
+  });
+
+  test('a failed reply says why, the contact\'s other conversations are listed, and the FREE plan\'s refusal reads as its hint', async () => {
+    // A contact not on the network (999…): the reply fails, with the provider's reason.
+    const unreachable = '+9995550001';
+    const first = await conversationFromContact(service, hd.owner.token, hd.connectionId, unreachable, { pushName: 'Nobody Home', text: 'Anyone there?' });
+    await browser.withPage(async (page) => {
+      await signInToConsole(page, service, hd.agent.email, undefined, `/inbox/${first.id}`);
+      await thread(page).getByText('Anyone there?').waitFor();
+      await page.getByRole('heading', { name: /#\d+/ }).click();
+      await page.keyboard.press('r');
+      await page.getByRole('radio', { name: 'Reply', checked: true }).waitFor();
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('composer-text');
+      await composer(page).pressSequentially('We are looking into it.');
+      await composer(page).press('Enter');
+      const reply = thread(page).getByRole('listitem', { name: /^Reply from .*We are looking into it\./ });
+      await reply.getByText('FAILED').waitFor();
+      const failed = await eventually(async () => {
+        const list = (await api('GET', `/v3/helpdesk/conversations/${first.id}/messages?limit=100`)).body as any[];
+        return list.find((m) => m.content === 'We are looking into it.' && m.status === 'FAILED');
+      }, 'the failed reply');
+      expect(failed.externalError).toBeTruthy();
+      await reply.getByText(failed.externalError).waitFor();
+      await screenshot(page, 'failed-reply');
+
+      // Resolved, then the contact writes again: a new conversation, whose panel lists the first.
+      expect((await api('POST', `/v3/helpdesk/conversations/${first.id}/status`, { status: 'RESOLVED' })).status).toBe(201);
+      expect((await injectContactMessage(service, hd.owner.token, hd.connectionId, { from: unreachable.slice(1), text: 'Hello again' })).status).toBe(201);
+      const second = await eventually(async () => {
+        const list = (await api('GET', '/v3/helpdesk/conversations?per_page=100')).body.data as any[];
+        return list.find((c) => c.contactId === first.contactId && c.id !== first.id);
+      }, 'the second conversation');
+      await page.goto(page.url().replace(first.id, second.id));
+      await thread(page).getByText('Hello again').waitFor();
+      const others = page.getByRole('region', { name: 'Other conversations' });
+      await others.getByRole('link', { name: `#${first.displayId}` }).waitFor();
+      expect(await others.getByRole('link').count()).toBe(1);
+
+      // The workspace drops to FREE: a write is refused with the plan's own words.
+      const db = service.runtime.ctx.db;
+      await db.updateTable('workspaces').set({ plan: 'FREE' }).where('id', '=', hd.owner.workspaceId).execute();
+      try {
+        const refused = await api('POST', `/v3/helpdesk/conversations/${second.id}/status`, { status: 'RESOLVED' }, hd.agent.token);
+        expect(refused.status).toBe(403);
+        await page.getByRole('button', { name: 'Resolve' }).click();
+        await page.getByRole('alert').filter({ hasText: refused.body.hint }).waitFor();
+        expect((await conversationNowOf(second.id)).status).toBe('OPEN');
+        await screenshot(page, 'plan-refusal');
+      } finally {
+        await db.updateTable('workspaces').set({ plan: 'PRO' }).where('id', '=', hd.owner.workspaceId).execute();
+      }
     });
   });
 });
