@@ -121,7 +121,7 @@ describe('working a conversation in the console', () => {
       // Escape leaves the composer; `n` is a private note; `@` picks a member, written canonically.
       await composer(page).press('Escape');
       await page.keyboard.press('n');
-      await page.getByRole('radio', { name: 'Private note', checked: true }).waitFor();
+      await page.getByRole('button', { name: 'Private note', pressed: true }).waitFor();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('composer-text');
       await composer(page).pressSequentially(`Please check this @${colleague.name.slice(0, -2)}`);
       await page.getByRole('listbox', { name: 'Mention a member' }).getByRole('option', { name: new RegExp(colleague.name) }).waitFor();
@@ -218,7 +218,7 @@ describe('working a conversation in the console', () => {
       await thread(page).getByText('Anyone there?').waitFor();
       await page.getByRole('heading', { name: /#\d+/ }).click();
       await page.keyboard.press('r');
-      await page.getByRole('radio', { name: 'Reply', checked: true }).waitFor();
+      await page.getByRole('button', { name: 'Reply', exact: true, pressed: true }).waitFor();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('composer-text');
       await composer(page).pressSequentially('We are looking into it.');
       await composer(page).press('Enter');

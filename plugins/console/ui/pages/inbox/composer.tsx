@@ -146,9 +146,9 @@ export function Composer({
         void send();
       }}
     >
-      <div class="composer-modes" role="radiogroup" aria-label="Write a">
+      <div class="composer-modes" role="group" aria-label="Write a">
         {(['reply', 'note'] as const).map((m) => (
-          <button type="button" role="radio" aria-checked={mode === m} class={`mode ${mode === m ? 'on' : ''}`} onClick={() => (onMode(m), field.current?.focus())}>
+          <button type="button" aria-pressed={mode === m} class={`mode ${mode === m ? 'on' : ''}`} onClick={() => (onMode(m), field.current?.focus())}>
             {m === 'reply' ? 'Reply' : 'Private note'}
           </button>
         ))}

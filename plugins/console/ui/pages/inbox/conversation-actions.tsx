@@ -124,7 +124,7 @@ function LabelsMenu({ conversation: c, pending, change }: { conversation: Conver
 
 function SnoozeMenu({ conversation: c, pending, change }: { conversation: Conversation; pending: boolean; change: Change }) {
   const [custom, setCustom] = useState('');
-  const [presets] = useState(() => snoozePresets());
+  const presets = snoozePresets();
   const until = customSnooze(custom);
   const snooze = (at: Date) => change(() => setStatus(c, 'SNOOZED', at));
   return (
@@ -132,7 +132,7 @@ function SnoozeMenu({ conversation: c, pending, change }: { conversation: Conver
       <summary class="btn secondary">Snooze</summary>
       <div class="menu-body" role="group" aria-label="Snooze until">
         {presets.map((p) => (
-          <button type="button" class="btn link" disabled={pending} onClick={(e) => (closeMenu(e), snooze(p.until))} title={p.until.toLocaleString()}>
+          <button type="button" class="btn link" disabled={pending} onClick={(e) => (closeMenu(e), snooze(freshPreset(p.label) ?? p.until))} title={p.until.toLocaleString()}>
             {p.label}
           </button>
         ))}
@@ -193,6 +193,11 @@ function useOneMenuOpen() {
     };
   }, []);
   return bar;
+}
+
+/** A preset counted from the click, not from when the menu was drawn (a pane stays open for hours). */
+function freshPreset(label: string): Date | undefined {
+  return snoozePresets().find((p) => p.label === label)?.until;
 }
 
 function closeMenu(event: Event): void {

@@ -8,7 +8,7 @@ import './conversation.css';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { can } from '../../../../../core/identity/roles.ts';
 import { get, itemsOf, post } from '../../api.ts';
-import { ErrorNote, Loading, StatusBadge, When } from '../../components.tsx';
+import { ErrorNote, Loading, Notice, StatusBadge, When } from '../../components.tsx';
 import { useAction, useLoad } from '../../data.ts';
 import { useSession } from '../../session.ts';
 import { Composer, type ComposerMode } from './composer.tsx';
@@ -34,6 +34,7 @@ export function ConversationPane({ conversationId }: { conversationId: string })
   const [panelOpen, setPanelOpen] = useState(true);
   const field = useRef<HTMLTextAreaElement>(null);
   const readUpTo = useReadSignal(conversationId);
+  const [deleted, setDeleted] = useState(false);
 
   // Read: once the messages are on screen, and again whenever the contact writes meanwhile.
   const markRead = () => {
@@ -50,7 +51,7 @@ export function ConversationPane({ conversationId }: { conversationId: string })
     messageCreated: messages.add,
     messageChanged: messages.change,
     messageDeleted: messages.remove,
-    conversationChanged: () => void conversation.reload(),
+    conversationChanged: (event) => (event.type === 'helpdesk.conversation.deleted' ? setDeleted(true) : void conversation.reload()),
     reconnected: () => void Promise.all([conversation.reload(), messages.reload()]),
   });
 
@@ -79,10 +80,10 @@ export function ConversationPane({ conversationId }: { conversationId: string })
   const name = contactName(contact.data);
   const typing = typists.filter((id) => id !== user.userId).map((id) => personName(people.data, id));
 
-  if (conversation.error && !c) {
+  if (deleted || (conversation.error && !c)) {
     return (
       <section class="conversation" aria-label="Conversation">
-        <ErrorNote error={conversation.error} prefix="The conversation could not be read." />
+        {deleted ? <Notice>This conversation was deleted.</Notice> : <ErrorNote error={conversation.error} prefix="The conversation could not be read." />}
       </section>
     );
   }
@@ -116,7 +117,8 @@ export function ConversationPane({ conversationId }: { conversationId: string })
               {panelOpen ? 'Hide contact' : 'Show contact'}
             </button>
           </header>
-          {c && mayWork && <ConversationActions conversation={c} inboxMembers={inboxMembers.data} people={people.data} pending={changing.pending} change={change} onMacroRun={runMacro} />}
+          {!c && mayWork && <div class="conversation-actions placeholder" aria-hidden="true" />}
+        {c && mayWork && <ConversationActions conversation={c} inboxMembers={inboxMembers.data} people={people.data} pending={changing.pending} change={change} onMacroRun={runMacro} />}
           <ErrorNote error={changing.error} prefix="Not changed." />
           <ErrorNote error={conversation.error} prefix="The conversation could not be read again." />
           <ErrorNote error={messages.error} prefix="The messages could not be read." />
