@@ -28,6 +28,7 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 let colleague: { userId: string; email: string; token: string; name: string };
 let agentName = '';
 let conversationId = '';
+let teamId = '';
 let socket: TestSocket | undefined;
 
 beforeAll(async () => {
@@ -48,6 +49,10 @@ beforeAll(async () => {
     ],
   });
   expect(macro.status).toBe(201);
+  const team = await api('POST', '/v3/helpdesk/teams', { name: 'Deliveries' });
+  expect(team.status).toBe(201);
+  teamId = team.body.id;
+  expect((await api('PUT', `/v3/helpdesk/teams/${teamId}/members`, { userIds: [hd.agent.userId, member.userId] })).status).toBe(200);
   const conversation = await conversationFromContact(service, hd.owner.token, hd.connectionId, CONTACT, { pushName: 'Beatriz Lima', text: 'Hello, where is my parcel?' });
   conversationId = conversation.id;
 }, HOOK_TIMEOUT);
@@ -61,6 +66,8 @@ function api(method: string, path: string, body?: unknown, apikey = hd.owner.tok
 const conversationNowOf = async (id: string) => (await api('GET', `/v3/helpdesk/conversations/${id}`)).body;
 const conversationNow = () => conversationNowOf(conversationId);
 const conversationWhen = (done: (c: any) => boolean, what: string) => eventually(async () => ((c) => (done(c) ? c : undefined))(await conversationNow()), what);
+/** A list answer's items, bare array or page envelope. */
+const itemsOfBody = (body: any): any[] => (Array.isArray(body) ? body : (body?.data ?? []));
 const thread = (page: Page) => page.locator('#conversation-messages');
 const composer = (page: Page) => page.locator('#composer-text');
 
@@ -161,6 +168,8 @@ describe('working a conversation in the console', () => {
       await conversationWhen((c) => c.labels.includes('vip'), 'the label');
       await page.getByRole('group', { name: 'Labels' }).getByRole('checkbox', { name: 'vip', checked: true }).waitFor();
       await page.locator('summary', { hasText: 'Labels' }).click();
+      await page.getByLabel('Team').selectOption(teamId);
+      await conversationWhen((c) => c.teamId === teamId && c.assigneeUserId === colleague.userId, 'the team');
       await page.getByLabel('Priority').selectOption('HIGH');
       await conversationWhen((c) => c.priority === 'HIGH', 'the priority');
 
@@ -199,6 +208,19 @@ describe('working a conversation in the console', () => {
       await panel.getByText('gold').waitFor();
       const contact = (await api('GET', `/v3/helpdesk/contacts/${(await conversationNow()).contactId}`)).body;
       expect(contact).toMatchObject({ name: 'Beatriz Lima Souza', customAttributes: { plan: 'gold' } });
+      // Notes about the contact: a section only where the service has them (404: none).
+      const notesAnswer = await api('GET', `/v3/helpdesk/contacts/${contact.id}/notes`);
+      const notes = panel.getByRole('region', { name: 'Contact notes' });
+      if (notesAnswer.status === 404) {
+        await panel.getByRole('region', { name: 'Other conversations' }).waitFor();
+        expect(await notes.count()).toBe(0);
+      } else {
+        await notes.getByLabel('New note about the contact').fill('Prefers WhatsApp to email.');
+        await notes.getByRole('button', { name: 'Save note' }).click();
+        await notes.getByText('Prefers WhatsApp to email.').waitFor();
+        const saved = itemsOfBody((await api('GET', `/v3/helpdesk/contacts/${contact.id}/notes`)).body);
+        expect(saved.map((n: any) => n.content)).toContain('Prefers WhatsApp to email.');
+      }
       await screenshot(page, 'conversation-worked');
 
       // The panel folds away and comes back.
