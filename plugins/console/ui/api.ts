@@ -33,12 +33,14 @@ export interface CallOptions {
   query?: Query;
   /** A body that is not JSON (an upload); sent as is with its own content type. */
   raw?: { body: Blob | string; contentType: string };
+  /** Headers of the call itself (an upload's `X-File-Name`). */
+  headers?: Record<string, string>;
   /** Leave out `X-Account-Id` (the first `GET /v3/session`, before a workspace is chosen). */
   noWorkspace?: boolean;
 }
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   if (credentials && !options.noWorkspace) headers['x-account-id'] = credentials.workspaceId;
   if (method !== 'GET' && method !== 'HEAD' && credentials) headers['x-csrf-token'] = credentials.csrfToken;
   let payload: BodyInit | undefined;
