@@ -150,4 +150,6 @@ export const LIST_EVENTS = [
   'helpdesk.message.created',
   'helpdesk.message.updated',
   'helpdesk.message.deleted',
+  // The member's inboxes changed (added to or taken out of one): what the list shows may have.
+  'access.update',
 ] as const;
