@@ -13,7 +13,8 @@ import { inviteAndAccept } from '../support/invitations.ts';
 /**
  * Issue 19, section 4: a revocation "takes effect on live websockets within a second or two, on
  * every server process". Two server processes on one Postgres database: the change is made
- * through the first, the sockets are held by the second. Only on Postgres: the embedded database
+ * through the first, the sockets are held by the second. Issue 23, "live everywhere": a note and a
+ * status change made through the first reach an agent's socket on the second. Only on Postgres: the embedded database
  * is one process by design.
  */
 
@@ -27,12 +28,14 @@ describe.skipIf(!onPostgres)('a change made through one server process reaches s
   let second: RunningService;
   let owner: { userId: string; workspaceId: string; token: string };
   let inboxId: string;
+  let inboxSecret: string;
   const open: TestSocket[] = [];
 
   beforeAll(async () => {
     database = await freshDatabase(process.env.TEST_DATABASE_URL!);
     const config = () => loadConfig({ PORT: '0', DATA_DIR: 'memory://', DATABASE_URL: database.url });
-    first = await startService(config(), { worker: false });
+    // The first runs the worker too, as a deployment does somewhere: helpdesk events are emitted by it.
+    first = await startService(config(), { worker: true });
     second = await startService(config(), { worker: false });
     owner = await first.runtime.ctx.db
       .transaction()
@@ -40,6 +43,7 @@ describe.skipIf(!onPostgres)('a change made through one server process reaches s
     const inbox = await call('POST', '/v3/helpdesk/inboxes', { name: 'API', channelType: 'API' });
     expect(inbox.status).toBe(201);
     inboxId = inbox.body.id;
+    inboxSecret = inbox.body.inboundWebhookSecret;
 
     // The second process's adapter starts listening in the background: send until a copy arrives.
     const witness = await connect(owner.token);
@@ -120,5 +124,25 @@ describe.skipIf(!onPostgres)('a change made through one server process reaches s
         if (Date.now() > deadline) throw new Error(`the Agent's socket does not hear the inbox ${DEADLINE_MS} ms after being added`);
       }
     }
+  });
+
+  test("what one agent does through process 1 reaches another's subscribed socket on process 2 (issue 23: live everywhere)", async () => {
+    const inbound = await fetch(`${first.url}/webhooks/helpdesk/${inboxId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-helpdesk-token': inboxSecret },
+      body: JSON.stringify({ sourceId: crypto.randomUUID(), content: 'Is my order on its way?', sender: { name: 'Lia', email: uniqueEmail('contact') } }),
+    });
+    expect(inbound.status).toBe(201);
+    const { conversationId } = (await inbound.json()) as { conversationId: string };
+    const socket = await connect(owner.token);
+    expect(await socket.ask('subscribe:conversation', { conversationId })).toEqual({ ok: true });
+
+    const note = socket.next('helpdesk.message.created', (p) => p.conversationId === conversationId && p.message?.content === 'Checking the courier', { timeoutMs: DEADLINE_MS });
+    expect((await call('POST', `/v3/helpdesk/conversations/${conversationId}/messages`, { content: 'Checking the courier', private: true })).status).toBe(201);
+    expect((await note).message.private).toBe(true);
+
+    const resolved = socket.next('helpdesk.conversation.status_changed', (p) => p.conversationId === conversationId && p.toStatus === 'RESOLVED', { timeoutMs: DEADLINE_MS });
+    expect((await call('POST', `/v3/helpdesk/conversations/${conversationId}/status`, { status: 'RESOLVED' })).status).toBe(201);
+    expect((await resolved).fromStatus).toBe('OPEN');
   });
 });
