@@ -164,6 +164,8 @@ function useShortcuts(keys: Record<string, () => void>): void {
       if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
       const target = event.target as HTMLElement | null;
       if (target?.closest('input, textarea, select, [contenteditable="true"]')) return;
+      // A dialog on top (the keys' help, say) has the keyboard, not the conversation behind it.
+      if (document.querySelector('dialog[open]')) return;
       const run = latest.current[event.key];
       if (!run) return;
       event.preventDefault();
