@@ -242,6 +242,21 @@ describe('working a conversation in the console', () => {
       await page.keyboard.press('r');
       await page.getByRole('button', { name: 'Reply', exact: true, pressed: true }).waitFor();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('composer-text');
+      // The canned list: arrow keys move, Escape closes it (the text stays), Enter takes.
+      await composer(page).pressSequentially('/');
+      const canned = page.getByRole('listbox', { name: 'Canned responses' });
+      await canned.getByRole('option', { name: /\/thanks/ }).waitFor();
+      expect(await canned.getByRole('option').count()).toBe(2);
+      await composer(page).press('ArrowDown');
+      await canned.getByRole('option', { name: /\/thanks/, selected: true }).waitFor();
+      await composer(page).press('Escape');
+      await canned.waitFor({ state: 'detached' });
+      expect(await composer(page).inputValue()).toBe('/');
+      await composer(page).pressSequentially('th');
+      await canned.getByRole('option', { name: /\/thanks/, selected: true }).waitFor();
+      await composer(page).press('Enter');
+      await waitForValue(composer(page), 'Thank you for writing.');
+      await composer(page).fill('');
       await composer(page).pressSequentially('We are looking into it.');
       await composer(page).press('Enter');
       const reply = thread(page).getByRole('listitem', { name: /^Reply from .*We are looking into it\./ });
