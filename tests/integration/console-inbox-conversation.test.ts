@@ -157,6 +157,16 @@ describe('working a conversation in the console', () => {
         return list.find((m) => m.attachments.length > 0);
       }, 'the message with the file');
       expect(withFile).toMatchObject({ private: true, content: 'The receipt', attachments: [{ fileName: 'receipt.png', mimeType: 'image/png' }] });
+      // A reply takes one file, sent to the contact as a document with the text as its caption.
+      await page.getByRole('button', { name: 'Reply', exact: true }).click();
+      await page.locator('.composer input[type=file]').setInputFiles({ name: 'invoice.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test invoice') });
+      await page.getByRole('list', { name: 'Files to send' }).getByText('invoice.pdf').waitFor();
+      await composer(page).fill('Your invoice');
+      await composer(page).press('Enter');
+      const withDocument = thread(page).getByRole('listitem', { name: /^Reply from .*Your invoice/ });
+      await withDocument.getByRole('link', { name: /invoice\.pdf/ }).waitFor();
+      await withDocument.getByText('SENT').waitFor();
+      await sentToContact(service, hd.owner.token, hd.connectionId, CONTACT_CHAT, 'Your invoice');
       await screenshot(page, 'conversation');
 
       // Assign to the colleague, a new label, a priority: each checked through the API.
