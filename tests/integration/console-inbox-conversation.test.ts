@@ -108,6 +108,7 @@ describe('working a conversation in the console', () => {
       await composer(page).pressSequentially('/ship');
       const options = page.getByRole('listbox', { name: 'Canned responses' }).getByRole('option');
       await options.filter({ hasText: '/shipping' }).waitFor();
+      await options.nth(1).waitFor({ state: 'detached' });
       expect(await options.count()).toBe(1);
       await screenshot(page, 'canned-picker');
       await composer(page).press('Enter');
