@@ -108,6 +108,7 @@ describe('working a conversation in the console', () => {
       await composer(page).pressSequentially('/ship');
       const options = page.getByRole('listbox', { name: 'Canned responses' }).getByRole('option');
       await options.filter({ hasText: '/shipping' }).waitFor();
+      await options.nth(1).waitFor({ state: 'detached' });
       expect(await options.count()).toBe(1);
       await screenshot(page, 'canned-picker');
       await composer(page).press('Enter');
@@ -115,7 +116,7 @@ describe('working a conversation in the console', () => {
       await composer(page).press('Enter');
       const reply = thread(page).getByRole('listitem', { name: /^Reply from .*Your parcel ships today\./ });
       await reply.getByText('SENT').waitFor();
-      await waitForValue(composer(page), '', 5000);
+      // Emptied once the service took it (before it went out).
       expect(await composer(page).inputValue()).toBe('');
 
       // The contact's phone reports it delivered, then read: the status moves on the page.
@@ -157,6 +158,16 @@ describe('working a conversation in the console', () => {
         return list.find((m) => m.attachments.length > 0);
       }, 'the message with the file');
       expect(withFile).toMatchObject({ private: true, content: 'The receipt', attachments: [{ fileName: 'receipt.png', mimeType: 'image/png' }] });
+      // A reply takes one file, sent to the contact as a document with the text as its caption.
+      await page.getByRole('button', { name: 'Reply', exact: true }).click();
+      await page.locator('.composer input[type=file]').setInputFiles({ name: 'invoice.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 test invoice') });
+      await page.getByRole('list', { name: 'Files to send' }).getByText('invoice.pdf').waitFor();
+      await composer(page).fill('Your invoice');
+      await composer(page).press('Enter');
+      const withDocument = thread(page).getByRole('listitem', { name: /^Reply from .*Your invoice/ });
+      await withDocument.getByRole('link', { name: /invoice\.pdf/ }).waitFor();
+      await withDocument.getByText('SENT').waitFor();
+      await sentToContact(service, hd.owner.token, hd.connectionId, CONTACT_CHAT, 'Your invoice');
       await screenshot(page, 'conversation');
 
       // Assign to the colleague, a new label, a priority: each checked through the API.
@@ -242,6 +253,21 @@ describe('working a conversation in the console', () => {
       await page.keyboard.press('r');
       await page.getByRole('button', { name: 'Reply', exact: true, pressed: true }).waitFor();
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('composer-text');
+      // The canned list: arrow keys move, Escape closes it (the text stays), Enter takes.
+      await composer(page).pressSequentially('/');
+      const canned = page.getByRole('listbox', { name: 'Canned responses' });
+      await canned.getByRole('option', { name: /\/thanks/ }).waitFor();
+      expect(await canned.getByRole('option').count()).toBe(2);
+      await composer(page).press('ArrowDown');
+      await canned.getByRole('option', { name: /\/thanks/, selected: true }).waitFor();
+      await composer(page).press('Escape');
+      await canned.waitFor({ state: 'detached' });
+      expect(await composer(page).inputValue()).toBe('/');
+      await composer(page).pressSequentially('th');
+      await canned.getByRole('option', { name: /\/thanks/, selected: true }).waitFor();
+      await composer(page).press('Enter');
+      await waitForValue(composer(page), 'Thank you for writing.');
+      await composer(page).fill('');
       await composer(page).pressSequentially('We are looking into it.');
       await composer(page).press('Enter');
       const reply = thread(page).getByRole('listitem', { name: /^Reply from .*We are looking into it\./ });

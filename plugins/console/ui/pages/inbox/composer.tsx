@@ -180,7 +180,7 @@ export function Composer({
         <ul class="uploads" aria-label="Files to send">
           {uploads.map((u) => (
             <li>
-              📎 {u.fileName}
+              {u.fileName}
               {u.size !== null && ` (${readableSize(u.size)})`}
               <button type="button" class="btn link" aria-label={`Remove ${u.fileName}`} onClick={() => setUploads((now) => now.filter((x) => x.id !== u.id))}>
                 ✕

@@ -207,5 +207,5 @@ function closeMenu(event: Event): void {
 /** The inbox's members, and the assignee too when they are not one (a Manager from outside). */
 function withCurrent(members: Person[], people: Person[], assigneeUserId: string | null): Person[] {
   if (!assigneeUserId || members.some((m) => m.userId === assigneeUserId)) return members;
-  return [...members, people.find((p) => p.userId === assigneeUserId) ?? { userId: assigneeUserId, name: 'A former member', email: '' }];
+  return [...members, people.find((p) => p.userId === assigneeUserId) ?? { userId: assigneeUserId, name: 'A member', email: '' }];
 }

@@ -109,8 +109,8 @@ export function contactName(contact: Contact | undefined): string {
   return contact?.name || contact?.phone || contact?.email || 'Contact';
 }
 
-/** A member's name by id, or a neutral word for someone no longer listed. */
+/** A member's name by id, or a neutral word for someone not listed (gone, or not read yet). */
 export function personName(people: Person[] | undefined, userId: string | null): string {
   if (!userId) return 'Nobody';
-  return people?.find((p) => p.userId === userId)?.name ?? 'A former member';
+  return people?.find((p) => p.userId === userId)?.name ?? 'A member';
 }

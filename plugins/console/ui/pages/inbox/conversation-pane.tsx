@@ -36,19 +36,33 @@ export function ConversationPane({ conversationId }: { conversationId: string })
   const readUpTo = useReadSignal(conversationId);
   const [deleted, setDeleted] = useState(false);
 
-  // Read: once the messages are on screen, and again whenever the contact writes meanwhile.
+  // Read: once the messages are on screen, and again whenever the contact writes meanwhile,
+  // while the tab is in view (a message landing in a hidden tab is read when it comes back).
   const markRead = () => {
+    if (document.visibilityState !== 'visible') return;
+    // Refused on the FREE plan (a write): the page reads the same either way.
     void post(`${base}/read`).catch(() => undefined);
     const last = messages.list?.[messages.list.length - 1];
     if (last) readUpTo(last.id);
   };
+  const latestMarkRead = useRef(markRead);
+  latestMarkRead.current = markRead;
   const newestIncoming = messages.list?.filter((m) => m.direction === 'incoming').at(-1)?.id;
   useEffect(() => {
     if (messages.list) markRead();
   }, [Boolean(messages.list), newestIncoming]);
+  useEffect(() => {
+    const shown = () => latestMarkRead.current();
+    document.addEventListener('visibilitychange', shown);
+    return () => document.removeEventListener('visibilitychange', shown);
+  }, []);
+  const [announcement, setAnnouncement] = useState('');
 
   const typists = useConversationLive(conversationId, {
-    messageCreated: messages.add,
+    messageCreated: (message) => {
+      messages.add(message);
+      if (message.direction === 'incoming') setAnnouncement(`${contactName(contact.data)} wrote: ${message.content}`);
+    },
     messageChanged: messages.change,
     messageDeleted: messages.remove,
     conversationChanged: (event) => (event.type === 'helpdesk.conversation.deleted' ? setDeleted(true) : void conversation.reload()),
@@ -129,7 +143,10 @@ export function ConversationPane({ conversationId }: { conversationId: string })
           ) : (
             <MessageList messages={messages.list} people={people.data} contactName={name} olderPending={messages.olderPending} onOlder={messages.hasOlder ? messages.older : undefined} />
           )}
-          <p class="typing" aria-live="polite">
+          <p class="sr-only" aria-live="polite">
+          {announcement}
+        </p>
+        <p class="typing" aria-live="polite">
             {typing.length === 1 ? `${typing[0]} is typing…` : typing.length > 1 ? `${typing.join(', ')} are typing…` : ''}
           </p>
           {mayWork && c && (
@@ -164,6 +181,8 @@ function useShortcuts(keys: Record<string, () => void>): void {
       if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
       const target = event.target as HTMLElement | null;
       if (target?.closest('input, textarea, select, [contenteditable="true"]')) return;
+      // A dialog on top (the keys' help, say) has the keyboard, not the conversation behind it.
+      if (document.querySelector('dialog[open]')) return;
       const run = latest.current[event.key];
       if (!run) return;
       event.preventDefault();

@@ -111,8 +111,8 @@ function AttachmentItem({ attachment: a }: { attachment: Attachment }) {
   }
   return (
     <li>
-      <a href={a.downloadUrl} download={a.fileName}>
-        📎 {a.fileName}
+      <a class="file-link" href={a.downloadUrl} download={a.fileName}>
+        {a.fileName}
         {size}
       </a>
     </li>
