@@ -151,9 +151,13 @@ describe('two agents run a conversation together in the browser', () => {
       await notHolder.page.getByLabel('Search conversations').fill('');
       await showsExactly(notHolder.page, ['Rita Campos', 'Sara Nunes']);
 
-      // The other agent is taken out of the inbox: both conversations leave their screen at once.
+      // The other agent, with a conversation open, is taken out of the inbox: both conversations
+      // leave their list and the open one says it is out of reach, at once.
+      await row(notHolder.page, 'Sara Nunes').locator('a').click();
+      await thread(notHolder.page).getByText('Do you ship to Porto?').waitFor();
       await setInboxMembers(service, setup.owner.token, setup.inboxId, [holder.userId]);
       await showsExactly(notHolder.page, []);
+      await notHolder.page.getByText('This conversation is no longer in your inboxes.').waitFor();
       await screenshot(notHolder.page, 'removed-from-inbox');
     } finally {
       await firstWindow.close();

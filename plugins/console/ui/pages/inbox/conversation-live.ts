@@ -58,6 +58,8 @@ export function useConversationLive(conversationId: string, listener: Conversati
       'typing:stop': (p) => mine(p) && setTyping(({ [p.userId]: _, ...rest }) => rest),
     };
     for (const type of CONVERSATION_EVENTS) handlers[type] = (p) => mine(p) && latest.current.conversationChanged(p);
+    // The member's inboxes changed: this conversation may be out of their reach now (read: 404).
+    handlers['access.update'] = () => latest.current.conversationChanged({ type: 'access.update' });
     for (const [event, handler] of Object.entries(handlers)) socket.on(event, handler);
     if (socket.connected) subscribe();
     return () => {

@@ -7,7 +7,7 @@
 import './conversation.css';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { can } from '../../../../../core/identity/roles.ts';
-import { get, itemsOf, post } from '../../api.ts';
+import { ApiError, get, itemsOf, post } from '../../api.ts';
 import { ErrorNote, Loading, Notice, StatusBadge, When } from '../../components.tsx';
 import { useAction, useLoad } from '../../data.ts';
 import { useSession } from '../../session.ts';
@@ -94,10 +94,18 @@ export function ConversationPane({ conversationId }: { conversationId: string })
   const name = contactName(contact.data);
   const typing = typists.filter((id) => id !== user.userId).map((id) => personName(people.data, id));
 
-  if (deleted || (conversation.error && !c)) {
+  // Read again after a change of inboxes (or anything) and now 404: out of this member's reach.
+  const gone = conversation.error instanceof ApiError && conversation.error.status === 404 && c !== undefined;
+  if (deleted || gone || (conversation.error && !c)) {
     return (
       <section class="conversation" aria-label="Conversation">
-        {deleted ? <Notice>This conversation was deleted.</Notice> : <ErrorNote error={conversation.error} prefix="The conversation could not be read." />}
+        {deleted ? (
+          <Notice>This conversation was deleted.</Notice>
+        ) : gone ? (
+          <Notice>This conversation is no longer in your inboxes.</Notice>
+        ) : (
+          <ErrorNote error={conversation.error} prefix="The conversation could not be read." />
+        )}
       </section>
     );
   }
