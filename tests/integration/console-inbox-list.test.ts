@@ -204,6 +204,23 @@ describe('the inbox list', () => {
       expect((await api('GET', '/v3/helpdesk/notifications/unread-count', undefined, setup.agent.token)).body.count).toBe(before);
     });
   });
+
+  test('Load more: 25 rows a page, the next page after them, none repeated', async () => {
+    for (let i = 10; i < 34; i++) {
+      expect((await injectContactMessage(service, setup.owner.token, setup.back.connectionId, { from: `55119600000${i}`, text: `Message ${i}`, pushName: `Contact ${i}` })).status).toBe(201);
+    }
+    await eventually(async () => ((await api('GET', '/v3/helpdesk/conversations/counts')).body.views.all.open === 27 ? true : undefined), '27 open conversations');
+    await browser.withPage(async (page) => {
+      await signInToConsole(page, service, OWNER_EMAIL, undefined, '/inbox?view=all');
+      await eventually(async () => ((await rows(page).count()) === 25 ? true : undefined), '25 rows');
+      await page.getByRole('button', { name: 'Load more' }).click();
+      await eventually(async () => ((await rows(page).count()) === 27 ? true : undefined), '27 rows');
+      await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached' });
+      const ids = await rows(page).evaluateAll((els) => els.map((e) => e.getAttribute('data-conversation-id')));
+      expect(new Set(ids).size).toBe(27);
+      await row(page, 'Ana Souza').waitFor();
+    });
+  });
 });
 
 describe('without the helpdesk', () => {
