@@ -119,6 +119,8 @@ describe('two agents run a conversation together in the browser', () => {
       await composer(other.page).press('Enter');
       await thread(assignee.page).getByRole('listitem', { name: /^Private note from/ }).locator(`.mention[data-user-id="${assignee.userId}"]`).waitFor();
       await assignee.page.getByRole('button', { name: new RegExp(`^Notifications, ${unreadBefore + 1} unread`) }).waitFor();
+      // The list's preview reads the mention as a name, not as its markup.
+      await row(other.page, 'Rita Campos').getByText(`Note: Could you check the courier, @${assignee.name}`).waitFor();
       await screenshot(other.page, 'other-note');
 
       // The assignee resolves; it leaves both agents' open lists.

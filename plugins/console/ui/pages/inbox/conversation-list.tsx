@@ -6,6 +6,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { Button, EmptyState, ErrorNote, Loading } from '../../components.tsx';
 import type { ConversationRows } from './conversation-rows.ts';
+import { noteParts } from './mention-text.ts';
 import { contactName, inboxHref, shortTime, type ListedConversation, type ListState } from './inbox-model.ts';
 
 export function ConversationList({
@@ -77,8 +78,8 @@ function ConversationRow({ row, state, selected, assignee, inbox }: { row: Liste
         <span class="row-preview">
           {last ? (
             <>
-              {last.private ? <em>Note: </em> : last.direction === 'outgoing' ? <em>You: </em> : null}
-              {last.content || <em>(attachment)</em>}
+              {last.private ? <em>Note: </em> : last.direction === 'outgoing' ? <em>Reply: </em> : null}
+              {previewText(last.content) || <em>(attachment)</em>}
             </>
           ) : (
             <em>No messages yet</em>
@@ -97,4 +98,11 @@ function ConversationRow({ row, state, selected, assignee, inbox }: { row: Liste
       </a>
     </li>
   );
+}
+
+/** A message as one line: mentions read as `@Name`, not as their markup. */
+function previewText(content: string): string {
+  return noteParts(content)
+    .map((part) => ('mention' in part ? `@${part.mention}` : part.text))
+    .join('');
 }
