@@ -70,9 +70,11 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
       return pageOfRows(query, request, (q) => q.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc'), toConversation);
     },
     async update(c) {
+      // A resolved conversation waits for nobody (whatever resolves it: a person, a macro, MCP);
+      // reopened, it waits again only once the contact writes (keepListColumns).
       await db
         .updateTable('helpdesk_conversations')
-        .set(changingColumns(c))
+        .set({ ...changingColumns(c), ...(c.status === 'RESOLVED' ? { waiting_since: null } : {}) })
         .where('id', '=', c.id)
         .execute();
     },
