@@ -57,6 +57,7 @@ export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
   { method: 'PATCH', path: '/v3/helpdesk/contacts/:id', scopes: ['contacts:write', 'helpdesk:write'] },
 
   { method: 'GET', path: '/v3/helpdesk/conversations', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/conversations', scopes: ['helpdesk:write'] },
   { method: 'GET', path: '/v3/helpdesk/conversations/counts', scopes: ['helpdesk:read'] },
   { method: 'GET', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:read'] },
   { method: 'PATCH', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:write'] },

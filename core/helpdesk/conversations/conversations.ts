@@ -89,7 +89,7 @@ export interface ConversationDeps {
 export const conversationNotFound = () => notFound('Conversation not found');
 
 /** Who may be assigned a conversation of an inbox: a member of the inbox, or anyone who sees every inbox. */
-async function assignable(stores: ConversationStores, workspaceId: string, inboxId: string, userId: string): Promise<boolean> {
+export async function assignable(stores: ConversationStores, workspaceId: string, inboxId: string, userId: string): Promise<boolean> {
   const standing = await stores.assigneeStanding(workspaceId, inboxId, userId);
   return standing !== undefined && (standing.inboxMember || seesEveryInbox({ userId, workspaceId, roles: standing.roles }));
 }
