@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { useGraphSimulator } from '../support/graph-simulator.ts';
+import { teachTemplates, type TemplateSimulator } from '../support/graph-simulator-templates.ts';
+import { utilityTemplate } from '../support/template-definitions.ts';
 import { officialConnection } from '../support/official-connection.ts';
 import { useTestService } from '../support/service.ts';
-import { connectionInbox, conversationOfContact, eventually, helpdeskEvents, sentToContact, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
+import { connectionInbox, conversationOfContact, eventually, helpdeskEvents, messageWhen, sentToContact, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -13,6 +15,10 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
  */
 
 const sim = useGraphSimulator();
+let platform: TemplateSimulator;
+beforeAll(() => {
+  platform = teachTemplates(sim);
+});
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const hd = useHelpdeskWorkspace(service, { connection: 'outbound line', inbox: 'Outbound', manualAssignment: true });
 const { owner, agent } = hd;
@@ -23,6 +29,12 @@ beforeAll(async () => {
   const inboxId = await connectionInbox(service, owner.token, 'Official', connectionId);
   await withoutAutoAssignment(service, owner.token, inboxId);
   official = { connectionId, callbackUrl, inboxId };
+  // Templates of the business account, approved (the simulator refuses a template it does not know).
+  for (const [name, body] of [['order_update', 'Your order {{1}} was updated'], ['reengage', 'Are you still there, {{1}}?']]) {
+    const created = await service.call('POST', `/v3/connections/${connectionId}/templates`, { apikey: owner.token, body: utilityTemplate(name!, body!) });
+    expect(created.status).toBe(201);
+    await platform.approve(created.body.externalId);
+  }
 }, HOOK_TIMEOUT);
 
 const start = (body: Record<string, unknown>, apikey = owner.token) => service.call('POST', '/v3/helpdesk/conversations', { apikey, body });
@@ -122,7 +134,8 @@ describe('on an official connection (Graph API simulator): the 24-hour window', 
     const res = await start({ inboxId: official.inboxId, phone, template });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ created: true, status: 'OPEN', sendWindow: { open: false, closesAt: null } });
-    expect(res.body.message).toMatchObject({ status: 'PENDING', content: '[order_update (en_US)] 42' });
+    // Shown as the template's body with its values filled in.
+    expect(res.body.message).toMatchObject({ status: 'PENDING', content: 'Your order 42 was updated' });
     const out = await eventually(async () => sim.sent.find((m) => m.body.to === phone && m.body.type === 'template'), 'the template on the simulator');
     expect(out.body.template).toMatchObject({ name: 'order_update', language: { code: 'en_US' } });
   });
@@ -150,10 +163,20 @@ describe('on an official connection (Graph API simulator): the 24-hour window', 
     const late = await service.call('POST', `/v3/helpdesk/conversations/${conversation.id}/messages`, { apikey: owner.token, body: { content: 'too late' } });
     expectStandardError(late, 422, 'Unprocessable Entity');
     // A template still goes out as a reply.
-    const reply = await service.call('POST', `/v3/helpdesk/conversations/${conversation.id}/messages`, { apikey: owner.token, body: { template: { name: 'reengage', language: 'en_US' } } });
+    const reply = await service.call('POST', `/v3/helpdesk/conversations/${conversation.id}/messages`, { apikey: owner.token, body: { template: { name: 'reengage', language: 'en_US', components: [{ type: 'body', parameters: [{ type: 'text', text: 'Dana' }] }] } } });
     expect(reply.status).toBe(201);
+    expect(reply.body.content).toBe('Are you still there, Dana?');
     // The list's rows stay cheap: no window there.
     const list = (await service.call('GET', `/v3/helpdesk/conversations?inboxId=${official.inboxId}`, { apikey: owner.token })).body.data as any[];
     expect(list.find((c) => c.id === conversation.id)).not.toHaveProperty('sendWindow');
+  });
+
+  test('a template the workspace does not know is shown by its name and values; the network refuses it and the reply ends FAILED', async () => {
+    const template = { name: 'ghost_note', language: 'en_US', components: [{ type: 'body', parameters: [{ type: 'text', text: '77' }] }] };
+    const res = await start({ inboxId: official.inboxId, phone: '447700955502', template });
+    expect(res.status).toBe(201);
+    expect(res.body.message.content).toBe('[ghost_note (en_US)] 77');
+    const failed = await messageWhen(service, owner.token, res.body.id, res.body.message.id, (m) => m.status === 'FAILED', { what: 'the reply to fail' });
+    expect(failed.externalError).toMatch(/132001/);
   });
 });

@@ -67,7 +67,9 @@ export async function listHelpdeskMessages(
  * `POST …/messages`: a private note is stored only; a reply is answered at once with `PENDING`
  * and goes out through `acceptSend` on the inbox's connection (credits, queue, send window),
  * or, on an API inbox, to its `webhookUrl` (api-channel/outbound.ts), in the caller's
- * transaction. Refused with 422 while `aiAgentEnabled` (spec 2.11).
+ * transaction. Refused with 422 while `aiAgentEnabled` (spec 2.11). A `template` instead of
+ * content goes out as a template message (what an official connection sends while the 24-hour
+ * window is closed) and is shown as its text.
  */
 export async function sendHelpdeskMessage(
   stores: HelpdeskMessageStores,
