@@ -42,6 +42,8 @@ describe('helpdesk MCP tools', () => {
     const read = await call(client, 'read_conversation', { conversationId: conversation.id });
     expect(read.isError).toBeFalsy();
     expect((read.structuredContent as any).messages.map((m: any) => m.content)).toEqual(['where is my order?']);
+    // A sandbox line keeps no send window.
+    expect((read.structuredContent as any).conversation.sendWindow).toBeNull();
 
     const reply = await call(client, 'reply_to_conversation', { conversationId: conversation.id, content: 'It ships today.' });
     expect(reply.isError).toBeFalsy();

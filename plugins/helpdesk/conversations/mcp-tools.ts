@@ -11,7 +11,9 @@ import { conversationListStores } from './list-store.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
 import { helpdeskMessageStores } from './store.ts';
-import { present, presentMessage } from './views.ts';
+import { present, presentMessage, presentWithWindow } from './views.ts';
+import { conversationSendWindow } from '../../../core/helpdesk/conversations/conversation-window.ts';
+import { conversationWindowStores } from './chat-windows.ts';
 
 /**
  * The helpdesk through MCP: an assistant lists and reads conversations (`helpdesk:read`) and
@@ -82,7 +84,7 @@ export const readConversationTool = defineTool({
   name: 'read_conversation',
   title: 'Read a conversation',
   description:
-    'One conversation and its latest messages, oldest first: incoming (from the contact), outgoing (replies, with delivery status; private notes are marked private) and activity lines. ' +
+    'One conversation (with sendWindow: null, or on an official connection { open, closesAt }; while it is closed a text reply is refused) and its latest messages, oldest first: incoming (from the contact), outgoing (replies, with delivery status; private notes are marked private) and activity lines. ' +
     'For older messages pass nextCursor back as `cursor`.',
   scopes: ['helpdesk:read'],
   input: t.Object({
@@ -96,7 +98,11 @@ export const readConversationTool = defineTool({
     const conversation = await getConversation(stores, actor, conversationId);
     const messages = await listHelpdeskMessages(stores, actor, conversationId, { limit: String(limit), cursor });
     return {
-      structured: { conversation: present(conversation), messages: messages.map(presentMessage), nextCursor: messages.length === limit ? messages[0]!.id : null },
+      structured: {
+        conversation: presentWithWindow(conversation, await conversationSendWindow(ctx.storage.read(conversationWindowStores), conversation, ctx.clock.now())),
+        messages: messages.map(presentMessage),
+        nextCursor: messages.length === limit ? messages[0]!.id : null,
+      },
       summary: `Conversation #${conversation.displayId} (${conversation.status}), ${messages.length} message(s).`,
     };
   },
