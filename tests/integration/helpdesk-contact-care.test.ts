@@ -91,6 +91,38 @@ describe('merge', () => {
   });
 });
 
+describe('merge on an API inbox', () => {
+  test("the other contact's identity in an API inbox moves with its conversation, unless the kept contact has its own there", async () => {
+    const inbox = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'App', channelType: 'API' } });
+    expect(inbox.status).toBe(201);
+    const push = async (sourceId: string, email: string, identifier: string) => {
+      const res = await service.call('POST', `/webhooks/helpdesk/${inbox.body.id}`, {
+        body: { sourceId, content: 'hello from the app', sender: { name: identifier, email, identifier } },
+        headers: { 'x-helpdesk-token': inbox.body.inboundWebhookSecret },
+      });
+      expect(res.status).toBe(201);
+      return res.body as { contactId: string; conversationId: string };
+    };
+    const other = await push('m-1', 'other@app.example', 'user-other');
+    const kept = await push('m-2', 'kept@app.example', 'user-kept');
+    const third = await push('m-3', 'third@app.example', 'user-third');
+    const identities = () =>
+      service.runtime.ctx.db.selectFrom('helpdesk_api_contacts' as any).select(['contact_id', 'identifier'] as any).where('inbox_id', '=', inbox.body.id).orderBy('identifier' as any).execute() as Promise<any[]>;
+
+    // The kept contact has its own identity here: it keeps it, the other's goes.
+    expect((await call('POST', `/${kept.contactId}/merge`, { mergeContactId: other.contactId })).status).toBe(201);
+    expect(await identities()).toEqual([
+      { contact_id: kept.contactId, identifier: 'user-kept' },
+      { contact_id: third.contactId, identifier: 'user-third' },
+    ]);
+    // A contact without one there takes the other's.
+    const plain = await create({ name: 'No app identity', email: 'plain@example.com' });
+    expect((await call('POST', `/${plain.id}/merge`, { mergeContactId: third.contactId })).status).toBe(201);
+    expect((await identities()).find((r) => r.identifier === 'user-third')).toEqual({ contact_id: plain.id, identifier: 'user-third' });
+    expect((await service.call('GET', `/v3/helpdesk/conversations/${third.conversationId}`, { apikey: owner.token })).body.contactId).toBe(plain.id);
+  });
+});
+
 describe('import', () => {
   test('upsert by phone then email; other columns are attributes; bad rows are skipped with their line, never failing the file', async () => {
     await create({ name: 'Existing by phone', phone: '+5511933330010', customAttributes: { source: 'manual' } });
