@@ -84,6 +84,20 @@ describe('on an unofficial connection (sandbox)', () => {
     expect(await contactsWith('5511955550004')).toHaveLength(0);
   });
 
+  test('with a file (workspace media by mediaId): it goes out as a media message, the text as its caption', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 1, 2, 3, 250, 251, 252]);
+    const media = await fetch(`${service.url}/v3/connections/${hd.connectionId}/media`, {
+      method: 'POST',
+      headers: { apikey: owner.token, 'content-type': 'image/png', 'x-file-name': 'label.png' },
+      body: png,
+    }).then((r) => r.json() as Promise<any>);
+    const res = await start({ inboxId: hd.inboxId, phone: '5511955550008', content: 'Your label', attachments: [{ mediaId: media.mediaId }] });
+    expect(res.status).toBe(201);
+    expect(res.body.message.attachments).toEqual([expect.objectContaining({ fileName: 'label.png', mimeType: 'image/png' })]);
+    const sent = await sentToContact(service, owner.token, hd.connectionId, '5511955550008', 'Your label');
+    expect(sent.kind).toBe('image');
+  });
+
   test('bad input is 400 with the rule broken; nothing is created', async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ phone: '5511955550005', contactId: '00000000-0000-4000-8000-000000000000', content: 'x' }, /exactly one of contactId, phone/],
