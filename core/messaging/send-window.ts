@@ -32,6 +32,11 @@ export function windowState(window: SendWindow, now: Date): SendWindowState {
   return state;
 }
 
+/** When the window closes (or closed): 24 hours after the contact's last message; null if the contact never wrote. */
+export function windowClosesAt(window: SendWindow): Date | null {
+  return window.lastContactMessageAt ? new Date(window.lastContactMessageAt.getTime() + WINDOW_MS) : null;
+}
+
 /** A contact's message (re)opens the window; older messages arriving late never move it back. */
 export function recordContactMessage(window: SendWindow, at: Date): SendWindow {
   if (window.lastContactMessageAt && window.lastContactMessageAt.getTime() >= at.getTime()) return window;

@@ -17,6 +17,7 @@ import { apiChannelRoutes } from './api-channel/routes.ts';
 import { apiChannelJobs } from './api-channel/jobs.ts';
 import { conversationRoutes } from './conversations/routes.ts';
 import { HELPDESK_SUBSCRIBERS } from './conversations/subscribers.ts';
+import { contactNoteRoutes } from './contacts/note-routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { inboxRoutes } from './inboxes/routes.ts';
 import * as helpdesk0006 from './migrations/0006_teams.ts';
@@ -28,6 +29,7 @@ import { attachmentRoutes } from './attachments/routes.ts';
 import * as helpdesk0008 from './migrations/0008_inbox_sync.ts';
 import * as helpdesk0009 from './migrations/0009_agent_bot_assignee.ts';
 import * as helpdesk0016 from './migrations/0016_inbox_queries.ts';
+import * as helpdesk0017 from './migrations/0017_contact_notes.ts';
 import { AUTOMATION_FEATURES } from './automation.ts';
 import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
@@ -55,8 +57,15 @@ export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
   { method: 'GET', path: '/v3/helpdesk/contacts/:id', scopes: ['contacts:read', 'helpdesk:read'] },
   { method: 'POST', path: '/v3/helpdesk/contacts', scopes: ['contacts:write', 'helpdesk:write'] },
   { method: 'PATCH', path: '/v3/helpdesk/contacts/:id', scopes: ['contacts:write', 'helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/contacts/:id', scopes: ['contacts:write', 'helpdesk:write'] },
+  { method: 'POST', path: '/v3/helpdesk/contacts/:id/merge', scopes: ['contacts:write', 'helpdesk:write'] },
+  { method: 'POST', path: '/v3/helpdesk/contacts/import', scopes: ['contacts:write', 'helpdesk:write'] },
+  { method: 'GET', path: '/v3/helpdesk/contacts/:id/notes', scopes: ['contacts:read', 'helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/contacts/:id/notes', scopes: ['contacts:write', 'helpdesk:write'] },
+  { method: 'DELETE', path: '/v3/helpdesk/contacts/:id/notes/:noteId', scopes: ['contacts:write', 'helpdesk:write'] },
 
   { method: 'GET', path: '/v3/helpdesk/conversations', scopes: ['helpdesk:read'] },
+  { method: 'POST', path: '/v3/helpdesk/conversations', scopes: ['helpdesk:write'] },
   { method: 'GET', path: '/v3/helpdesk/conversations/counts', scopes: ['helpdesk:read'] },
   { method: 'GET', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:read'] },
   { method: 'PATCH', path: '/v3/helpdesk/conversations/:id', scopes: ['helpdesk:write'] },
@@ -101,11 +110,13 @@ export const helpdeskPlugin: Plugin = {
     '0009_agent_bot_assignee': helpdesk0009,
     ...Object.assign({}, ...AUTOMATION_FEATURES.map((f) => f.migrations ?? {})),
     '0016_inbox_queries': helpdesk0016,
+    '0017_contact_notes': helpdesk0017,
   },
   routes: (ctx) =>
     new Elysia({ name: 'plugins.helpdesk' })
       .use(inboxRoutes(ctx))
       .use(contactRoutes(ctx))
+      .use(contactNoteRoutes(ctx))
       .use(conversationRoutes(ctx))
       .use(apiChannelRoutes(ctx))
       .use(teamRoutes(ctx))

@@ -36,6 +36,16 @@ export interface HelpdeskContactsTable {
   search_document: GeneratedAlways<string>;
 }
 
+/** migrations/0017_contact_notes.ts */
+export interface HelpdeskContactNotesTable {
+  id: string;
+  workspace_id: string;
+  contact_id: string;
+  content: string;
+  author_user_id: string | null;
+  created_at: Date;
+}
+
 export interface HelpdeskWebhooksTable {
   id: string;
   workspace_id: string;
@@ -408,6 +418,7 @@ export interface HelpdeskTables {
   helpdesk_inboxes: HelpdeskInboxesTable;
   helpdesk_inbox_members: HelpdeskInboxMembersTable;
   helpdesk_contacts: HelpdeskContactsTable;
+  helpdesk_contact_notes: HelpdeskContactNotesTable;
   helpdesk_display_counters: HelpdeskDisplayCountersTable;
   helpdesk_conversations: HelpdeskConversationsTable;
   helpdesk_messages: HelpdeskMessagesTable;

@@ -42,6 +42,8 @@ describe('helpdesk MCP tools', () => {
     const read = await call(client, 'read_conversation', { conversationId: conversation.id });
     expect(read.isError).toBeFalsy();
     expect((read.structuredContent as any).messages.map((m: any) => m.content)).toEqual(['where is my order?']);
+    // A sandbox line keeps no send window.
+    expect((read.structuredContent as any).conversation.sendWindow).toBeNull();
 
     const reply = await call(client, 'reply_to_conversation', { conversationId: conversation.id, content: 'It ships today.' });
     expect(reply.isError).toBeFalsy();
@@ -70,4 +72,53 @@ describe('helpdesk MCP tools', () => {
     expect(refused.isError).toBe(true);
     expect(JSON.stringify(refused.content)).toContain('snoozedUntil');
   });
+});
+
+describe('list_conversations takes the inbox list’s parameters (view, s, labels, priority, sort, cursor/limit)', () => {
+  test('the same filters, search, sorts and keyset pages as GET /v3/helpdesk/conversations; an unknown label is a tool error', async () => {
+    const phones = ['5511944449001', '5511944449002', '5511944449003'];
+    const names = ['Quokka Alpha', 'Quokka Bravo', 'Quokka Charlie'];
+    for (const [i, from] of phones.entries()) {
+      expect((await injectContactMessage(service, owner.token, hd.connectionId, { from, text: 'zanzibar parcel', pushName: names[i] })).status).toBe(201);
+    }
+    const client = await clientFor(owner.token);
+    const list = async (args: Record<string, unknown>) => {
+      const result = await call(client, 'list_conversations', args);
+      expect(result.isError).toBeFalsy();
+      return result.structuredContent as any;
+    };
+    const found = await eventually(async () => {
+      const page = await list({ s: 'zanzibar', sort: 'created', limit: 10 });
+      return page.conversations.length === 3 ? page.conversations : undefined;
+    }, 'the three conversations');
+    // The worker may open them in any order: each is told by its contact.
+    const [bravo] = (await list({ s: 'quokka bravo' })).conversations;
+    expect((await list({ s: 'quokka bravo' })).conversations).toHaveLength(1);
+    expect((await service.call('GET', `/v3/helpdesk/contacts/${bravo.contactId}`, { apikey: owner.token })).body.name).toBe('Quokka Bravo');
+    const urgent = found.find((c: any) => c.id !== bravo.id);
+    const rest = (path: string, body: unknown) => service.call(path.endsWith('labels') ? 'POST' : 'PATCH', path, { apikey: owner.token, body });
+    expect((await rest(`/v3/helpdesk/conversations/${bravo.id}/labels`, { labels: ['Wombat'] })).status).toBe(201);
+    expect((await rest(`/v3/helpdesk/conversations/${urgent.id}`, { priority: 'URGENT', assigneeUserId: owner.userId })).status).toBe(200);
+
+    expect((await list({ s: 'zanzibar', labels: ['wombat'] })).conversations.map((c: any) => c.id)).toEqual([bravo.id]);
+    expect((await list({ s: 'zanzibar', priority: ['URGENT', 'HIGH'] })).conversations.map((c: any) => c.id)).toEqual([urgent.id]);
+    expect((await list({ s: 'zanzibar', view: 'mine' })).conversations.map((c: any) => c.id)).toEqual([urgent.id]);
+    expect((await list({ s: 'zanzibar', sort: 'priority' })).conversations[0].id).toBe(urgent.id);
+
+    // Keyset pages, one at a time: every conversation once, in order, then no cursor.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await list({ s: 'zanzibar', sort: 'created', limit: 1, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.conversations.map((c: any) => c.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual(found.map((c: any) => c.id));
+
+    const unknown = await call(client, 'list_conversations', { labels: ['no-such-label'] });
+    expect(unknown.isError).toBe(true);
+    expect(JSON.stringify(unknown.content)).toContain('unknown labels');
+    const badSort = await call(client, 'list_conversations', { sort: 'sideways' });
+    expect(badSort.isError).toBe(true);
+  }, 40_000);
 });

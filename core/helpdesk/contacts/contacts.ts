@@ -29,6 +29,10 @@ export interface ContactStore {
   /** Throws `duplicatePhone()` like insert. */
   update(contact: Contact): Promise<void>;
   findByPhone(workspaceId: string, phone: string): Promise<Contact | undefined>;
+  /** The workspace's oldest contact with this (lower-case) e-mail; e-mails are not unique. */
+  findByEmail(workspaceId: string, email: string): Promise<Contact | undefined>;
+  /** Deletes the contact; its conversations (with their messages), notes and API identities go with it. */
+  delete(id: string): Promise<void>;
 }
 
 export interface ContactStores {
@@ -49,7 +53,7 @@ export interface ContactInput {
 }
 
 export const duplicatePhone = () => conflict('Another contact of this workspace has this phone number');
-const contactNotFound = () => notFound('Contact not found');
+export const contactNotFound = () => notFound('Contact not found');
 
 /** Reads: every member (helpdesk.work read). Writes: helpdesk.work and the PRO plan. */
 const contactReads = workspaceReads<Contact>('helpdesk.work', contactNotFound);
@@ -119,14 +123,14 @@ export function normalizeContactPhone(phone: string): string {
   }
 }
 
-function cleanName(name: string | null | undefined, problems: string[]): string | null {
+export function cleanName(name: string | null | undefined, problems: string[]): string | null {
   if (name == null) return null;
   const trimmed = name.trim();
   if (trimmed.length > 200) problems.push('body.name must be at most 200 characters');
   return trimmed || null;
 }
 
-function cleanPhone(phone: string | null | undefined, problems: string[]): string | null {
+export function cleanPhone(phone: string | null | undefined, problems: string[]): string | null {
   if (phone == null || phone.trim() === '') return null;
   try {
     return normalizeContactPhone(phone);
@@ -137,7 +141,7 @@ function cleanPhone(phone: string | null | undefined, problems: string[]): strin
   }
 }
 
-function cleanEmail(email: string | null | undefined, problems: string[]): string | null {
+export function cleanEmail(email: string | null | undefined, problems: string[]): string | null {
   if (email == null || email.trim() === '') return null;
   const trimmed = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(trimmed) || trimmed.length > 254) problems.push('body.email must be an email address');

@@ -1,7 +1,6 @@
 import type { Actor } from '../../identity/identity.ts';
 import { authorize, type Role } from '../../identity/roles.ts';
 import { badRequest, notFound } from '../../shared/errors.ts';
-import type { Page, PageRequest } from '../../shared/pagination.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
 import { applyConversationEvent, conversationActivityText, CONVERSATION_STATUSES, type ConversationEvent, type ConversationStatus } from './conversation-status.ts';
 import type { Contact, ContactStore } from '../contacts/contacts.ts';
@@ -30,18 +29,9 @@ export { HELPDESK_MESSAGE_DIRECTIONS, PRIORITIES, type Conversation, type Helpde
 import { contactCase, type ContactCases } from './contact-case.ts';
 import { PRIORITIES, type Conversation, type HelpdeskMessage, type Priority } from './conversation.ts';
 
-export interface ConversationFilters {
-  status?: ConversationStatus;
-  inboxId?: string;
-  assigneeUserId?: string;
-  teamId?: string;
-}
-
 /** `insert` and `latestUnresolved` as contact-case.ts describes them. */
 export interface ConversationStore extends ContactCases {
   get(workspaceId: string, id: string): Promise<Conversation | undefined>;
-  /** `onlyFor`: conversations of the inboxes this user is a member of (an Agent's view). */
-  list(workspaceId: string, request: PageRequest, filters: ConversationFilters, onlyFor?: string): Promise<Page<Conversation>>;
   update(conversation: Conversation): Promise<void>;
   /** Deletes the conversation with its messages and their attachments. */
   delete(id: string): Promise<void>;
@@ -89,18 +79,12 @@ export interface ConversationDeps {
 export const conversationNotFound = () => notFound('Conversation not found');
 
 /** Who may be assigned a conversation of an inbox: a member of the inbox, or anyone who sees every inbox. */
-async function assignable(stores: ConversationStores, workspaceId: string, inboxId: string, userId: string): Promise<boolean> {
+export async function assignable(stores: ConversationStores, workspaceId: string, inboxId: string, userId: string): Promise<boolean> {
   const standing = await stores.assigneeStanding(workspaceId, inboxId, userId);
   return standing !== undefined && (standing.inboxMember || seesEveryInbox({ userId, workspaceId, roles: standing.roles }));
 }
 
-/** Reads: every member, Agents only in their inboxes (others are 404, never 403). */
-export async function listConversations(stores: ConversationStores, actor: Actor, request: PageRequest, filters: ConversationFilters): Promise<Page<Conversation>> {
-  authorize(actor.roles, 'helpdesk.work', 'read');
-  if (filters.status !== undefined && !CONVERSATION_STATUSES.includes(filters.status)) throw badRequest([`status must be one of ${CONVERSATION_STATUSES.join(', ')}`]);
-  return stores.conversations.list(actor.workspaceId, request, filters, seesEveryInbox(actor) ? undefined : actor.userId);
-}
-
+/** Reads: every member, Agents only in their inboxes (others are 404, never 403). The list is inbox-list.ts. */
 export async function getConversation(stores: ConversationStores, actor: Actor, id: string): Promise<Conversation> {
   authorize(actor.roles, 'helpdesk.work', 'read');
   const conversation = await stores.conversations.get(actor.workspaceId, id);

@@ -10,6 +10,8 @@ import { withAttachments } from './message-attachments.ts';
 import type { OutgoingContent } from '../../messaging/outgoing.ts';
 import type { ApiChannelPorts } from '../api-channel/inbound.ts';
 import { prepareApiReply, queueApiReply, type ApiReply } from '../api-channel/outbound.ts';
+import { fillVariables, parametersOf } from '../../templates/template-text.ts';
+import { isObject } from '../../templates/template-json.ts';
 
 export const DEFAULT_MESSAGE_LIMIT = 20;
 export const MAX_MESSAGE_LIMIT = 100;
@@ -65,7 +67,9 @@ export async function listHelpdeskMessages(
  * `POST …/messages`: a private note is stored only; a reply is answered at once with `PENDING`
  * and goes out through `acceptSend` on the inbox's connection (credits, queue, send window),
  * or, on an API inbox, to its `webhookUrl` (api-channel/outbound.ts), in the caller's
- * transaction. Refused with 422 while `aiAgentEnabled` (spec 2.11).
+ * transaction. Refused with 422 while `aiAgentEnabled` (spec 2.11). A `template` instead of
+ * content goes out as a template message (what an official connection sends while the 24-hour
+ * window is closed) and is shown as its text.
  */
 export async function sendHelpdeskMessage(
   stores: HelpdeskMessageStores,
@@ -73,16 +77,24 @@ export async function sendHelpdeskMessage(
   deps: ConversationDeps,
   actor: Actor,
   conversationId: string,
-  input: { content: string; private?: boolean; attachments?: AttachmentRef[] },
+  input: { content?: string; private?: boolean; attachments?: AttachmentRef[]; template?: TemplateReply },
 ): Promise<HelpdeskMessage> {
   const conversation = await getConversation(stores, actor, conversationId);
   authorize(actor.roles, 'helpdesk.work', 'write');
   await assertHelpdeskWritable(stores.plans, actor.workspaceId);
-  const content = typeof input.content === 'string' ? input.content.trim() : '';
+  const isPrivate = input.private === true;
   const hasFiles = (input.attachments?.length ?? 0) > 0;
+  if (input.template !== undefined) {
+    if (isPrivate || hasFiles || (input.content ?? '').trim() !== '') throw badRequest('body.template is a reply of its own: not with content, attachments or private');
+    checkTemplateReply(input.template);
+  }
+  const content = input.template
+    ? await templateReplyText(send.stores, conversation.workspaceId, input.template)
+    : typeof input.content === 'string'
+      ? input.content.trim()
+      : '';
   // With files the text may be empty (a file alone is a message).
   if ((content.length === 0 && !hasFiles) || content.length > MAX_CONTENT_LENGTH) throw badRequest(`body.content must be 1 to ${MAX_CONTENT_LENGTH} characters`);
-  const isPrivate = input.private === true;
   const files = { attachments: stores.attachments, media: send.stores.media };
   const prepared = await prepareAttachments(files, deps, actor, conversation, input.attachments);
   const now = deps.clock.now();
@@ -105,6 +117,7 @@ export async function sendHelpdeskMessage(
     if (conversation.aiAgentEnabled) throw unprocessable('The network\'s AI agent holds this conversation (aiAgentEnabled): nothing is sent while it is on');
     const inbox = await stores.inboxes.get(conversation.workspaceId, conversation.inboxId);
     if (inbox?.channelType === 'API') {
+      if (input.template) throw unprocessable('Templates can only be sent on official connections');
       apiReply = await prepareApiReply(stores, inbox, conversation);
     } else {
       if (!inbox || inbox.connectionId === null) throw unprocessable('This inbox has no connection to send on');
@@ -117,7 +130,11 @@ export async function sendHelpdeskMessage(
         const sender: Actor = can(actor.roles, 'messages.send', 'write') ? actor : { ...actor, roles: ['MANAGER'] };
         // A network message holds one media item: a reply takes one file, the text as its caption.
         if (prepared.length > 1) throw badRequest('A reply on a connection carries at most one attachment (private notes take several)');
-        const outgoing: OutgoingContent = prepared.length === 1 ? await replyMediaContent(files, deps, inbox.connectionId, prepared[0]!, content) : { kind: 'text', text: content };
+        const outgoing: OutgoingContent = input.template
+          ? { kind: 'template', template: input.template }
+          : prepared.length === 1
+            ? await replyMediaContent(files, deps, inbox.connectionId, prepared[0]!, content)
+            : { kind: 'text', text: content };
         const { message: sent } = await acceptSend(send.stores, send.deps, sender, inbox.connectionId, { to: contact.phone, content: outgoing });
         message.chatMessageId = sent.id;
       } catch (error) {
@@ -135,4 +152,33 @@ export async function sendHelpdeskMessage(
   await stores.conversations.update(updated);
   await stores.events.record(messageCreated(updated, shown));
   return shown;
+}
+
+/** A template reply (spec 4.3's template send: name, language, components as the messaging API takes them). */
+export interface TemplateReply {
+  name: string;
+  language: string;
+  components?: unknown[];
+}
+
+function checkTemplateReply(template: TemplateReply): void {
+  const problems: string[] = [];
+  if (typeof template.name !== 'string' || !template.name.trim()) problems.push('body.template.name must be a non-empty string');
+  if (typeof template.language !== 'string' || !template.language.trim()) problems.push('body.template.language must be a language code such as en_US');
+  if (template.components !== undefined && !Array.isArray(template.components)) problems.push('body.template.components must be an array');
+  if (problems.length > 0) throw badRequest(problems);
+}
+
+/**
+ * What the conversation shows for a template reply: its body with the variables filled in when
+ * the workspace knows the template, else its name and the values given.
+ */
+async function templateReplyText(stores: SendStores, workspaceId: string, template: TemplateReply): Promise<string> {
+  const typed = (components: unknown[] | undefined, type: string) =>
+    (components ?? []).filter(isObject).find((c) => typeof c.type === 'string' && c.type.toUpperCase() === type);
+  const values = parametersOf(typed(template.components, 'BODY'));
+  const definition = await stores.templateDefinition?.(workspaceId, template.name, template.language);
+  const body = typed(definition?.components, 'BODY')?.text;
+  const text = typeof body === 'string' && body.trim() ? fillVariables(body, values) : [`[${template.name} (${template.language})]`, ...values.filter(Boolean)].join(' ');
+  return text.slice(0, MAX_CONTENT_LENGTH);
 }

@@ -4,11 +4,16 @@ import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { OneOf } from '../../kernel/http.ts';
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
-import { changeConversationStatus, getConversation, listConversations, REQUESTED_STATUSES, updateConversation } from '../../../core/helpdesk/conversations/conversations.ts';
+import { changeConversationStatus, getConversation, PRIORITIES, REQUESTED_STATUSES, updateConversation } from '../../../core/helpdesk/conversations/conversations.ts';
+import { listInboxConversations } from '../../../core/helpdesk/conversations/inbox-list.ts';
+import { CONVERSATION_SORTS, CONVERSATION_VIEWS, MAX_LIMIT, readConversationQuery } from '../../../core/helpdesk/conversations/inbox-query.ts';
+import { conversationListStores } from './list-store.ts';
 import { listHelpdeskMessages, MAX_CONTENT_LENGTH, MAX_MESSAGE_LIMIT, sendHelpdeskMessage } from '../../../core/helpdesk/conversations/helpdesk-messages.ts';
 import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
 import { helpdeskMessageStores } from './store.ts';
-import { present, presentMessage } from './views.ts';
+import { present, presentMessage, presentWithWindow } from './views.ts';
+import { conversationSendWindow } from '../../../core/helpdesk/conversations/conversation-window.ts';
+import { conversationWindowStores } from './chat-windows.ts';
 
 /**
  * The helpdesk through MCP: an assistant lists and reads conversations (`helpdesk:read`) and
@@ -24,22 +29,53 @@ export const listConversationsTool = defineTool({
   name: 'list_conversations',
   title: 'List helpdesk conversations',
   description:
-    'Conversations of the shared inbox, latest activity first: status (OPEN, PENDING, SNOOZED, RESOLVED), priority, assignee, labels. ' +
+    'The shared inbox as an agent sees it (the same list as GET /v3/helpdesk/conversations): a view (all, mine, unassigned), filters, a search over contacts and message text, a sort, ' +
+    'by page (page, perPage) or by keyset (limit, then cursor: the nextCursor of the previous answer). Each conversation has status, priority, assignee and labels. ' +
     'An Agent sees only the inboxes they belong to. Pass an id to read_conversation.',
   scopes: ['helpdesk:read'],
   input: t.Object({
-    status: t.Optional(OneOf(CONVERSATION_STATUSES, { description: 'Only conversations in this status' })),
+    view: t.Optional(OneOf(CONVERSATION_VIEWS, { description: 'all (default), mine (assigned to you), unassigned (nobody holds it)' })),
+    s: t.Optional(t.String({ maxLength: 200, description: 'Search: contact name, e-mail, phone and message text; every word must match as a prefix' })),
+    status: t.Optional(t.String({ description: `One status or a comma-separated list: ${CONVERSATION_STATUSES.join(', ')}` })),
+    priority: t.Optional(t.Array(OneOf(PRIORITIES), { maxItems: PRIORITIES.length, description: 'Only these priorities' })),
+    labels: t.Optional(t.Array(t.String({ minLength: 1 }), { maxItems: 20, description: 'Label names of the workspace; the conversation has all of them' })),
     inboxId: t.Optional(t.String({ description: 'Only conversations of this inbox' })),
-    assigneeUserId: t.Optional(t.String({ description: 'Only conversations assigned to this member' })),
-    page: t.Optional(t.Integer({ minimum: 1, description: 'Page number, default 1' })),
-    perPage: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PER_PAGE, description: `Conversations per page, 1 to ${MAX_PER_PAGE}, default 10` })),
+    teamId: t.Optional(t.String({ description: 'Only conversations of this team' })),
+    assigneeUserId: t.Optional(t.String({ description: 'Only conversations assigned to this member; none: to nobody' })),
+    sort: t.Optional(OneOf(CONVERSATION_SORTS, { description: 'last_activity (default), created, priority (URGENT first), waiting (longest waiting for a reply first)' })),
+    cursor: t.Optional(t.String({ description: 'Keyset mode: the nextCursor of the previous answer (same sort)' })),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `Keyset mode: conversations per page, 1 to ${MAX_LIMIT}` })),
+    page: t.Optional(t.Integer({ minimum: 1, description: 'Page mode: page number, default 1' })),
+    perPage: t.Optional(t.Integer({ minimum: 1, maximum: MAX_PER_PAGE, description: `Page mode: conversations per page, 1 to ${MAX_PER_PAGE}, default 10` })),
   }),
   annotations: { readOnlyHint: true },
-  async run({ status, inboxId, assigneeUserId, page, perPage }, { actor, ctx }) {
-    const found = await listConversations(ctx.storage.read(helpdeskMessageStores), actor, { page: page ?? 1, perPage: perPage ?? 10, search: undefined }, { status, inboxId, assigneeUserId });
+  async run(input, { actor, ctx }) {
+    const query = readConversationQuery({
+      view: input.view,
+      s: input.s,
+      status: input.status,
+      priority: input.priority?.join(','),
+      labels: input.labels?.join(','),
+      inboxId: input.inboxId,
+      teamId: input.teamId,
+      assigneeUserId: input.assigneeUserId,
+      sort: input.sort,
+      cursor: input.cursor,
+      limit: input.limit === undefined ? undefined : String(input.limit),
+      page: input.page === undefined ? undefined : String(input.page),
+      per_page: input.perPage === undefined ? undefined : String(input.perPage),
+    });
+    const found = await listInboxConversations(ctx.storage.read(conversationListStores), actor, query);
     return {
-      structured: { conversations: found.data.map(present), total: found.total, page: found.currentPage, totalPages: found.totalPages },
-      summary: `${found.total} conversation(s); page ${found.currentPage} of ${Math.max(found.totalPages, 1)}.`,
+      structured: {
+        conversations: found.data.map(present),
+        total: found.total,
+        totalCapped: found.totalCapped,
+        page: found.currentPage,
+        totalPages: found.totalPages,
+        nextCursor: found.nextCursor,
+      },
+      summary: `${found.total}${found.totalCapped ? '+' : ''} conversation(s); page ${found.currentPage} of ${Math.max(found.totalPages, 1)}${found.nextCursor ? '; more with nextCursor' : ''}.`,
     };
   },
 });
@@ -48,7 +84,7 @@ export const readConversationTool = defineTool({
   name: 'read_conversation',
   title: 'Read a conversation',
   description:
-    'One conversation and its latest messages, oldest first: incoming (from the contact), outgoing (replies, with delivery status; private notes are marked private) and activity lines. ' +
+    'One conversation (with sendWindow: null, or on an official connection { open, closesAt }; while it is closed a text reply is refused) and its latest messages, oldest first: incoming (from the contact), outgoing (replies, with delivery status; private notes are marked private) and activity lines. ' +
     'For older messages pass nextCursor back as `cursor`.',
   scopes: ['helpdesk:read'],
   input: t.Object({
@@ -62,7 +98,11 @@ export const readConversationTool = defineTool({
     const conversation = await getConversation(stores, actor, conversationId);
     const messages = await listHelpdeskMessages(stores, actor, conversationId, { limit: String(limit), cursor });
     return {
-      structured: { conversation: present(conversation), messages: messages.map(presentMessage), nextCursor: messages.length === limit ? messages[0]!.id : null },
+      structured: {
+        conversation: presentWithWindow(conversation, await conversationSendWindow(ctx.storage.read(conversationWindowStores), conversation, ctx.clock.now())),
+        messages: messages.map(presentMessage),
+        nextCursor: messages.length === limit ? messages[0]!.id : null,
+      },
       summary: `Conversation #${conversation.displayId} (${conversation.status}), ${messages.length} message(s).`,
     };
   },

@@ -19,7 +19,11 @@ import { authenticatedRoutes, authErrors, OneOf, StandardError } from '../../ker
 import type { PluginContext } from '../../kernel/context.ts';
 import { messagingDeps, messagingStores } from '../../kernel/storage.ts';
 import { helpdeskMessageStores } from './store.ts';
-import { ConversationView, HelpdeskMessageView, present, presentMessage } from './views.ts';
+import { ConversationView, HelpdeskMessageView, present, presentMessage, presentWithWindow } from './views.ts';
+import { conversationSendWindow } from '../../../core/helpdesk/conversations/conversation-window.ts';
+import { startConversation } from '../../../core/helpdesk/conversations/start-conversation.ts';
+import type { Conversation } from '../../../core/helpdesk/conversations/conversation.ts';
+import { conversationWindowStores } from './chat-windows.ts';
 import { ConversationCountsView, ConversationListQuery, ConversationListView, presentListItem } from './list-schemas.ts';
 import { conversationListStores } from './list-store.ts';
 
@@ -27,11 +31,36 @@ const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
 const MessageId = t.Object({ id: t.String(), messageId: t.String() });
 const Deleted = t.Object({ id: t.String(), deleted: t.Literal(true) });
+const AttachmentRefs = t.Optional(
+  t.Array(
+    t.Object({
+      id: t.Optional(t.String({ description: 'An upload to this conversation (POST …/attachments) not yet on a message' })),
+      mediaId: t.Optional(t.String({ description: 'Or: media of the workspace uploaded through the connection media API' })),
+      fileName: t.Optional(t.String({ description: 'Overrides the file name' })),
+    }),
+    { maxItems: MAX_ATTACHMENTS, description: 'Files: a note takes several; a reply on a connection one, sent as a media message with the content as caption' },
+  ),
+);
+const TemplateBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 512 }),
+    language: t.String({ minLength: 1, maxLength: 20, description: 'Such as en_US' }),
+    components: t.Optional(t.Array(t.Unknown(), { maxItems: 50, description: 'As the messaging API takes them (header, body, buttons parameters)' })),
+  },
+  { description: 'A template message (the only kind an official connection sends while the 24-hour window is closed)' },
+);
+const StartedConversationView = t.Object({
+  ...ConversationView.properties,
+  created: t.Boolean({ description: 'False when the contact already had an unresolved conversation in the inbox: the message went there' }),
+  message: HelpdeskMessageView,
+});
 
 /** Helpdesk conversations (spec 2.11, 3.1, 4.6) and their messages (2.12, 3.2). */
 export function conversationRoutes(ctx: PluginContext) {
   const deps: ConversationDeps = { clock: ctx.clock, ids: ctx.ids };
   const sendDeps = messagingDeps(ctx);
+  /** A conversation on its own, with its send window (lists leave the window out: it costs reads). */
+  const shown = async (c: Conversation) => presentWithWindow(c, await conversationSendWindow(ctx.storage.read(conversationWindowStores), c, ctx.clock.now()));
 
   return authenticatedRoutes(ctx, { name: 'plugins.helpdesk.conversations', prefix: '/v3/helpdesk/conversations', tags: ['Helpdesk'] })
     .get(
@@ -50,16 +79,41 @@ export function conversationRoutes(ctx: PluginContext) {
         },
       },
     )
+    .post(
+      '',
+      async ({ actor, body, set }) => {
+        const started = await ctx.storage.transaction(helpdeskMessageStores, (s, trx) => startConversation(s, { stores: messagingStores(trx, ctx), deps: sendDeps }, deps, actor, body));
+        set.status = 201;
+        return { ...(await shown(started.conversation)), created: started.created, message: presentMessage(started.message) };
+      },
+      {
+        body: t.Object({
+          inboxId: t.String({ description: 'An inbox the caller sees (else 404)' }),
+          contactId: t.Optional(t.String({ description: 'The contact to write to; or phone' })),
+          phone: t.Optional(t.String({ maxLength: 40, description: 'International format: the workspace\'s contact with this phone, or a new one' })),
+          name: t.Optional(t.String({ maxLength: 200, description: 'The name of a contact created for phone' })),
+          content: t.Optional(t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters` })),
+          template: t.Optional(TemplateBody),
+          attachments: AttachmentRefs,
+        }),
+        response: { ...authErrors, ...NotFound, 201: StartedConversationView, 413: StandardError, 422: StandardError },
+        detail: {
+          summary: 'Start a conversation: write first to a contact (PRO plan); its unresolved conversation of the inbox is reused',
+          description:
+            'Exactly one of contactId and phone; content, a template or attachments. A new conversation is OPEN and assigned to the caller when they may hold it. The message goes out as a reply does: on an official connection whose 24-hour window is closed free text is 422 (the outbound window expired; a template is required) and nothing is created. Answers 201 with the conversation, its sendWindow, created and the message.',
+        },
+      },
+    )
     .get('/counts', async ({ actor }) => countConversations(ctx.storage.read(conversationListStores), actor), {
       response: { ...authErrors, 200: ConversationCountsView },
       detail: { summary: 'Open and unread conversations per view and per inbox (an Agent: their inboxes), for the inbox badges' },
     })
-    .get('/:id', async ({ actor, params }) => present(await getConversation(ctx.storage.read(helpdeskMessageStores), actor, params.id)), {
+    .get('/:id', async ({ actor, params }) => shown(await getConversation(ctx.storage.read(helpdeskMessageStores), actor, params.id)), {
       params: Id,
       response: { ...authErrors, ...NotFound, 200: ConversationView },
       detail: { summary: 'One conversation (by id; displayId is in the body)' },
     })
-    .patch('/:id', async ({ actor, params, body }) => present(await ctx.storage.transaction(helpdeskMessageStores, (s) => updateConversation(s, deps, actor, params.id, body))), {
+    .patch('/:id', async ({ actor, params, body }) => shown(await ctx.storage.transaction(helpdeskMessageStores, (s) => updateConversation(s, deps, actor, params.id, body))), {
       params: Id,
       body: t.Object({
         priority: t.Optional(t.Nullable(OneOf(PRIORITIES))),
@@ -82,7 +136,7 @@ export function conversationRoutes(ctx: PluginContext) {
       '/:id/status',
       async ({ actor, params, body, set }) => {
       set.status = 201;
-      return present((await ctx.storage.transaction(helpdeskMessageStores, (s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation);
+      return shown((await ctx.storage.transaction(helpdeskMessageStores, (s) => changeConversationStatus(s, deps, actor, params.id, body))).conversation);
     },
       {
         params: Id,
@@ -96,7 +150,7 @@ export function conversationRoutes(ctx: PluginContext) {
     )
     .post('/:id/labels', async ({ actor, params, body, set }) => {
       set.status = 201;
-      return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => setConversationLabels(s, deps, actor, params.id, body.labels)));
+      return shown(await ctx.storage.transaction(helpdeskMessageStores, (s) => setConversationLabels(s, deps, actor, params.id, body.labels)));
     }, {
       params: Id,
       body: t.Object({ labels: t.Array(t.String(), { maxItems: 100, description: 'Replaces the labels; trimmed, unique case-insensitively' }) }),
@@ -105,7 +159,7 @@ export function conversationRoutes(ctx: PluginContext) {
     })
     .post('/:id/read', async ({ actor, params, set }) => {
       set.status = 201;
-      return present(await ctx.storage.transaction(helpdeskMessageStores, (s) => markConversationRead(s, deps, actor, params.id)));
+      return shown(await ctx.storage.transaction(helpdeskMessageStores, (s) => markConversationRead(s, deps, actor, params.id)));
     }, {
       params: Id,
       body: t.Optional(t.Object({}, { description: 'No fields; the body may be left out', additionalProperties: true })),
@@ -134,18 +188,10 @@ export function conversationRoutes(ctx: PluginContext) {
       {
         params: Id,
         body: t.Object({
-          content: t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only with attachments` }),
+          content: t.Optional(t.String({ description: `Up to ${MAX_CONTENT_LENGTH} characters; may be empty only with attachments; left out with a template` })),
           private: t.Optional(t.Boolean({ description: 'A private note: stored, never sent' })),
-          attachments: t.Optional(
-            t.Array(
-              t.Object({
-                id: t.Optional(t.String({ description: 'An upload to this conversation (POST …/attachments) not yet on a message' })),
-                mediaId: t.Optional(t.String({ description: 'Or: media of the workspace uploaded through the connection media API' })),
-                fileName: t.Optional(t.String({ description: 'Overrides the file name' })),
-              }),
-              { maxItems: MAX_ATTACHMENTS, description: 'Files: a note takes several; a reply on a connection one, sent as a media message with the content as caption' },
-            ),
-          ),
+          attachments: AttachmentRefs,
+          template: t.Optional(TemplateBody),
         }),
         response: { ...authErrors, ...NotFound, 201: HelpdeskMessageView, 409: StandardError, 413: StandardError, 422: StandardError },
         detail: {

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { camelCased, findInWorkspace, insertedIfAbsent, lockById, pageOfRows, type Database } from '../../kernel/storage.ts';
+import { camelCased, findInWorkspace, insertedIfAbsent, lockById, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { helpdeskEventLog } from '../events/event-log.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
@@ -59,20 +59,12 @@ export function conversationStore(base: Kysely<Database>): ConversationStore {
     async get(workspaceId, id) {
       return findInWorkspace(db, 'helpdesk_conversations', workspaceId, id, toConversation);
     },
-    async list(workspaceId, request, filters, onlyFor) {
-      let query = db.selectFrom('helpdesk_conversations').where('workspace_id', '=', workspaceId);
-      if (onlyFor !== undefined) query = query.where('inbox_id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
-      if (filters.status) query = query.where('status', '=', filters.status);
-      if (filters.inboxId) query = isUuid(filters.inboxId) ? query.where('inbox_id', '=', filters.inboxId) : query.where(sql<boolean>`false`);
-      if (filters.assigneeUserId) query = isUuid(filters.assigneeUserId) ? query.where('assignee_user_id', '=', filters.assigneeUserId) : query.where(sql<boolean>`false`);
-      if (filters.teamId) query = isUuid(filters.teamId) ? query.where('team_id', '=', filters.teamId) : query.where(sql<boolean>`false`);
-      // Most recent activity first, as a shared inbox shows them.
-      return pageOfRows(query, request, (q) => q.selectAll().orderBy('last_activity_at', 'desc').orderBy('id', 'desc'), toConversation);
-    },
     async update(c) {
+      // A resolved conversation waits for nobody (whatever resolves it: a person, a macro, MCP);
+      // reopened, it waits again only once the contact writes (keepListColumns).
       await db
         .updateTable('helpdesk_conversations')
-        .set(changingColumns(c))
+        .set({ ...changingColumns(c), ...(c.status === 'RESOLVED' ? { waiting_since: null } : {}) })
         .where('id', '=', c.id)
         .execute();
     },

@@ -2,7 +2,16 @@ import { t } from 'elysia';
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { HELPDESK_MESSAGE_DIRECTIONS, PRIORITIES, type Conversation, type HelpdeskMessage } from '../../../core/helpdesk/conversations/conversations.ts';
 import { MESSAGE_STATUSES } from '../../../core/helpdesk/conversations/message-status.ts';
+import type { ConversationSendWindow } from '../../../core/helpdesk/conversations/conversation-window.ts';
 import { iso, Timestamp, Uuid } from '../../kernel/http.ts';
+
+export const SendWindowView = t.Nullable(
+  t.Object({
+    open: t.Boolean({ description: 'Free text may go out (the contact wrote in the last 24 hours); when false only a template may' }),
+    closesAt: t.Nullable(Timestamp, { description: "The contact's last message + 24 h (past once closed); null when the contact never wrote" }),
+  }),
+  { description: 'The 24-hour send window of an official (cloud-api) connection (spec 3.4); null when the inbox is not on one' },
+);
 
 /** The REST shapes of conversations and helpdesk messages; events carry the same (spec 2.12). */
 export const ConversationView = t.Object({
@@ -23,6 +32,7 @@ export const ConversationView = t.Object({
   lastActivityAt: Timestamp,
   createdAt: Timestamp,
   updatedAt: Timestamp,
+  sendWindow: t.Optional(SendWindowView),
 });
 
 export const AttachmentView = t.Object({
@@ -46,6 +56,11 @@ export const HelpdeskMessageView = t.Object({
   attachments: t.Array(AttachmentView, { description: 'Files on the message (empty when none)' }),
   createdAt: Timestamp,
 });
+
+/** A conversation on its own (GET, PATCH, POST about one conversation): with its `sendWindow`. Lists, events and the other surfaces leave the window out: it costs reads. */
+export function presentWithWindow(c: Conversation, sendWindow: ConversationSendWindow | null) {
+  return { ...present(c), sendWindow: sendWindow && { open: sendWindow.open, closesAt: iso(sendWindow.closesAt) } };
+}
 
 export function present(c: Conversation) {
   return {

@@ -131,6 +131,22 @@ export function contactStore(base: Kysely<Database>): ContactStore {
       const row = await db.selectFrom('helpdesk_contacts').selectAll().where('workspace_id', '=', workspaceId).where('phone', '=', phone).executeTakeFirst();
       return row && toContact(row);
     },
+    async findByEmail(workspaceId, email) {
+      const row = await db
+        .selectFrom('helpdesk_contacts')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('email', '=', email)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1)
+        .executeTakeFirst();
+      return row && toContact(row);
+    },
+    async delete(id) {
+      // Conversations (with messages and files), notes and API identities cascade.
+      await db.deleteFrom('helpdesk_contacts').where('id', '=', id).execute();
+    },
   };
 }
 
