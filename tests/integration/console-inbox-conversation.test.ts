@@ -70,6 +70,8 @@ const conversationWhen = (done: (c: any) => boolean, what: string) => eventually
 const itemsOfBody = (body: any): any[] => (Array.isArray(body) ? body : (body?.data ?? []));
 const thread = (page: Page) => page.locator('#conversation-messages');
 const composer = (page: Page) => page.locator('#composer-text');
+/** The conversation's own controls (the list beside it has filters of the same names). */
+const actions = (page: Page) => page.getByRole('group', { name: 'Conversation actions' });
 
 describe('working a conversation in the console', () => {
   test('an Agent reads, replies, notes, attaches and acts, live', async () => {
@@ -171,7 +173,7 @@ describe('working a conversation in the console', () => {
       await screenshot(page, 'conversation');
 
       // Assign to the colleague, a new label, a priority: each checked through the API.
-      await page.getByLabel('Assignee').selectOption(colleague.userId);
+      await actions(page).getByLabel('Assignee').selectOption(colleague.userId);
       await conversationWhen((c) => c.assigneeUserId === colleague.userId, 'the assignee');
       await page.locator('summary', { hasText: 'Labels' }).click();
       await page.getByPlaceholder('New label').fill('vip');
@@ -179,9 +181,9 @@ describe('working a conversation in the console', () => {
       await conversationWhen((c) => c.labels.includes('vip'), 'the label');
       await page.getByRole('group', { name: 'Labels' }).getByRole('checkbox', { name: 'vip', checked: true }).waitFor();
       await page.locator('summary', { hasText: 'Labels' }).click();
-      await page.getByLabel('Team').selectOption(teamId);
+      await actions(page).getByLabel('Team').selectOption(teamId);
       await conversationWhen((c) => c.teamId === teamId && c.assigneeUserId === colleague.userId, 'the team');
-      await page.getByLabel('Priority').selectOption('HIGH');
+      await actions(page).getByLabel('Priority').selectOption('HIGH');
       await conversationWhen((c) => c.priority === 'HIGH', 'the priority');
 
       // Snooze for an hour from the presets.
