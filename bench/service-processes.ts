@@ -12,7 +12,11 @@ import { freshDatabase } from '../tests/support/database.ts';
 export interface ServiceProcesses {
   url: string;
   token: string;
+  /** The bootstrapped workspace, whose Owner the token is. */
+  workspaceId: string;
   onPostgres: boolean;
+  /** The service's own database on Postgres (a benchmark may fill it directly); undefined on PGlite. */
+  databaseUrl: string | undefined;
   /** The separate worker process (Postgres only): pause it to measure the API alone. */
   worker: ReturnType<typeof Bun.spawn> | undefined;
   api(method: string, path: string, body?: unknown): Promise<any>;
@@ -31,7 +35,7 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
 
   const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'bench@example.com', '--workspace', 'Bench', '--plan', 'PRO'], { cwd: root, env });
   if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
-  const { token } = JSON.parse(bootstrap.stdout.toString()) as { token: string };
+  const { token, workspaceId } = JSON.parse(bootstrap.stdout.toString()) as { token: string; workspaceId: string };
 
   // BENCH_PROFILE_DIR=…: each service process writes a CPU profile (markdown) there when it stops.
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
@@ -48,7 +52,9 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
   return {
     url,
     token,
+    workspaceId,
     onPostgres: Boolean(database),
+    databaseUrl: database?.url,
     worker,
     async api(method, path, body) {
       const response = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
