@@ -62,7 +62,7 @@ try {
   });
 } finally {
   if (process.env.BENCH_KEEP) console.log(`kept ${service.databaseUrl}`);
-  await (process.env.BENCH_KEEP ? stopKeeping() : service.stop());
+  await service.stop({ keepDatabase: Boolean(process.env.BENCH_KEEP) });
 }
 
 /** The agent inbox as the desk uses it: each operation `requests` times, the desk members calling side by side. */
@@ -114,10 +114,4 @@ function longConversationIn(inbox: number, i: number): number {
 function conversationId(g: number): string {
   const hex = createHash('md5').update(`v${g}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-async function stopKeeping(): Promise<void> {
-  service.worker?.kill();
-  await Bun.sleep(100);
-  process.exit(0);
 }

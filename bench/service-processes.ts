@@ -22,7 +22,8 @@ export interface ServiceProcesses {
   api(method: string, path: string, body?: unknown): Promise<any>;
   /** CPU seconds used so far by each part (Linux /proc; empty elsewhere): where a run's time went. */
   cpuSeconds(): Record<string, number>;
-  stop(): Promise<void>;
+  /** `keepDatabase`: the Postgres database stays (for EXPLAIN ANALYZE by hand). */
+  stop(options?: { keepDatabase?: boolean }): Promise<void>;
 }
 
 export async function startServiceProcesses(extraEnv: Record<string, string> = {}): Promise<ServiceProcesses> {
@@ -74,14 +75,14 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
       if (database) for (const pid of postgresPids()) add('postgres', pid);
       return parts;
     },
-    async stop() {
+    async stop({ keepDatabase = false } = {}) {
       for (const child of [worker, server]) {
         child?.kill('SIGCONT');
         child?.kill('SIGTERM');
         await child?.exited;
       }
       rmSync(dataDir, { recursive: true, force: true });
-      await database?.drop();
+      if (!keepDatabase) await database?.drop();
     },
   };
 }
