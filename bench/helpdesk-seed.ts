@@ -19,7 +19,8 @@ import { hashSecret, newApiTokenSecret } from '../core/tokens/secret.ts';
  *
  * Secondary indexes are dropped while the rows go in and built again after (their definitions
  * read back from the catalogue, so they are exactly the migrations'); foreign-key triggers are
- * off for the session (`session_replication_role = replica`): the rows are consistent by construction.
+ * off for the session (`session_replication_role = replica`): the rows are consistent by construction,
+ * and the inbox counters (migration 0017) are filled after the conversations.
  */
 export interface Scale {
   conversations: number;
@@ -126,6 +127,14 @@ export async function seedHelpdesk(databaseUrl: string, workspaceId: string, inb
       [workspaceId, base, inboxIds, desk],
     );
     await step('conversations', `update helpdesk_conversations set snoozed_until = $1::timestamptz + interval '1 day' where status = 'SNOOZED'`, [base]);
+    // The trigger that keeps the inbox badges is off with the foreign keys: the counters are
+    // filled as migration 0017 fills them.
+    await step(
+      'conversations',
+      `insert into helpdesk_inbox_tallies (inbox_id, holder, open, unread)
+       select inbox_id, helpdesk_tally_holder(assignee_user_id, assignee_agent_bot_id), count(*), sum(helpdesk_tally_unread(last_incoming_at, assignee_last_seen_at))
+       from helpdesk_conversations where status = 'OPEN' group by 1, 2`,
+    );
     await step('conversations', `insert into helpdesk_display_counters (workspace_id, last_display_id) values ($1, ${n}) on conflict (workspace_id) do update set last_display_id = ${n}`, [workspaceId]);
     await step('conversations', `insert into helpdesk_labels (id, workspace_id, name, name_key, created_at, updated_at) values (gen_random_uuid(), $1, 'VIP', 'vip', now(), now()) on conflict do nothing`, [workspaceId]);
 
