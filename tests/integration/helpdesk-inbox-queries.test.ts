@@ -241,5 +241,16 @@ describe('counts', () => {
     const counts = (await service.call('GET', '/v3/helpdesk/conversations/counts', { apikey: owner.token })).body;
     expect(counts.views.all.open).toBe((await list('status=OPEN&per_page=100')).body.total);
     expect(counts.views.unassigned.open).toBe((await list('view=unassigned&status=OPEN&per_page=100')).body.total);
+    // A list whose filters the counters count by takes its total from them: it is the rows listed.
+    const counterQueries = ['status=OPEN', 'view=mine&status=OPEN', 'view=unassigned&status=OPEN', 'assigneeUserId=none&status=OPEN', `inboxId=${hd.inboxId}&status=OPEN`, `inboxId=${hiddenInboxId}&status=OPEN`, `assigneeUserId=${agent.userId}&status=OPEN`, `view=mine&assigneeUserId=${agent.userId}&status=OPEN`];
+    for (const apikey of [owner.token, agent.token]) {
+      for (const query of counterQueries) {
+        for (const mode of ['per_page=100', 'limit=100']) {
+          const res = await list(`${query}&${mode}`, apikey);
+          expect({ query, total: res.body.total }).toEqual({ query, total: res.body.data.length });
+        }
+      }
+    }
+    expect((await list(`view=unassigned&assigneeUserId=${agent.userId}&status=OPEN`)).body.total).toBe(0);
   });
 });

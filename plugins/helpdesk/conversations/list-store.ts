@@ -8,7 +8,7 @@ import { helpdeskDb } from '../tables.ts';
 import { labelStore } from '../labels/store.ts';
 import { toConversation } from './store.ts';
 import { searchCondition, type SearchCondition, type Tables } from './search.ts';
-import { inboxTallies } from './tally-store.ts';
+import { inboxTallies, openTotal } from './tally-store.ts';
 
 type Conversations = SelectQueryBuilder<Tables, 'c', object>;
 type Eb = ExpressionBuilder<Tables, 'c'>;
@@ -82,7 +82,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
         query.countUpTo === undefined
           ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
           : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
-      const { total } = await counted.executeTakeFirstOrThrow();
+      const total = (await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total;
       const rows = await sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {
