@@ -25,12 +25,19 @@ export interface LiveOptions {
 export async function measureLive(options: LiveOptions): Promise<void> {
   const { agents, scale } = options;
   const arrivals = new Map<number, Map<number, number>>(); // message → agent → when
-  let connectStarted = performance.now();
+  const connectStarted = performance.now();
   const sockets: Socket[] = [];
   for (let i = 0; i < agents.length; i += 50) {
     sockets.push(...(await Promise.all(agents.slice(i, i + 50).map((agent) => connect(options.url, agent, arrivals)))));
   }
-  console.log(`${sockets.length} sockets connected in ${((performance.now() - connectStarted) / 1000).toFixed(1)} s`);
+  // As the console does: a heartbeat every 20 s keeps each member online (without it every
+  // member would go offline 60 s in, all at once, in the middle of the measurement). Spread over
+  // the 20 s, as members' clients are.
+  let beat = 0;
+  const heartbeat = setInterval(() => sockets[beat++ % sockets.length]!.emit('presence:online'), 20_000 / sockets.length);
+  // Each connection announces the member online to every socket of the workspace: wait until that settles.
+  await quiet(sockets, 'presence.update', 2000);
+  console.log(`${sockets.length} sockets connected and their presence settled in ${((performance.now() - connectStarted) / 1000).toFixed(1)} s`);
 
   const phones = 100;
   const sent = new Map<number, number>();
@@ -96,7 +103,16 @@ export async function measureLive(options: LiveOptions): Promise<void> {
   console.log(`sandbox POST (stored, 201)       p50 ${percentile(accepted, 50).padStart(8)} ms  p99 ${percentile(accepted, 99).padStart(8)} ms`);
   console.log(`inbound → socket, every delivery p50 ${percentile(deliveries, 50).padStart(8)} ms  p95 ${percentile(deliveries, 95).padStart(8)} ms  p99 ${percentile(deliveries, 99).padStart(8)} ms`);
   console.log(`inbound → last socket of message p50 ${percentile(slowest, 50).padStart(8)} ms  p95 ${percentile(slowest, 95).padStart(8)} ms  p99 ${percentile(slowest, 99).padStart(8)} ms`);
+  clearInterval(heartbeat);
   for (const socket of sockets) socket.close();
+}
+
+/** Resolves once no socket has heard `event` for `ms`. */
+async function quiet(sockets: Socket[], event: string, ms: number): Promise<void> {
+  let last = performance.now();
+  for (const socket of sockets) socket.on(event, () => (last = performance.now()));
+  while (performance.now() - last < ms) await Bun.sleep(200);
+  for (const socket of sockets) socket.off(event);
 }
 
 function connect(url: string, agent: SeededAgent, arrivals: Map<number, Map<number, number>>): Promise<Socket> {

@@ -123,7 +123,8 @@ export async function seedHelpdesk(databaseUrl: string, workspaceId: string, inb
        from generate_series(1, ${n}) g
        join inbox on inbox.k = g % ${INBOXES}
        left join holders on holders.inbox_id = inbox.id
-       cross join lateral (select case when g % 20 < 4 then 'OPEN' when g % 20 = 4 then 'PENDING' when g % 20 = 5 then 'SNOOZED' else 'RESOLVED' end as status) s`,
+       cross join lateral (select abs(hashint4(g)) % 20 as h) r
+       cross join lateral (select case when r.h < 4 then 'OPEN' when r.h = 4 then 'PENDING' when r.h = 5 then 'SNOOZED' else 'RESOLVED' end as status) s`,
       [workspaceId, base, inboxIds, desk],
     );
     await step('conversations', `update helpdesk_conversations set snoozed_until = $1::timestamptz + interval '1 day' where status = 'SNOOZED'`, [base]);
