@@ -30,7 +30,7 @@ export async function measureLive(options: LiveOptions): Promise<void> {
   for (let i = 0; i < agents.length; i += 50) {
     sockets.push(...(await Promise.all(agents.slice(i, i + 50).map((agent) => connect(options.url, agent, arrivals)))));
   }
-  // As the console does: a heartbeat every 20 s keeps each member online (without it every
+  // As clients are asked to (docs/helpdesk.md): a heartbeat every 20 s keeps each member online (without it every
   // member would go offline 60 s in, all at once, in the middle of the measurement). Spread over
   // the 20 s, as members' clients are.
   let beat = 0;

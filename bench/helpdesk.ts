@@ -7,7 +7,7 @@
  *
  *   1. The agent inbox through the HTTP API, 20 desk members (a Manager and 19 Agents of five
  *      inboxes each, each with an API token) calling side by side (BENCH_CONCURRENCY): the first
- *      page of each view, searches, the counts and a long conversation's last 50 messages,
+ *      page of each view and sort, a label, searches, the counts and a long conversation's last 50 messages,
  *      BENCH_REQUESTS each (default 400); p50/p95/p99 per operation.
  *   2. Every member connected to `/helpdesk` at once, and contacts writing in through the
  *      sandbox lines at BENCH_LIVE_RATE messages a second (default 20) for BENCH_LIVE_MESSAGES
@@ -74,6 +74,10 @@ async function measureInbox(url: string, desk: SeededAgent[], inboxIds: string[]
     ['all, OPEN', () => 'status=OPEN&limit=25'],
     ['one inbox, OPEN', (agent, i) => `inboxId=${inboxIds[pick(inboxesOf(agent.index, scale), i)]}&status=OPEN&limit=25`],
     ['all, page mode (total)', () => 'status=OPEN&per_page=25'],
+    ['all, OPEN, by created', () => 'status=OPEN&sort=created&limit=25'],
+    ['all, OPEN, by priority', () => 'status=OPEN&sort=priority&limit=25'],
+    ['all, OPEN, waiting longest', () => 'status=OPEN&sort=waiting&limit=25'],
+    ['labels=VIP', () => 'labels=VIP&limit=25'],
     [`search: rare word (${RARE_WORD})`, () => `s=${RARE_WORD}&limit=25`],
     [`search: common word (${COMMON_WORD})`, () => `s=${COMMON_WORD}&limit=25`],
     ['search: a name (quintana)', () => 's=quintana&limit=25'],
