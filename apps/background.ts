@@ -12,7 +12,7 @@ export async function startBackgroundWork(runtime: Runtime): Promise<() => Promi
   await runtime.ctx.queue.work(runtime.jobs);
   const stopSupervision = await superviseSessions(runtime.ctx);
   const deliveries = startDeliveryEngine(runtime.ctx);
-  const pluginEvents = startPluginEventRunner(runtime.ctx, runtime.plugins);
+  const pluginEvents = startPluginEventRunner(runtime.ctx, runtime.plugins, runtime.database);
   return async () => {
     stopSupervision();
     await Promise.all([deliveries.stop(), pluginEvents.stop()]);

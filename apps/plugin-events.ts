@@ -4,6 +4,8 @@ import { PLUGIN_EVENTS_QUEUE } from '../adapters/postgres/repositories/event-sto
 import { pluginEventQueue, type ClaimedPluginEvent } from '../adapters/postgres/repositories/plugin-event-queue.ts';
 import type { EventsTable } from '../adapters/postgres/schema.ts';
 import { PollingLoop, type StepResult } from '../adapters/queue/polling-loop.ts';
+import { wakeOnNotify } from '../adapters/queue/notify-wake.ts';
+import type { DatabaseHandle } from '../adapters/postgres/database.ts';
 import type { JobDefinition } from '../adapters/queue/queue.ts';
 import type { PluginEventPayload } from '../plugins/kernel/events.ts';
 import type { EventSubscriber, Plugin } from '../plugins/kernel/plugin.ts';
@@ -30,12 +32,15 @@ export function pluginEvents(plugins: Plugin[]): ReadonlySet<string> {
  * idempotent by contract (the helpdesk's key on the connection message id), as they are when a
  * worker dies mid-batch and another takes the batch over.
  */
-export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[]): { stop(): Promise<void> } {
+export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], database: DatabaseHandle): { stop(): Promise<void> } {
   const subscribed = plugins.flatMap((p) => p.subscribers ?? []);
   if (subscribed.length === 0) return { stop: async () => {} };
   const queue = pluginEventQueue(ctx.db);
-  // Events are gathered for 40 ms between batches: fewer, larger claims under load.
+  // Between batches the loop waits for the queue's NOTIFY (base migration 0020), or polls: every
+  // 40 ms while busy, backing off to 250 ms when idle. A batch is whatever arrived while the one
+  // before ran, so the queue is still taken in batches under load.
   const loop = new PollingLoop('plugin events', runBatch, 40, 250).start();
+  const stopListening = wakeOnNotify(database, 'plugin_event_queue', () => loop.wake());
 
   async function runBatch(): Promise<StepResult> {
     const now = new Date();
@@ -79,7 +84,12 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[]): { st
     return claimed.length >= BATCH ? 'full' : 'some';
   }
 
-  return { stop: () => loop.stop() };
+  return {
+    async stop() {
+      await stopListening();
+      await loop.stop();
+    },
+  };
 }
 
 /**

@@ -12,13 +12,18 @@ import { freshDatabase } from '../tests/support/database.ts';
 export interface ServiceProcesses {
   url: string;
   token: string;
+  /** The bootstrapped workspace, whose Owner the token is. */
+  workspaceId: string;
   onPostgres: boolean;
+  /** The service's own database on Postgres (a benchmark may fill it directly); undefined on PGlite. */
+  databaseUrl: string | undefined;
   /** The separate worker process (Postgres only): pause it to measure the API alone. */
   worker: ReturnType<typeof Bun.spawn> | undefined;
   api(method: string, path: string, body?: unknown): Promise<any>;
   /** CPU seconds used so far by each part (Linux /proc; empty elsewhere): where a run's time went. */
   cpuSeconds(): Record<string, number>;
-  stop(): Promise<void>;
+  /** `keepDatabase`: the Postgres database stays (for EXPLAIN ANALYZE by hand). */
+  stop(options?: { keepDatabase?: boolean }): Promise<void>;
 }
 
 export async function startServiceProcesses(extraEnv: Record<string, string> = {}): Promise<ServiceProcesses> {
@@ -31,7 +36,7 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
 
   const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'bench@example.com', '--workspace', 'Bench', '--plan', 'PRO'], { cwd: root, env });
   if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
-  const { token } = JSON.parse(bootstrap.stdout.toString()) as { token: string };
+  const { token, workspaceId } = JSON.parse(bootstrap.stdout.toString()) as { token: string; workspaceId: string };
 
   // BENCH_PROFILE_DIR=…: each service process writes a CPU profile (markdown) there when it stops.
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
@@ -48,7 +53,9 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
   return {
     url,
     token,
+    workspaceId,
     onPostgres: Boolean(database),
+    databaseUrl: database?.url,
     worker,
     async api(method, path, body) {
       const response = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -68,14 +75,14 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
       if (database) for (const pid of postgresPids()) add('postgres', pid);
       return parts;
     },
-    async stop() {
+    async stop({ keepDatabase = false } = {}) {
       for (const child of [worker, server]) {
         child?.kill('SIGCONT');
         child?.kill('SIGTERM');
         await child?.exited;
       }
       rmSync(dataDir, { recursive: true, force: true });
-      await database?.drop();
+      if (!keepDatabase) await database?.drop();
     },
   };
 }

@@ -414,8 +414,18 @@ export interface HelpdeskOutOfOfficeRepliesTable {
   sent_at: Date;
 }
 
+/** migrations/0018_inbox_tallies.ts: OPEN and unread conversations per inbox and holder, kept by a trigger. */
+export interface HelpdeskInboxTalliesTable {
+  inbox_id: string;
+  /** The assignee; 'ffffffff-…' an agent bot alone; the nil UUID nobody. */
+  holder: string;
+  open: number;
+  unread: number;
+}
+
 export interface HelpdeskTables {
   helpdesk_inboxes: HelpdeskInboxesTable;
+  helpdesk_inbox_tallies: HelpdeskInboxTalliesTable;
   helpdesk_inbox_members: HelpdeskInboxMembersTable;
   helpdesk_contacts: HelpdeskContactsTable;
   helpdesk_contact_notes: HelpdeskContactNotesTable;

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { sql } from 'kysely';
 import { useTestService } from '../support/service.ts';
 import { connectedConnection, connectionInbox, conversationOfContact, injectContactMessage, messagesUntil, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
@@ -221,6 +222,37 @@ describe('counts', () => {
     await messagesUntil(service, owner.token, c.A.id, 3);
     expect((await service.call('GET', '/v3/helpdesk/conversations/counts', { apikey: agent.token })).body.views.mine).toEqual({ open: 1, unread: 1 });
   });
+  test('the counters a trigger keeps agree with a count of the conversations after assignments, status changes and reads', async () => {
+    const status = (id: string, to: string) => service.call('POST', `/v3/helpdesk/conversations/${id}/status`, { apikey: owner.token, body: { status: to } });
+    expect((await patch(c.B.id, { assigneeUserId: agent.userId })).status).toBe(200);
+    expect((await status(c.D.id, 'RESOLVED')).status).toBe(201);
+    expect((await service.call('POST', `/v3/helpdesk/conversations/${c.B.id}/read`, { apikey: agent.token })).status).toBe(201);
+    expect((await patch(c.A.id, { assigneeUserId: null })).status).toBe(200);
+    expect((await status(c.D.id, 'OPEN')).status).toBe(201);
+    expect((await patch(c.B.id, { assigneeUserId: null })).status).toBe(200);
+    const db = service.runtime.ctx.db;
+    const kept = await sql<{ inbox_id: string; holder: string; open: number; unread: number }>`
+      select inbox_id, holder, open, unread from helpdesk_inbox_tallies where open <> 0 or unread <> 0 order by 1, 2`.execute(db);
+    const counted = await sql<{ inbox_id: string; holder: string; open: number; unread: number }>`
+      select inbox_id, helpdesk_tally_holder(assignee_user_id, assignee_agent_bot_id) as holder, count(*)::int as open,
+        sum(helpdesk_tally_unread(last_incoming_at, assignee_last_seen_at))::int as unread
+      from helpdesk_conversations where status = 'OPEN' group by 1, 2 order by 1, 2`.execute(db);
+    expect(kept.rows.map((r) => ({ ...r, open: Number(r.open), unread: Number(r.unread) }))).toEqual(counted.rows.map((r) => ({ ...r, open: Number(r.open), unread: Number(r.unread) })));
+    const counts = (await service.call('GET', '/v3/helpdesk/conversations/counts', { apikey: owner.token })).body;
+    expect(counts.views.all.open).toBe((await list('status=OPEN&per_page=100')).body.total);
+    expect(counts.views.unassigned.open).toBe((await list('view=unassigned&status=OPEN&per_page=100')).body.total);
+    // A list whose filters the counters count by takes its total from them: it is the rows listed.
+    const counterQueries = ['status=OPEN', 'view=mine&status=OPEN', 'view=unassigned&status=OPEN', 'assigneeUserId=none&status=OPEN', `inboxId=${hd.inboxId}&status=OPEN`, `inboxId=${hiddenInboxId}&status=OPEN`, `assigneeUserId=${agent.userId}&status=OPEN`, `view=mine&assigneeUserId=${agent.userId}&status=OPEN`];
+    for (const apikey of [owner.token, agent.token]) {
+      for (const query of counterQueries) {
+        for (const mode of ['per_page=100', 'limit=100']) {
+          const res = await list(`${query}&${mode}`, apikey);
+          expect({ query, total: res.body.total }).toEqual({ query, total: res.body.data.length });
+        }
+      }
+    }
+    expect((await list(`view=unassigned&assigneeUserId=${agent.userId}&status=OPEN`)).body.total).toBe(0);
+  });
 });
 
 describe('what a list row shows', () => {
@@ -257,6 +289,9 @@ describe('what a list row shows', () => {
     expect(await names(`contactId=${c.C.contactId}`)).toEqual(['C']);
     expect(await names(`contactId=${c.C.contactId}`, agent.token)).toEqual([]);
     expect(await names('contactId=not-a-uuid')).toEqual([]);
+    // The total of an OPEN list narrowed to one contact is that contact's, not the inbox counters'.
+    const open = await list(`contactId=${c.A.contactId}&status=OPEN`);
+    expect(open.body.total).toBe(open.body.data.length);
   });
 
   test('keyset pages carry the row summary too, in the same order', async () => {

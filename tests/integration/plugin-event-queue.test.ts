@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';
 import { uuidV7 } from '../../adapters/system.ts';
 import { startPluginEventRunner } from '../../apps/plugin-events.ts';
+import { wakeOnNotify } from '../../adapters/queue/notify-wake.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
@@ -72,7 +73,7 @@ async function publish(chat: string | null, seq: number, options: { rollBack?: b
 
 /** Runs `work` while a plugin event runner serves these plugins, and stops the runner after, whatever happens. */
 async function whileRunning(plugins: Plugin[], work: () => Promise<void>): Promise<void> {
-  const runner = startPluginEventRunner(t.ctx, plugins);
+  const runner = startPluginEventRunner(t.ctx, plugins, t.database);
   try {
     await work();
   } finally {
@@ -209,4 +210,21 @@ test('a workspace’s events of no chat and no connection (the helpdesk’s) run
     await eventually(async () => (seen.length === 25 ? true : undefined), 'every event handled');
     expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => i));
   });
+}, 60_000);
+
+test('a queued event is announced on `plugin_event_queue` when its transaction commits, so a listening worker claims it at once', async () => {
+  let announced = 0;
+  const stop = wakeOnNotify(t.database, 'plugin_event_queue', () => (announced += 1));
+  try {
+    // Listening has started (it wakes once when it does).
+    await eventually(async () => (announced > 0 ? true : undefined), 'listening');
+    const before = announced;
+    await publish(null, 1, { rollBack: true });
+    await publish(null, 2);
+    await eventually(async () => (announced > before ? true : undefined), 'the committed event announced');
+    expect(announced).toBe(before + 1);
+  } finally {
+    await stop();
+    await t.ctx.db.deleteFrom('plugin_event_queue').execute();
+  }
 }, 60_000);

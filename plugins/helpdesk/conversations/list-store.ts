@@ -8,6 +8,7 @@ import { helpdeskDb } from '../tables.ts';
 import { labelStore } from '../labels/store.ts';
 import { toConversation } from './store.ts';
 import { searchCondition, type SearchCondition, type Tables } from './search.ts';
+import { inboxTallies, openTotal } from './tally-store.ts';
 
 type Conversations = SelectQueryBuilder<Tables, 'c', object>;
 type Eb = ExpressionBuilder<Tables, 'c'>;
@@ -128,7 +129,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
         query.countUpTo === undefined
           ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
           : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
-      const { total } = await counted.executeTakeFirstOrThrow();
+      const total = (await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total;
       const rows = await withRowSummary(db, sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset), query).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {
@@ -151,40 +152,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
       });
       return { rows: listed, total: Number(total) };
     },
-    async tally(workspaceId, me, onlyFor) {
-      let q = db
-        .selectFrom('helpdesk_inboxes as i')
-        .leftJoin('helpdesk_conversations as c', (join) => join.onRef('c.inbox_id', '=', 'i.id').on('c.status', '=', 'OPEN'))
-        .where('i.workspace_id', '=', workspaceId);
-      if (onlyFor !== undefined) q = q.where('i.id', 'in', db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor));
-      // Unread: a contact message after the read marker (core/helpdesk/conversations/inbox-list.ts).
-      const unread = sql<boolean>`c.last_incoming_at > coalesce(c.assignee_last_seen_at, '-infinity'::timestamptz)`;
-      const mine = sql<boolean>`c.assignee_user_id = ${me}`;
-      const unassigned = sql<boolean>`c.assignee_user_id is null and c.assignee_agent_bot_id is null`;
-      const rows = await q
-        .groupBy(['i.id', 'i.created_at'])
-        .select((eb) => [
-          'i.id as inboxId',
-          eb.fn.count<string>('c.id').as('open'),
-          eb.fn.count<string>('c.id').filterWhere(unread).as('unread'),
-          eb.fn.count<string>('c.id').filterWhere(mine).as('mineOpen'),
-          eb.fn.count<string>('c.id').filterWhere(sql<boolean>`${mine} and ${unread}`).as('mineUnread'),
-          eb.fn.count<string>('c.id').filterWhere(unassigned).as('unassignedOpen'),
-          eb.fn.count<string>('c.id').filterWhere(sql<boolean>`${unassigned} and ${unread}`).as('unassignedUnread'),
-        ])
-        .orderBy('i.created_at')
-        .orderBy('i.id')
-        .execute();
-      return rows.map((r) => ({
-        inboxId: r.inboxId,
-        open: Number(r.open),
-        unread: Number(r.unread),
-        mineOpen: Number(r.mineOpen),
-        mineUnread: Number(r.mineUnread),
-        unassignedOpen: Number(r.unassignedOpen),
-        unassignedUnread: Number(r.unassignedUnread),
-      }));
-    },
+    tally: (workspaceId, me, onlyFor) => inboxTallies(db, workspaceId, me, onlyFor),
   };
 }
 

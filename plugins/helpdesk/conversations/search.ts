@@ -1,6 +1,7 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import type { HelpdeskTables } from '../tables.ts';
+import { messagesWithWord } from './word-frequency.ts';
 
 export type Tables = Database & HelpdeskTables & { c: HelpdeskTables['helpdesk_conversations'] };
 type Eb = ExpressionBuilder<Tables, 'c'>;
@@ -35,59 +36,74 @@ function messagesMatching(db: Kysely<Tables>, workspaceId: string, word: string)
 
 /**
  * A word matches a conversation when its contact's name, e-mail or phone digits do, or one of its
- * messages (not activity lines) does. Checked row by row (correlated: the contact by its key,
- * the messages by `helpdesk_messages_conversation_idx`): for a common word the walk finds a page
- * after a few rows, where gathering every hit first would read them all. `offset 0` keeps each
- * EXISTS a per-row subplan: without it Postgres turns it into a hashed set of every hit
- * (125,000 messages for "refund" at 200,000 conversations: 220 ms instead of 25 ms).
+ * messages (not activity lines) does. Each side is either a set gathered before (the hits of a
+ * rare word, a few ids; or the word's contacts as a subquery Postgres hashes once) or, for a word
+ * in many messages, checked row by row (correlated, by `helpdesk_messages_conversation_idx`): the
+ * walk of the sort order then finds a page after a few rows, where gathering every hit first
+ * would read them all. `offset 0` keeps that EXISTS a per-row subplan: without it Postgres turns
+ * it into a hashed set of every hit (125,000 messages for "refund" at 200,000 conversations:
+ * 220 ms instead of 25 ms).
  */
-function matching(word: string): SearchCondition {
+function matching(contacts: Side, messages: Side, db: Kysely<Tables>, workspaceId: string, word: string): SearchCondition {
   return (eb) =>
     eb.or([
-      eb.exists(eb.selectFrom('helpdesk_contacts as ct').select(sql`1`.as('one')).whereRef('ct.id', '=', 'c.contact_id').where(sql<boolean>`ct.search_document @@ ${prefix(word)}`).offset(0)),
-      eb.exists(
-        eb
-          .selectFrom('helpdesk_messages as m')
-          .select(sql`1`.as('one'))
-          .whereRef('m.conversation_id', '=', 'c.id')
-          .where('m.direction', '<>', 'activity')
-          .where(sql<boolean>`to_tsvector('simple', m.content) @@ ${prefix(word)}`)
-          .offset(0),
-      ),
+      contacts === 'many' ? eb('c.contact_id', 'in', contactsMatching(db, workspaceId, word)) : contacts.length > 0 ? eb('c.contact_id', 'in', contacts) : sql<SqlBool>`false`,
+      messages === 'many'
+        ? eb.exists(
+            eb
+              .selectFrom('helpdesk_messages as m')
+              .select(sql`1`.as('one'))
+              .whereRef('m.conversation_id', '=', 'c.id')
+              .where('m.direction', '<>', 'activity')
+              .where(sql<boolean>`to_tsvector('simple', m.content) @@ ${prefix(word)}`)
+              .offset(0),
+          )
+        : messages.length > 0
+          ? eb('c.id', 'in', messages)
+          : sql<SqlBool>`false`,
     ]);
 }
+
+/** A word's hits on one side (contact ids, or conversation ids of messages), or 'many': over RARE_WORD_HITS. */
+type Side = string[] | 'many';
 
 /**
  * The search, every word required (each may match the contact or any message: "beatriz parcel"
  * finds Beatriz's parcel). Postgres estimates prefix queries poorly, so the store decides the
- * plan itself: it first gathers each word's hits through the GIN indexes, at most
- * RARE_WORD_HITS + 1. If some word is rare, the list is the conversations among its hits (a few
- * primary-key lookups); the other words are checked on those only. If every word is common, the
- * list walks its sort index and checks each conversation until the page is full.
+ * plan itself, per word and side. Messages: a word the statistics say is in more than
+ * RARE_WORD_HITS messages is common at once (word-frequency.ts); otherwise its hits are gathered
+ * through the GIN index, at most RARE_WORD_HITS + 1. Contacts: gathered the same way (contacts
+ * are few; their GIN index is cheap to read). A word rare on both sides narrows the list to the
+ * conversations among its hits (a few primary-key lookups); otherwise the list walks its sort
+ * index and checks each conversation until the page is full.
  */
 export async function searchCondition(db: Kysely<Tables>, workspaceId: string, words: string[]): Promise<SearchCondition> {
   if (words.length === 0) return () => sql<SqlBool>`false`;
   let candidates: Set<string> | undefined;
-  const common: string[] = [];
+  const walked: SearchCondition[] = [];
   for (const word of words) {
-    // Three plain queries, each planned on its own index, rather than one the planner misjudges.
-    const contacts = await contactsMatching(db, workspaceId, word).limit(RARE_WORD_HITS + 1).execute();
-    const ofContacts =
-      contacts.length === 0 || contacts.length > RARE_WORD_HITS
-        ? []
-        : await db.selectFrom('helpdesk_conversations').select('id').where('contact_id', 'in', contacts.map((c) => c.id)).limit(RARE_WORD_HITS + 1).execute();
-    const ofMessages = contacts.length > RARE_WORD_HITS ? [] : await messagesMatching(db, workspaceId, word).limit(RARE_WORD_HITS + 1).execute();
-    const hits = contacts.length > RARE_WORD_HITS ? contacts : [...ofContacts, ...ofMessages];
-    if (hits.length > RARE_WORD_HITS) {
-      common.push(word);
+    const contacts = await sideOf(contactsMatching(db, workspaceId, word));
+    const messages = (await messagesWithWord(db, word)) > RARE_WORD_HITS ? 'many' : await sideOf(messagesMatching(db, workspaceId, word));
+    if (contacts === 'many' || messages === 'many') {
+      walked.push(matching(contacts, messages, db, workspaceId, word));
       continue;
     }
-    const ids = new Set(hits.map((h) => h.id));
+    const ofContacts = contacts.length === 0 ? [] : await db.selectFrom('helpdesk_conversations').select('id').where('contact_id', 'in', contacts).limit(RARE_WORD_HITS + 1).execute();
+    if (ofContacts.length > RARE_WORD_HITS) {
+      walked.push(matching(contacts, messages, db, workspaceId, word));
+      continue;
+    }
+    const ids = new Set([...ofContacts.map((c) => c.id), ...messages]);
     candidates = candidates === undefined ? ids : new Set([...candidates].filter((id) => ids.has(id)));
   }
-  const rest = common.map(matching);
-  if (candidates === undefined) return (eb) => eb.and(rest.map((m) => m(eb)));
+  if (candidates === undefined) return (eb) => eb.and(walked.map((m) => m(eb)));
   const among = [...candidates];
   if (among.length === 0) return () => sql<SqlBool>`false`;
-  return (eb) => eb.and([eb('c.id', 'in', among), ...rest.map((m) => m(eb))]);
+  return (eb) => eb.and([eb('c.id', 'in', among), ...walked.map((m) => m(eb))]);
+}
+
+/** The ids a gathering query finds, or 'many' past RARE_WORD_HITS. */
+async function sideOf(query: SelectQueryBuilder<Tables, any, { id: string }>): Promise<Side> {
+  const rows = await query.limit(RARE_WORD_HITS + 1).execute();
+  return rows.length > RARE_WORD_HITS ? 'many' : [...new Set(rows.map((r) => r.id))];
 }

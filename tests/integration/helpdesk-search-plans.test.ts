@@ -1,0 +1,88 @@
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { sql } from 'kysely';
+import { useTestService } from '../support/service.ts';
+import { useHelpdeskWorkspace } from '../support/helpdesk.ts';
+import { messagesWithWord } from '../../plugins/helpdesk/conversations/word-frequency.ts';
+import { HOOK_TIMEOUT } from './helpers.ts';
+
+/**
+ * The inbox search picks its plan per word (plugins/helpdesk/conversations/search.ts): hits
+ * gathered through the GIN indexes for a rare word, the sort order walked for a word in many
+ * messages (told by the statistics) or many contacts. Each plan must answer what the others
+ * would: the same conversations, in the same order, on every page.
+ *
+ * 3,000 conversations, written with set-based SQL (RARE_WORD_HITS is 2,000): conversation g has
+ * contact "Zed Plenty" unless g is a multiple of 5 (2,400 contacts, one per conversation), and
+ * two messages with "gadget" unless g is a multiple of 3 (4,000 messages); conversation 7 alone
+ * says "quokka". One activity a minute, g = 1 newest.
+ */
+
+const N = 3000;
+const service = useTestService();
+const hd = useHelpdeskWorkspace(service, { connection: 'plans line', inbox: 'Plans', manualAssignment: true });
+const ids: string[] = [];
+
+beforeAll(async () => {
+  const db = service.runtime.ctx.db;
+  const ws = hd.owner.workspaceId;
+  await sql`insert into helpdesk_contacts (id, workspace_id, name, phone, email, custom_attributes, created_at, updated_at)
+    select md5('plans-c' || g)::uuid, ${ws}, case when g % 5 <> 0 then 'Zed Plenty' else 'Ann Other ' || g end, null, null, '{}', now(), now()
+    from generate_series(1, ${N}) g`.execute(db);
+  await sql`insert into helpdesk_conversations (id, workspace_id, display_id, inbox_id, contact_id, status, labels, custom_attributes, last_activity_at, created_at, updated_at)
+    select md5('plans-v' || g)::uuid, ${ws}, 100000 + g, ${hd.inboxId}, md5('plans-c' || g)::uuid, 'OPEN', '{}', '{}',
+      now() - g * interval '1 minute', now() - g * interval '1 minute', now()
+    from generate_series(1, ${N}) g`.execute(db);
+  await sql`insert into helpdesk_messages (id, conversation_id, workspace_id, direction, private, content, created_at)
+    select md5('plans-m' || g)::uuid, md5('plans-v' || g)::uuid, ${ws}, 'incoming', false,
+      case when g = 7 then 'a quokka and a gadget' when g % 3 = 0 then 'nothing to see' else 'my gadget broke' end, now() - g * interval '1 minute'
+    from generate_series(1, ${N}) g`.execute(db);
+  await sql`insert into helpdesk_messages (id, conversation_id, workspace_id, direction, private, content, created_at)
+    select md5('plans-r' || g)::uuid, md5('plans-v' || g)::uuid, ${ws}, 'outgoing', false, 'which gadget?', now() - g * interval '1 minute' - interval '10 seconds'
+    from generate_series(1, ${N}) g where g % 3 <> 0`.execute(db);
+  await sql`analyze helpdesk_messages`.execute(db);
+  const rows = await sql<{ id: string }>`select md5('plans-v' || g)::uuid as id from generate_series(1, ${N}) g order by g`.execute(db);
+  ids.push(...rows.rows.map((r) => r.id));
+}, HOOK_TIMEOUT);
+
+/** Every conversation the search lists, following its keyset pages. */
+async function everyPage(s: string, apikey = hd.owner.token): Promise<string[]> {
+  const found: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await service.call('GET', `/v3/helpdesk/conversations?s=${encodeURIComponent(s)}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { apikey });
+    expect(res.status).toBe(200);
+    found.push(...(res.body.data as any[]).map((c) => c.id));
+    cursor = res.body.nextCursor;
+  } while (cursor);
+  return found;
+}
+
+const where = (keep: (g: number) => boolean) => ids.filter((_, i) => keep(i + 1));
+
+describe('search plans', () => {
+  test('a word in many messages (from the statistics) walks the sort order and finds exactly its conversations, newest first', async () => {
+    expect(await messagesWithWord(service.runtime.ctx.db, 'gadget')).toBeGreaterThan(2000);
+    expect(await everyPage('gadget')).toEqual(where((g) => g % 3 !== 0));
+    expect(await everyPage('gadg')).toEqual(where((g) => g % 3 !== 0));
+  });
+
+  test('a name of many contacts, alone and with a word of many messages', async () => {
+    expect(await everyPage('plenty')).toEqual(where((g) => g % 5 !== 0));
+    expect(await everyPage('plenty gadget')).toEqual(where((g) => g % 5 !== 0 && g % 3 !== 0));
+  });
+
+  test('a rare word with a common one: only the rare word’s conversations', async () => {
+    expect(await everyPage('quokka')).toEqual([ids[6]!]);
+    expect(await everyPage('gadget quokka')).toEqual([ids[6]!]);
+    expect(await everyPage('plenty quokka')).toEqual([ids[6]!]);
+    expect(await everyPage('other quokka')).toEqual([]);
+    expect(await everyPage('ann quokka')).toEqual([]);
+  });
+
+  test('the capped count of a search stops at 100 whichever plan', async () => {
+    for (const s of ['gadget', 'plenty', 'plenty gadget']) {
+      const res = await service.call('GET', `/v3/helpdesk/conversations?s=${s}&limit=25`, { apikey: hd.owner.token });
+      expect(res.body).toMatchObject({ total: 100, totalCapped: true });
+    }
+  });
+});
