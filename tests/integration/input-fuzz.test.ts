@@ -138,7 +138,16 @@ function casesOf(op: Operation): Case[] {
   const query = op.params.filter((p) => p.in === 'query');
   for (let i = 0; i < (query.length > 0 ? 3 : 1); i++) {
     const names = query.length > 0 ? query.map((p) => p.name) : ['unexpected'];
-    const q = names.map((n) => `${encodeURIComponent(n)}=${pick(QUERY_VALUES)}`).join('&');
+    // One long value a query at most: a request line past Bun's 16 KiB header limit is refused by
+    // the HTTP layer itself (431, empty body) before any route runs; a list of 18 parameters
+    // each 5,000 characters long would only test that.
+    let long = false;
+    const value = () => {
+      const v = pick(long ? QUERY_VALUES.filter((x) => x.length < 100) : QUERY_VALUES);
+      long ||= v.length >= 100;
+      return v;
+    };
+    const q = names.map((n) => `${encodeURIComponent(n)}=${value()}`).join('&');
     cases.push({ ...base, label: `query ${q.slice(0, 40)}`, query: q });
   }
   // Without credentials: what an attacker on the internet can reach.
