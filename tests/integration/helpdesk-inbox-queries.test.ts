@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { useTestService } from '../support/service.ts';
-import { connectedConnection, connectionInbox, conversationOfContact, injectContactMessage, messagesUntil, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
+import { connectedConnection, connectionInbox, conversationOfContact, injectContactMessage, messagesUntil, setInboxMembers, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -142,26 +142,26 @@ describe('sorts', () => {
   });
 });
 
+/** Every page of a sort, following nextCursor; `between` runs after each page. */
+async function walk(query: string, between: (page: number) => Promise<void> = async () => {}, apikey = owner.token): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor: string | null = '';
+  for (let page = 1; cursor !== null; page++) {
+    const res = await list(`${query}&limit=3${cursor ? `&cursor=${cursor}` : ''}`, apikey);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ perPage: 3, currentPage: page });
+    expect(res.body.data.length).toBeLessThanOrEqual(3);
+    seen.push(...res.body.data.map((x: any) => x.id));
+    cursor = res.body.nextCursor;
+    await between(page);
+  }
+  return seen;
+}
+
 describe('keyset pages', () => {
   beforeAll(async () => {
     for (let i = 10; i < 18; i++) await write(hd.connectionId, `55119800000${i}`, `Filler ${i}`, `filler message ${i}`);
   }, HOOK_TIMEOUT);
-
-  /** Every page of a sort, following nextCursor; `between` runs after each page. */
-  async function walk(query: string, between: (page: number) => Promise<void> = async () => {}): Promise<string[]> {
-    const seen: string[] = [];
-    let cursor: string | null = '';
-    for (let page = 1; cursor !== null; page++) {
-      const res = await list(`${query}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ perPage: 3, currentPage: page });
-      expect(res.body.data.length).toBeLessThanOrEqual(3);
-      seen.push(...res.body.data.map((x: any) => x.id));
-      cursor = res.body.nextCursor;
-      await between(page);
-    }
-    return seen;
-  }
 
   test('each sort: the pages cover every conversation once', async () => {
     const all = (await list('per_page=100')).body.data.map((x: any) => x.id).sort();
@@ -300,5 +300,36 @@ describe('what a list row shows', () => {
     for (const item of [...first.body.data, ...second.body.data]) expect(typeof item.contact.id).toBe('string');
     const created = [...first.body.data, ...second.body.data].map((x: any) => x.createdAt);
     expect(created).toEqual([...created].sort().reverse());
+  });
+});
+
+describe('an Agent of several inboxes', () => {
+  test("an Agent's inboxes (each walked, then merged) and one inbox list what the workspace's order narrowed to them lists, every sort, by keyset and by page", async () => {
+    const line = await connectedConnection(service, owner.token, 'second desk line');
+    const second = await connectionInbox(service, owner.token, 'Second desk', line);
+    await withoutAutoAssignment(service, owner.token, second);
+    await setInboxMembers(service, owner.token, second, [agent.userId]);
+    try {
+      const written = [];
+      for (let i = 30; i < 35; i++) written.push(await write(line, `55119800000${i}`, `Second ${i}`, `second desk ${i}`));
+      expect((await patch(written[1].id, { priority: 'HIGH' })).status).toBe(200);
+      expect((await service.call('POST', `/v3/helpdesk/conversations/${written[2].id}/status`, { apikey: owner.token, body: { status: 'RESOLVED' } })).status).toBe(201);
+      const theirs = [hd.inboxId, second];
+      for (const sort of ['last_activity', 'created', 'priority', 'waiting']) {
+        const everyone = (await list(`sort=${sort}&per_page=100`)).body.data as any[];
+        const of = (keep: (x: any) => boolean) => everyone.filter(keep).map((x) => x.id);
+        const agents = of((x) => theirs.includes(x.inboxId));
+        expect(agents.length).toBeGreaterThan(10);
+        expect(await walk(`sort=${sort}`, undefined, agent.token)).toEqual(agents);
+        expect(await walk(`sort=${sort}&status=OPEN`, undefined, agent.token)).toEqual(of((x) => theirs.includes(x.inboxId) && x.status === 'OPEN'));
+        expect(await walk(`sort=${sort}&inboxId=${second}`)).toEqual(of((x) => x.inboxId === second));
+        expect(await walk(`sort=${sort}&inboxId=${hiddenInboxId}`, undefined, agent.token)).toEqual([]);
+        const paged = [];
+        for (let page = 1; page <= Math.ceil(agents.length / 2); page++) paged.push(...(await ids(`sort=${sort}&per_page=2&page=${page}`, agent.token)));
+        expect(paged).toEqual(agents);
+      }
+    } finally {
+      await setInboxMembers(service, owner.token, second, []);
+    }
   });
 });

@@ -2,6 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selecta
 import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
+import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { LAST_MESSAGE_PREVIEW, type ConversationListStore, type ConversationListStores, type ListedConversation } from '../../../core/helpdesk/conversations/inbox-list.ts';
 import type { ConversationQuery, Keyset } from '../../../core/helpdesk/conversations/inbox-query.ts';
 import { helpdeskDb } from '../tables.ts';
@@ -117,6 +118,53 @@ function withRowSummary(db: Kysely<Tables>, page: SelectQueryBuilder<Tables, 'c'
     .orderBy(ORDER[query.sort]);
 }
 
+/** Walking one inbox's order per status costs a scan each: past this many, the workspace's order is walked instead. */
+const MAX_WALKS = 64;
+
+/**
+ * The inboxes whose orders a list walks one by one and merges, when the caller is limited to
+ * some inboxes (an Agent) or asks for one: walking the workspace's order past every other
+ * inbox's conversations would read them all when theirs hold few. Undefined: the workspace's
+ * order (or the assignee's, the contact's, a search's) leads. An Agent's inboxes are read here,
+ * a primary-key lookup, so the list can name them.
+ */
+async function inboxesToWalk(db: Kysely<Tables>, query: ConversationQuery, onlyFor: string | undefined): Promise<string[] | undefined> {
+  const otherLead = query.view === 'mine' || (query.assignee !== undefined && query.assignee !== 'none') || query.contactId !== undefined || query.search !== undefined;
+  if (otherLead || (query.inboxId !== undefined && !isUuid(query.inboxId))) return undefined;
+  let inboxes = query.inboxId === undefined ? undefined : [query.inboxId];
+  if (onlyFor !== undefined) {
+    const theirs = (await db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor).execute()).map((m) => m.inbox_id);
+    inboxes = inboxes === undefined ? theirs : inboxes.filter((id) => theirs.includes(id));
+  }
+  if (inboxes === undefined || inboxes.length * (query.statuses ?? CONVERSATION_STATUSES).length > MAX_WALKS) return undefined;
+  return inboxes;
+}
+
+const among = (q: Conversations, inboxes: string[]) => (inboxes.length === 0 ? q.where(sql<boolean>`false`) : q.where('c.inbox_id', 'in', inboxes));
+
+/**
+ * The page as a merge of one ordered walk per inbox and status (each an index scan of
+ * (inbox, status, sort key, id), migrations 0016 and 0019, stopping at a page), in the same
+ * total order and with the same keyset as the workspace's walk: each walk starts after the
+ * cursor and the merge cuts the page.
+ */
+function mergedWalk(db: Kysely<Tables>, inboxes: string[], matchesOf: (inboxId: string, status: (typeof CONVERSATION_STATUSES)[number]) => Conversations, query: ConversationQuery) {
+  const walks = inboxes.flatMap((inboxId) =>
+    (query.statuses ?? CONVERSATION_STATUSES).map((status) =>
+      db
+        .selectFrom(
+          sorted(matchesOf(inboxId, status), query)
+            .selectAll('c')
+            .limit(query.offset + query.limit + 1)
+            .as('c'),
+        )
+        .selectAll('c'),
+    ),
+  );
+  const merged = walks.slice(1).reduce((all, walk) => all.unionAll(walk), walks[0]!);
+  return (db as unknown as Kysely<Tables>).selectFrom(merged.as('c')).selectAll('c').orderBy(ORDER[query.sort]).limit(query.limit + 1).offset(query.offset);
+}
+
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
 
 export function conversationListStore(base: Kysely<Database>): ConversationListStore {
@@ -124,13 +172,18 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
   return {
     async find(workspaceId, query, me, onlyFor) {
       const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search);
-      const matches = filtered(db, workspaceId, query, me, onlyFor, search);
+      const walk = await inboxesToWalk(db, query, onlyFor);
+      const matches = walk === undefined ? filtered(db, workspaceId, query, me, onlyFor, search) : among(filtered(db, workspaceId, query, me, undefined, search), walk);
       const counted =
         query.countUpTo === undefined
           ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
           : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
       const total = (await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total;
-      const rows = await withRowSummary(db, sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset), query).execute();
+      const page =
+        walk === undefined || walk.length === 0
+          ? sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset)
+          : mergedWalk(db, walk, (inboxId, status) => filtered(db, workspaceId, { ...query, inboxId, statuses: [status] }, me, undefined, search), query);
+      const rows = await withRowSummary(db, page, query).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {
           last_activity: [iso(row.last_activity_at)],
