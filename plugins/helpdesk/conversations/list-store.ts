@@ -39,6 +39,15 @@ function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQu
   return q;
 }
 
+/**
+ * The matches as a subquery Postgres plans on its own (`offset 0` keeps it from being merged
+ * into the sort and limit around it): gathered through their own indexes, then sorted, instead
+ * of found by walking the sort order (search.ts: CONTACT_LED_MAX).
+ */
+function gatheredFirst(db: Kysely<Tables>, matches: Conversations): Conversations {
+  return db.selectFrom(matches.selectAll('c').offset(0).as('c')) as unknown as Conversations;
+}
+
 /** A cursor's date (checked by core's decodeCursor). */
 const date = (value: string | number | null | undefined) => new Date(value as string);
 
@@ -171,18 +180,23 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
   const db = helpdeskDb(base) as unknown as Kysely<Tables>;
   return {
     async find(workspaceId, query, me, onlyFor) {
-      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search);
+      const narrowed = onlyFor !== undefined || query.inboxId !== undefined || query.teamId !== undefined;
+      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search, narrowed);
       const walk = await inboxesToWalk(db, query, onlyFor);
-      const matches = walk === undefined ? filtered(db, workspaceId, query, me, onlyFor, search) : among(filtered(db, workspaceId, query, me, undefined, search), walk);
+      const found = walk === undefined ? filtered(db, workspaceId, query, me, onlyFor, search?.condition) : among(filtered(db, workspaceId, query, me, undefined, search?.condition), walk);
+      const matches = search?.gathered ? gatheredFirst(db, found) : found;
+      // A gathered search counts every match (a few thousand at most): under a limit, Postgres
+      // would walk the table hoping to stop early, and an Agent's matches may be none.
       const counted =
-        query.countUpTo === undefined
+        query.countUpTo === undefined || search?.gathered
           ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
           : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
-      const total = (await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total;
+      const counts = (await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total;
+      const total = query.countUpTo === undefined ? Number(counts) : Math.min(Number(counts), query.countUpTo + 1);
       const page =
         walk === undefined || walk.length === 0
           ? sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset)
-          : mergedWalk(db, walk, (inboxId, status) => filtered(db, workspaceId, { ...query, inboxId, statuses: [status] }, me, undefined, search), query);
+          : mergedWalk(db, walk, (inboxId, status) => filtered(db, workspaceId, { ...query, inboxId, statuses: [status] }, me, undefined, search?.condition), query);
       const rows = await withRowSummary(db, page, query).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {
@@ -203,7 +217,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
           key,
         };
       });
-      return { rows: listed, total: Number(total) };
+      return { rows: listed, total };
     },
     tally: (workspaceId, me, onlyFor) => inboxTallies(db, workspaceId, me, onlyFor),
   };
