@@ -304,7 +304,19 @@ describe('what a list row shows', () => {
 });
 
 describe('an Agent of several inboxes', () => {
-  test("an Agent's inboxes (each walked, then merged) and one inbox list what the workspace's order narrowed to them lists, every sort, by keyset and by page", async () => {
+  /** The conversations of `inboxes` in a sort's order, straight from the table: what every plan must answer. */
+  const ORDER: Record<string, string> = {
+    last_activity: 'last_activity_at desc, id desc',
+    created: 'created_at desc, id desc',
+    priority: 'priority_rank desc, last_activity_at desc, id desc',
+    waiting: 'waiting_since asc nulls last, id asc',
+  };
+  async function inOrder(sort: string, inboxes: string[], status?: string): Promise<string[]> {
+    const rows = await sql<{ id: string }>`select id from helpdesk_conversations where inbox_id in (${sql.join(inboxes)}) ${status ? sql`and status = ${status}` : sql``} order by ${sql.raw(ORDER[sort]!)}`.execute(service.runtime.ctx.db);
+    return rows.rows.map((r) => r.id);
+  }
+
+  test("an Agent's inboxes (each walked, then merged) and one inbox list their conversations in the sort's order, by keyset and by page, whether they hold a small share of the workspace or not", async () => {
     const line = await connectedConnection(service, owner.token, 'second desk line');
     const second = await connectionInbox(service, owner.token, 'Second desk', line);
     await withoutAutoAssignment(service, owner.token, second);
@@ -315,19 +327,29 @@ describe('an Agent of several inboxes', () => {
       expect((await patch(written[1].id, { priority: 'HIGH' })).status).toBe(200);
       expect((await service.call('POST', `/v3/helpdesk/conversations/${written[2].id}/status`, { apikey: owner.token, body: { status: 'RESOLVED' } })).status).toBe(201);
       const theirs = [hd.inboxId, second];
-      for (const sort of ['last_activity', 'created', 'priority', 'waiting']) {
-        const everyone = (await list(`sort=${sort}&per_page=100`)).body.data as any[];
-        const of = (keep: (x: any) => boolean) => everyone.filter(keep).map((x) => x.id);
-        const agents = of((x) => theirs.includes(x.inboxId));
-        expect(agents.length).toBeGreaterThan(10);
-        expect(await walk(`sort=${sort}`, undefined, agent.token)).toEqual(agents);
-        expect(await walk(`sort=${sort}&status=OPEN`, undefined, agent.token)).toEqual(of((x) => theirs.includes(x.inboxId) && x.status === 'OPEN'));
-        expect(await walk(`sort=${sort}&inboxId=${second}`)).toEqual(of((x) => x.inboxId === second));
-        expect(await walk(`sort=${sort}&inboxId=${hiddenInboxId}`, undefined, agent.token)).toEqual([]);
-        const paged = [];
-        for (let page = 1; page <= Math.ceil(agents.length / 2); page++) paged.push(...(await ids(`sort=${sort}&per_page=2&page=${page}`, agent.token)));
-        expect(paged).toEqual(agents);
-      }
+      const check = async () => {
+        for (const sort of ['last_activity', 'created', 'priority', 'waiting']) {
+          const agents = await inOrder(sort, theirs);
+          expect(agents.length).toBeGreaterThan(5);
+          expect(await walk(`sort=${sort}`, undefined, agent.token)).toEqual(agents);
+          expect(await walk(`sort=${sort}&status=OPEN`, undefined, agent.token)).toEqual(await inOrder(sort, theirs, 'OPEN'));
+          expect(await walk(`sort=${sort}&inboxId=${second}`)).toEqual(await inOrder(sort, [second]));
+          expect(await walk(`sort=${sort}&inboxId=${hiddenInboxId}`, undefined, agent.token)).toEqual([]);
+          const paged = [];
+          for (let page = 1; page <= Math.ceil(agents.length / 2); page++) paged.push(...(await ids(`sort=${sort}&per_page=2&page=${page}`, agent.token)));
+          expect(paged).toEqual(agents);
+        }
+      };
+      await check();
+      // Then the other inbox holds 20 times as many OPEN conversations: the Agent's are walked inbox by inbox.
+      const db = service.runtime.ctx.db;
+      const ws = owner.workspaceId;
+      await sql`insert into helpdesk_contacts (id, workspace_id, name, custom_attributes, created_at, updated_at)
+        select md5('walk-c' || g)::uuid, ${ws}, 'Walker ' || g, '{}', now(), now() from generate_series(1, 500) g`.execute(db);
+      await sql`insert into helpdesk_conversations (id, workspace_id, display_id, inbox_id, contact_id, status, labels, custom_attributes, last_activity_at, created_at, updated_at)
+        select md5('walk-v' || g)::uuid, ${ws}, 200000 + g, ${hiddenInboxId}, md5('walk-c' || g)::uuid, 'OPEN', '{}', '{}', now() - g * interval '1 second', now() - g * interval '1 second', now()
+        from generate_series(1, 500) g`.execute(db);
+      await check();
     } finally {
       await setInboxMembers(service, owner.token, second, []);
     }

@@ -8,8 +8,8 @@ import type { ConversationQuery, Keyset } from '../../../core/helpdesk/conversat
 import { helpdeskDb } from '../tables.ts';
 import { labelStore } from '../labels/store.ts';
 import { toConversation } from './store.ts';
-import { searchCondition, type SearchCondition, type Tables } from './search.ts';
-import { inboxTallies, openTotal } from './tally-store.ts';
+import { searchCondition, type Search, type SearchCondition, type Tables } from './search.ts';
+import { inboxTallies, openShare, openTotal } from './tally-store.ts';
 
 type Conversations = SelectQueryBuilder<Tables, 'c', object>;
 type Eb = ExpressionBuilder<Tables, 'c'>;
@@ -129,16 +129,24 @@ function withRowSummary(db: Kysely<Tables>, page: SelectQueryBuilder<Tables, 'c'
 
 /** Walking one inbox's order per status costs a scan each: past this many, the workspace's order is walked instead. */
 const MAX_WALKS = 64;
+/**
+ * The inboxes are walked one by one when they hold less than 1 in this many of the workspace's
+ * OPEN conversations (the counters' figure, standing for every status): the workspace's walk then
+ * passes over 20 rows per match; for a larger share it finds a page within a few hundred rows,
+ * cheaper than planning a walk per inbox and status.
+ */
+const WALKED_SHARE = 20;
 
 /**
  * The inboxes whose orders a list walks one by one and merges, when the caller is limited to
- * some inboxes (an Agent) or asks for one: walking the workspace's order past every other
- * inbox's conversations would read them all when theirs hold few. Undefined: the workspace's
- * order (or the assignee's, the contact's, a search's) leads. An Agent's inboxes are read here,
+ * some inboxes (an Agent) or asks for one and they hold a small share of the workspace: walking
+ * the workspace's order past every other inbox's conversations would read them all when theirs
+ * hold few. Undefined: the workspace's
+ * order (or the assignee's, the contact's, a search's gathered matches) leads. An Agent's inboxes are read here,
  * a primary-key lookup, so the list can name them.
  */
-async function inboxesToWalk(db: Kysely<Tables>, query: ConversationQuery, onlyFor: string | undefined): Promise<string[] | undefined> {
-  const otherLead = query.view === 'mine' || (query.assignee !== undefined && query.assignee !== 'none') || query.contactId !== undefined || query.search !== undefined;
+async function inboxesToWalk(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, onlyFor: string | undefined, search: Search | undefined): Promise<string[] | undefined> {
+  const otherLead = query.view === 'mine' || (query.assignee !== undefined && query.assignee !== 'none') || query.contactId !== undefined || (search !== undefined && !search.walked);
   if (otherLead || (query.inboxId !== undefined && !isUuid(query.inboxId))) return undefined;
   let inboxes = query.inboxId === undefined ? undefined : [query.inboxId];
   if (onlyFor !== undefined) {
@@ -146,7 +154,10 @@ async function inboxesToWalk(db: Kysely<Tables>, query: ConversationQuery, onlyF
     inboxes = inboxes === undefined ? theirs : inboxes.filter((id) => theirs.includes(id));
   }
   if (inboxes === undefined || inboxes.length * (query.statuses ?? CONVERSATION_STATUSES).length > MAX_WALKS) return undefined;
-  return inboxes;
+  if (inboxes.length === 0) return inboxes;
+  // Walks cost a plan each: worth it only when the workspace's walk would pass many others' rows.
+  const { theirs, all } = await openShare(db, workspaceId, inboxes);
+  return theirs * WALKED_SHARE < all ? inboxes : undefined;
 }
 
 const among = (q: Conversations, inboxes: string[]) => (inboxes.length === 0 ? q.where(sql<boolean>`false`) : q.where('c.inbox_id', 'in', inboxes));
@@ -182,7 +193,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
     async find(workspaceId, query, me, onlyFor) {
       const narrowed = onlyFor !== undefined || query.inboxId !== undefined || query.teamId !== undefined;
       const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search, narrowed);
-      const walk = await inboxesToWalk(db, query, onlyFor);
+      const walk = await inboxesToWalk(db, workspaceId, query, onlyFor, search);
       const found = walk === undefined ? filtered(db, workspaceId, query, me, onlyFor, search?.condition) : among(filtered(db, workspaceId, query, me, undefined, search?.condition), walk);
       const matches = search?.gathered ? gatheredFirst(db, found) : found;
       // A gathered search counts every match (a few thousand at most): under a limit, Postgres
@@ -191,8 +202,8 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
         query.countUpTo === undefined || search?.gathered
           ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
           : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
-      const counts = (await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total;
-      const total = query.countUpTo === undefined ? Number(counts) : Math.min(Number(counts), query.countUpTo + 1);
+      const counts = Number((await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total);
+      const total = search?.gathered && query.countUpTo !== undefined ? Math.min(counts, query.countUpTo + 1) : counts;
       const page =
         walk === undefined || walk.length === 0
           ? sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset)

@@ -30,6 +30,8 @@ export interface Search {
   condition: SearchCondition;
   /** The matches are few enough to gather, then sort (the list keeps Postgres from walking the sort order). */
   gathered: boolean;
+  /** The list walks its sort order checking each conversation (no word narrowed it to a set of ids). */
+  walked: boolean;
 }
 
 /**
@@ -100,7 +102,7 @@ type Side = string[] | 'many';
  * sorted. Every plan answers the same rows in the same order.
  */
 export async function searchCondition(db: Kysely<Tables>, workspaceId: string, words: string[], narrowed: boolean): Promise<Search> {
-  if (words.length === 0) return { condition: () => sql<SqlBool>`false`, gathered: false };
+  if (words.length === 0) return { condition: () => sql<SqlBool>`false`, gathered: false, walked: false };
   let candidates: Set<string> | undefined;
   let gathered = false;
   const walked: SearchCondition[] = [];
@@ -129,10 +131,10 @@ export async function searchCondition(db: Kysely<Tables>, workspaceId: string, w
     const ids = new Set([...ofContacts.map((c) => c.id), ...messages]);
     candidates = candidates === undefined ? ids : new Set([...candidates].filter((id) => ids.has(id)));
   }
-  if (candidates === undefined) return { condition: (eb) => eb.and(walked.map((m) => m(eb))), gathered };
+  if (candidates === undefined) return { condition: (eb) => eb.and(walked.map((m) => m(eb))), gathered, walked: !gathered };
   const among = [...candidates];
-  if (among.length === 0) return { condition: () => sql<SqlBool>`false`, gathered: false };
-  return { condition: (eb) => eb.and([eb('c.id', 'in', among), ...walked.map((m) => m(eb))]), gathered };
+  if (among.length === 0) return { condition: () => sql<SqlBool>`false`, gathered: false, walked: false };
+  return { condition: (eb) => eb.and([eb('c.id', 'in', among), ...walked.map((m) => m(eb))]), gathered, walked: false };
 }
 
 /** The ids a gathering query finds, or 'many' past `most`. */
