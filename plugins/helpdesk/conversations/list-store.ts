@@ -141,9 +141,9 @@ const WALKED_SHARE = 20;
  * The inboxes whose orders a list walks one by one and merges, when the caller is limited to
  * some inboxes (an Agent) or asks for one and they hold a small share of the workspace: walking
  * the workspace's order past every other inbox's conversations would read them all when theirs
- * hold few. Undefined: the workspace's
- * order (or the assignee's, the contact's, a search's gathered matches) leads. An Agent's inboxes are read here,
- * a primary-key lookup, so the list can name them.
+ * hold few. Undefined: the workspace's order (or the assignee's, the contact's, a search's
+ * gathered matches) leads. An Agent's inboxes are read here, an index lookup, so the list can
+ * name them.
  */
 async function inboxesToWalk(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, onlyFor: string | undefined, search: Search | undefined): Promise<string[] | undefined> {
   const otherLead = query.view === 'mine' || (query.assignee !== undefined && query.assignee !== 'none') || query.contactId !== undefined || (search !== undefined && !search.walked);
