@@ -31,6 +31,7 @@ import * as helpdesk0009 from './migrations/0009_agent_bot_assignee.ts';
 import * as helpdesk0016 from './migrations/0016_inbox_queries.ts';
 import * as helpdesk0017 from './migrations/0017_contact_notes.ts';
 import * as helpdesk0018 from './migrations/0018_inbox_tallies.ts';
+import * as helpdesk0019 from './migrations/0019_inbox_walks.ts';
 import { AUTOMATION_FEATURES } from './automation.ts';
 import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
@@ -113,6 +114,7 @@ export const helpdeskPlugin: Plugin = {
     '0016_inbox_queries': helpdesk0016,
     '0017_contact_notes': helpdesk0017,
     '0018_inbox_tallies': helpdesk0018,
+    '0019_inbox_walks': helpdesk0019,
   },
   routes: (ctx) =>
     new Elysia({ name: 'plugins.helpdesk' })

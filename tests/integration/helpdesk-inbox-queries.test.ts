@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { useTestService } from '../support/service.ts';
-import { connectedConnection, connectionInbox, conversationOfContact, injectContactMessage, messagesUntil, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
+import { connectedConnection, connectionInbox, conversationOfContact, injectContactMessage, messagesUntil, setInboxMembers, useHelpdeskWorkspace, withoutAutoAssignment } from '../support/helpdesk.ts';
 import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 
 /**
@@ -142,26 +142,26 @@ describe('sorts', () => {
   });
 });
 
+/** Every page of a sort, following nextCursor; `between` runs after each page. */
+async function walk(query: string, between: (page: number) => Promise<void> = async () => {}, apikey = owner.token): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor: string | null = '';
+  for (let page = 1; cursor !== null; page++) {
+    const res = await list(`${query}&limit=3${cursor ? `&cursor=${cursor}` : ''}`, apikey);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ perPage: 3, currentPage: page });
+    expect(res.body.data.length).toBeLessThanOrEqual(3);
+    seen.push(...res.body.data.map((x: any) => x.id));
+    cursor = res.body.nextCursor;
+    await between(page);
+  }
+  return seen;
+}
+
 describe('keyset pages', () => {
   beforeAll(async () => {
     for (let i = 10; i < 18; i++) await write(hd.connectionId, `55119800000${i}`, `Filler ${i}`, `filler message ${i}`);
   }, HOOK_TIMEOUT);
-
-  /** Every page of a sort, following nextCursor; `between` runs after each page. */
-  async function walk(query: string, between: (page: number) => Promise<void> = async () => {}): Promise<string[]> {
-    const seen: string[] = [];
-    let cursor: string | null = '';
-    for (let page = 1; cursor !== null; page++) {
-      const res = await list(`${query}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ perPage: 3, currentPage: page });
-      expect(res.body.data.length).toBeLessThanOrEqual(3);
-      seen.push(...res.body.data.map((x: any) => x.id));
-      cursor = res.body.nextCursor;
-      await between(page);
-    }
-    return seen;
-  }
 
   test('each sort: the pages cover every conversation once', async () => {
     const all = (await list('per_page=100')).body.data.map((x: any) => x.id).sort();
@@ -300,5 +300,58 @@ describe('what a list row shows', () => {
     for (const item of [...first.body.data, ...second.body.data]) expect(typeof item.contact.id).toBe('string');
     const created = [...first.body.data, ...second.body.data].map((x: any) => x.createdAt);
     expect(created).toEqual([...created].sort().reverse());
+  });
+});
+
+describe('an Agent of several inboxes', () => {
+  /** The conversations of `inboxes` in a sort's order, straight from the table: what every plan must answer. */
+  const ORDER: Record<string, string> = {
+    last_activity: 'last_activity_at desc, id desc',
+    created: 'created_at desc, id desc',
+    priority: 'priority_rank desc, last_activity_at desc, id desc',
+    waiting: 'waiting_since asc nulls last, id asc',
+  };
+  async function inOrder(sort: string, inboxes: string[], status?: string): Promise<string[]> {
+    const rows = await sql<{ id: string }>`select id from helpdesk_conversations where inbox_id in (${sql.join(inboxes)}) ${status ? sql`and status = ${status}` : sql``} order by ${sql.raw(ORDER[sort]!)}`.execute(service.runtime.ctx.db);
+    return rows.rows.map((r) => r.id);
+  }
+
+  test("an Agent's inboxes (each walked, then merged) and one inbox list their conversations in the sort's order, by keyset and by page, whether they hold a small share of the workspace or not", async () => {
+    const line = await connectedConnection(service, owner.token, 'second desk line');
+    const second = await connectionInbox(service, owner.token, 'Second desk', line);
+    await withoutAutoAssignment(service, owner.token, second);
+    await setInboxMembers(service, owner.token, second, [agent.userId]);
+    try {
+      const written = [];
+      for (let i = 30; i < 35; i++) written.push(await write(line, `55119800000${i}`, `Second ${i}`, `second desk ${i}`));
+      expect((await patch(written[1].id, { priority: 'HIGH' })).status).toBe(200);
+      expect((await service.call('POST', `/v3/helpdesk/conversations/${written[2].id}/status`, { apikey: owner.token, body: { status: 'RESOLVED' } })).status).toBe(201);
+      const theirs = [hd.inboxId, second];
+      const check = async () => {
+        for (const sort of ['last_activity', 'created', 'priority', 'waiting']) {
+          const agents = await inOrder(sort, theirs);
+          expect(agents.length).toBeGreaterThan(5);
+          expect(await walk(`sort=${sort}`, undefined, agent.token)).toEqual(agents);
+          expect(await walk(`sort=${sort}&status=OPEN`, undefined, agent.token)).toEqual(await inOrder(sort, theirs, 'OPEN'));
+          expect(await walk(`sort=${sort}&inboxId=${second}`)).toEqual(await inOrder(sort, [second]));
+          expect(await walk(`sort=${sort}&inboxId=${hiddenInboxId}`, undefined, agent.token)).toEqual([]);
+          const paged = [];
+          for (let page = 1; page <= Math.ceil(agents.length / 2); page++) paged.push(...(await ids(`sort=${sort}&per_page=2&page=${page}`, agent.token)));
+          expect(paged).toEqual(agents);
+        }
+      };
+      await check();
+      // Then the other inbox holds 20 times as many OPEN conversations: the Agent's are walked inbox by inbox.
+      const db = service.runtime.ctx.db;
+      const ws = owner.workspaceId;
+      await sql`insert into helpdesk_contacts (id, workspace_id, name, custom_attributes, created_at, updated_at)
+        select md5('walk-c' || g)::uuid, ${ws}, 'Walker ' || g, '{}', now(), now() from generate_series(1, 500) g`.execute(db);
+      await sql`insert into helpdesk_conversations (id, workspace_id, display_id, inbox_id, contact_id, status, labels, custom_attributes, last_activity_at, created_at, updated_at)
+        select md5('walk-v' || g)::uuid, ${ws}, 200000 + g, ${hiddenInboxId}, md5('walk-c' || g)::uuid, 'OPEN', '{}', '{}', now() - g * interval '1 second', now() - g * interval '1 second', now()
+        from generate_series(1, 500) g`.execute(db);
+      await check();
+    } finally {
+      await setInboxMembers(service, owner.token, second, []);
+    }
   });
 });

@@ -8,8 +8,9 @@ import { HOOK_TIMEOUT } from './helpers.ts';
 /**
  * The inbox search picks its plan per word (plugins/helpdesk/conversations/search.ts): hits
  * gathered through the GIN indexes for a rare word, the sort order walked for a word in many
- * messages (told by the statistics) or many contacts. Each plan must answer what the others
- * would: the same conversations, in the same order, on every page.
+ * messages (told by the statistics) or many contacts, and for a narrowed list (an Agent's, one
+ * inbox's) the conversations of a name's contacts gathered first, then sorted. Each plan must
+ * answer what the others would: the same conversations, in the same order, on every page.
  *
  * 3,000 conversations, written with set-based SQL (RARE_WORD_HITS is 2,000): conversation g has
  * contact "Zed Plenty" unless g is a multiple of 5 (2,400 contacts, one per conversation), and
@@ -45,11 +46,11 @@ beforeAll(async () => {
 }, HOOK_TIMEOUT);
 
 /** Every conversation the search lists, following its keyset pages. */
-async function everyPage(s: string, apikey = hd.owner.token): Promise<string[]> {
+async function everyPage(s: string, apikey = hd.owner.token, filters = ''): Promise<string[]> {
   const found: string[] = [];
   let cursor: string | null = null;
   do {
-    const res = await service.call('GET', `/v3/helpdesk/conversations?s=${encodeURIComponent(s)}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, { apikey });
+    const res = await service.call('GET', `/v3/helpdesk/conversations?s=${encodeURIComponent(s)}&limit=100${filters}${cursor ? `&cursor=${cursor}` : ''}`, { apikey });
     expect(res.status).toBe(200);
     found.push(...(res.body.data as any[]).map((c) => c.id));
     cursor = res.body.nextCursor;
@@ -79,10 +80,27 @@ describe('search plans', () => {
     expect(await everyPage('ann quokka')).toEqual([]);
   });
 
+  test('an Agent, or a list of one inbox, gathers the conversations of a name held by many contacts first: the same rows in the same order as the walk', async () => {
+    const searches = ['plen', 'gadget plenty', 'plenty quokka', 'other', 'ann quokka', 'nobody'];
+    for (const s of searches) {
+      const walked = await everyPage(s);
+      expect(await everyPage(s, hd.agent.token)).toEqual(walked);
+      expect(await everyPage(s, hd.owner.token, `&inboxId=${hd.inboxId}`)).toEqual(walked);
+    }
+    expect(await everyPage('other', hd.agent.token)).toEqual(where((g) => g % 5 === 0));
+    for (const sort of ['created', 'waiting']) expect(await everyPage('plenty', hd.agent.token, `&sort=${sort}`)).toEqual(await everyPage('plenty', hd.owner.token, `&sort=${sort}`));
+  });
+
   test('the capped count of a search stops at 100 whichever plan', async () => {
     for (const s of ['gadget', 'plenty', 'plenty gadget']) {
-      const res = await service.call('GET', `/v3/helpdesk/conversations?s=${s}&limit=25`, { apikey: hd.owner.token });
-      expect(res.body).toMatchObject({ total: 100, totalCapped: true });
+      for (const [apikey, filters] of [[hd.owner.token, ''], [hd.agent.token, ''], [hd.owner.token, `&inboxId=${hd.inboxId}`]]) {
+        const res = await service.call('GET', `/v3/helpdesk/conversations?s=${s}&limit=25${filters}`, { apikey });
+        expect(res.body).toMatchObject({ total: 100, totalCapped: true });
+      }
     }
+    const other = await service.call('GET', '/v3/helpdesk/conversations?s=other&limit=25', { apikey: hd.agent.token });
+    expect(other.body).toMatchObject({ total: 100, totalCapped: true });
+    const exact = await service.call('GET', '/v3/helpdesk/conversations?s=plenty%20quokka&limit=25', { apikey: hd.agent.token });
+    expect(exact.body).toMatchObject({ total: 1, totalCapped: false });
   });
 });

@@ -2,13 +2,14 @@ import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selecta
 import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import { isUuid } from '../../../core/shared/ids.ts';
+import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { LAST_MESSAGE_PREVIEW, type ConversationListStore, type ConversationListStores, type ListedConversation } from '../../../core/helpdesk/conversations/inbox-list.ts';
 import type { ConversationQuery, Keyset } from '../../../core/helpdesk/conversations/inbox-query.ts';
 import { helpdeskDb } from '../tables.ts';
 import { labelStore } from '../labels/store.ts';
 import { toConversation } from './store.ts';
-import { searchCondition, type SearchCondition, type Tables } from './search.ts';
-import { inboxTallies, openTotal } from './tally-store.ts';
+import { searchCondition, type Search, type SearchCondition, type Tables } from './search.ts';
+import { inboxTallies, openShare, openTotal } from './tally-store.ts';
 
 type Conversations = SelectQueryBuilder<Tables, 'c', object>;
 type Eb = ExpressionBuilder<Tables, 'c'>;
@@ -36,6 +37,15 @@ function filtered(db: Kysely<Tables>, workspaceId: string, query: ConversationQu
   if (query.lastActivityTo) q = q.where('c.last_activity_at', '<=', query.lastActivityTo);
   if (search !== undefined) q = q.where(search);
   return q;
+}
+
+/**
+ * The matches as a subquery Postgres plans on its own (`offset 0` keeps it from being merged
+ * into the sort and limit around it): gathered through their own indexes, then sorted, instead
+ * of found by walking the sort order (search.ts: CONTACT_LED_MAX).
+ */
+function gatheredFirst(db: Kysely<Tables>, matches: Conversations): Conversations {
+  return db.selectFrom(matches.selectAll('c').offset(0).as('c')) as unknown as Conversations;
 }
 
 /** A cursor's date (checked by core's decodeCursor). */
@@ -117,20 +127,88 @@ function withRowSummary(db: Kysely<Tables>, page: SelectQueryBuilder<Tables, 'c'
     .orderBy(ORDER[query.sort]);
 }
 
+/** Walking one inbox's order per status costs a scan each: past this many, the workspace's order is walked instead. */
+const MAX_WALKS = 64;
+/**
+ * The inboxes are walked one by one when they hold less than 1 in this many of the workspace's
+ * OPEN conversations (the counters' figure, standing for every status): the workspace's walk then
+ * passes over 20 rows per match; for a larger share it finds a page within a few hundred rows,
+ * cheaper than planning a walk per inbox and status.
+ */
+const WALKED_SHARE = 20;
+
+/**
+ * The inboxes whose orders a list walks one by one and merges, when the caller is limited to
+ * some inboxes (an Agent) or asks for one and they hold a small share of the workspace: walking
+ * the workspace's order past every other inbox's conversations would read them all when theirs
+ * hold few. Undefined: the workspace's order (or the assignee's, the contact's, a search's
+ * gathered matches) leads. An Agent's inboxes are read here, an index lookup, so the list can
+ * name them.
+ */
+async function inboxesToWalk(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, onlyFor: string | undefined, search: Search | undefined): Promise<string[] | undefined> {
+  const otherLead = query.view === 'mine' || (query.assignee !== undefined && query.assignee !== 'none') || query.contactId !== undefined || (search !== undefined && !search.walked);
+  if (otherLead || (query.inboxId !== undefined && !isUuid(query.inboxId))) return undefined;
+  let inboxes = query.inboxId === undefined ? undefined : [query.inboxId];
+  if (onlyFor !== undefined) {
+    const theirs = (await db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor).execute()).map((m) => m.inbox_id);
+    inboxes = inboxes === undefined ? theirs : inboxes.filter((id) => theirs.includes(id));
+  }
+  if (inboxes === undefined || inboxes.length * (query.statuses ?? CONVERSATION_STATUSES).length > MAX_WALKS) return undefined;
+  if (inboxes.length === 0) return inboxes;
+  // Walks cost a plan each: worth it only when the workspace's walk would pass many others' rows.
+  const { theirs, all } = await openShare(db, workspaceId, inboxes);
+  return theirs * WALKED_SHARE < all ? inboxes : undefined;
+}
+
+const among = (q: Conversations, inboxes: string[]) => (inboxes.length === 0 ? q.where(sql<boolean>`false`) : q.where('c.inbox_id', 'in', inboxes));
+
+/**
+ * The page as a merge of one ordered walk per inbox and status (each an index scan of
+ * (inbox, status, sort key, id), migrations 0016 and 0019, stopping at a page), in the same
+ * total order and with the same keyset as the workspace's walk: each walk starts after the
+ * cursor and the merge cuts the page.
+ */
+function mergedWalk(db: Kysely<Tables>, inboxes: string[], matchesOf: (inboxId: string, status: (typeof CONVERSATION_STATUSES)[number]) => Conversations, query: ConversationQuery) {
+  const walks = inboxes.flatMap((inboxId) =>
+    (query.statuses ?? CONVERSATION_STATUSES).map((status) =>
+      db
+        .selectFrom(
+          sorted(matchesOf(inboxId, status), query)
+            .selectAll('c')
+            .limit(query.offset + query.limit + 1)
+            .as('c'),
+        )
+        .selectAll('c'),
+    ),
+  );
+  const merged = walks.slice(1).reduce((all, walk) => all.unionAll(walk), walks[0]!);
+  return (db as unknown as Kysely<Tables>).selectFrom(merged.as('c')).selectAll('c').orderBy(ORDER[query.sort]).limit(query.limit + 1).offset(query.offset);
+}
+
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
 
 export function conversationListStore(base: Kysely<Database>): ConversationListStore {
   const db = helpdeskDb(base) as unknown as Kysely<Tables>;
   return {
     async find(workspaceId, query, me, onlyFor) {
-      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search);
-      const matches = filtered(db, workspaceId, query, me, onlyFor, search);
+      const narrowed = onlyFor !== undefined || query.inboxId !== undefined || query.teamId !== undefined;
+      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search, narrowed);
+      const walk = await inboxesToWalk(db, workspaceId, query, onlyFor, search);
+      const found = walk === undefined ? filtered(db, workspaceId, query, me, onlyFor, search?.condition) : among(filtered(db, workspaceId, query, me, undefined, search?.condition), walk);
+      const matches = search?.gathered ? gatheredFirst(db, found) : found;
+      // A gathered search counts every match (a few thousand at most): under a limit, Postgres
+      // would walk the table hoping to stop early, and an Agent's matches may be none.
       const counted =
-        query.countUpTo === undefined
+        query.countUpTo === undefined || search?.gathered
           ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
           : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
-      const total = (await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total;
-      const rows = await withRowSummary(db, sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset), query).execute();
+      const counts = Number((await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total);
+      const total = search?.gathered && query.countUpTo !== undefined ? Math.min(counts, query.countUpTo + 1) : counts;
+      const page =
+        walk === undefined || walk.length === 0
+          ? sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset)
+          : mergedWalk(db, walk, (inboxId, status) => filtered(db, workspaceId, { ...query, inboxId, statuses: [status] }, me, undefined, search?.condition), query);
+      const rows = await withRowSummary(db, page, query).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {
           last_activity: [iso(row.last_activity_at)],
@@ -150,7 +228,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
           key,
         };
       });
-      return { rows: listed, total: Number(total) };
+      return { rows: listed, total };
     },
     tally: (workspaceId, me, onlyFor) => inboxTallies(db, workspaceId, me, onlyFor),
   };

@@ -14,6 +14,27 @@ export type SearchCondition = (eb: Eb) => Expression<SqlBool>;
 const RARE_WORD_HITS = 2000;
 
 /**
+ * A name held by at most this many contacts, and at most CONTACT_LED_SHARE of them (by the
+ * statistics; always up to RARE_WORD_HITS / 4), leads a narrowed search (an Agent's, or one
+ * inbox's or team's): the matches are gathered first, their contacts' conversations by
+ * `helpdesk_conversations_by_contact_idx`, then sorted. Walking the sort order instead passes
+ * every conversation outside the caller's inboxes and every other contact's (about 400 rows a
+ * match for an Agent of a tenth of the conversations and a name of a fortieth of the contacts).
+ * A name held by more is found within a few rows of the walk, and its conversations are so many
+ * that Postgres would gather them by reading the whole table.
+ */
+const CONTACT_LED_MAX = 5_000;
+const CONTACT_LED_SHARE = 0.03;
+
+export interface Search {
+  condition: SearchCondition;
+  /** The matches are few enough to gather, then sort (the list keeps Postgres from walking the sort order). */
+  gathered: boolean;
+  /** The list walks its sort order checking each conversation (no word narrowed it to a set of ids). */
+  walked: boolean;
+}
+
+/**
  * The word as a tsquery prefix (`:*`). Words are letters and digits only
  * (core/helpdesk/conversations/inbox-query.ts: searchTerms), so they cannot carry tsquery
  * syntax; they go as a bound parameter all the same.
@@ -74,16 +95,30 @@ type Side = string[] | 'many';
  * RARE_WORD_HITS messages is common at once (word-frequency.ts); otherwise its hits are gathered
  * through the GIN index, at most RARE_WORD_HITS + 1. Contacts: gathered the same way (contacts
  * are few; their GIN index is cheap to read). A word rare on both sides narrows the list to the
- * conversations among its hits (a few primary-key lookups); otherwise the list walks its sort
- * index and checks each conversation until the page is full.
+ * conversations among its hits (a few primary-key lookups). Otherwise the list walks its sort
+ * index and checks each conversation until the page is full. A `narrowed` search (an Agent's,
+ * one inbox's or team's) whose words are rare in messages and held by at most CONTACT_LED_MAX
+ * contacts is `gathered` instead: the conversations of those contacts and messages first, then
+ * sorted. Every plan answers the same rows in the same order.
  */
-export async function searchCondition(db: Kysely<Tables>, workspaceId: string, words: string[]): Promise<SearchCondition> {
-  if (words.length === 0) return () => sql<SqlBool>`false`;
+export async function searchCondition(db: Kysely<Tables>, workspaceId: string, words: string[], narrowed: boolean): Promise<Search> {
+  if (words.length === 0) return { condition: () => sql<SqlBool>`false`, gathered: false, walked: false };
   let candidates: Set<string> | undefined;
+  let gathered = false;
   const walked: SearchCondition[] = [];
   for (const word of words) {
-    const contacts = await sideOf(contactsMatching(db, workspaceId, word));
+    let contacts = await sideOf(contactsMatching(db, workspaceId, word));
     const messages = (await messagesWithWord(db, word)) > RARE_WORD_HITS ? 'many' : await sideOf(messagesMatching(db, workspaceId, word));
+    if (narrowed && messages !== 'many' && (contacts !== 'many' || !gathered)) {
+      // One word at most gathers past RARE_WORD_HITS contacts: they go as parameters.
+      const most = Math.min(CONTACT_LED_MAX, Math.max(RARE_WORD_HITS / 4, CONTACT_LED_SHARE * (await contactsEstimate(db))));
+      if (contacts === 'many' && most > RARE_WORD_HITS) contacts = await sideOf(contactsMatching(db, workspaceId, word), most);
+      if (contacts !== 'many' && contacts.length <= most) {
+        gathered = true;
+        walked.push(matching(contacts, messages, db, workspaceId, word));
+        continue;
+      }
+    }
     if (contacts === 'many' || messages === 'many') {
       walked.push(matching(contacts, messages, db, workspaceId, word));
       continue;
@@ -96,14 +131,21 @@ export async function searchCondition(db: Kysely<Tables>, workspaceId: string, w
     const ids = new Set([...ofContacts.map((c) => c.id), ...messages]);
     candidates = candidates === undefined ? ids : new Set([...candidates].filter((id) => ids.has(id)));
   }
-  if (candidates === undefined) return (eb) => eb.and(walked.map((m) => m(eb)));
+  if (candidates === undefined) return { condition: (eb) => eb.and(walked.map((m) => m(eb))), gathered, walked: !gathered };
   const among = [...candidates];
-  if (among.length === 0) return () => sql<SqlBool>`false`;
-  return (eb) => eb.and([eb('c.id', 'in', among), ...walked.map((m) => m(eb))]);
+  if (among.length === 0) return { condition: () => sql<SqlBool>`false`, gathered: false, walked: false };
+  return { condition: (eb) => eb.and([eb('c.id', 'in', among), ...walked.map((m) => m(eb))]), gathered, walked: false };
 }
 
-/** The ids a gathering query finds, or 'many' past RARE_WORD_HITS. */
-async function sideOf(query: SelectQueryBuilder<Tables, any, { id: string }>): Promise<Side> {
-  const rows = await query.limit(RARE_WORD_HITS + 1).execute();
-  return rows.length > RARE_WORD_HITS ? 'many' : [...new Set(rows.map((r) => r.id))];
+/** The ids a gathering query finds, or 'many' past `most`. */
+async function sideOf(query: SelectQueryBuilder<Tables, any, { id: string }>, most = RARE_WORD_HITS): Promise<Side> {
+  const rows = await query.limit(most + 1).execute();
+  return rows.length > most ? 'many' : [...new Set(rows.map((r) => r.id))];
+}
+
+/** About how many contacts there are (all workspaces: a plan choice), from the statistics; Infinity before the first ANALYZE. */
+async function contactsEstimate(db: Kysely<Tables>): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select reltuples as n from pg_class where relname = 'helpdesk_contacts' and relnamespace = current_schema()::regnamespace`.execute(db);
+  const n = Number(rows[0]?.n ?? -1);
+  return n > 0 ? n : Infinity;
 }

@@ -84,3 +84,15 @@ export async function openTotal(db: Kysely<Tables>, workspaceId: string, query: 
   const { open } = await q.executeTakeFirstOrThrow();
   return Number(open);
 }
+
+/** The OPEN conversations of some inboxes and of the whole workspace, from the counters (a plan choice: how much of the workspace those inboxes hold). */
+export async function openShare(db: Kysely<Tables>, workspaceId: string, inboxIds: string[]): Promise<{ theirs: number; all: number }> {
+  const theirs = inboxIds.length === 0 ? sql<string>`0` : sql<string>`coalesce(sum(t.open) filter (where t.inbox_id in (${sql.join(inboxIds)})), 0)`;
+  const row = await db
+    .selectFrom('helpdesk_inbox_tallies as t')
+    .innerJoin('helpdesk_inboxes as i', 'i.id', 't.inbox_id')
+    .where('i.workspace_id', '=', workspaceId)
+    .select([theirs.as('theirs'), sql<string>`coalesce(sum(t.open), 0)`.as('all')])
+    .executeTakeFirstOrThrow();
+  return { theirs: Number(row.theirs), all: Number(row.all) };
+}
