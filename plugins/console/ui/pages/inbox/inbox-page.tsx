@@ -48,9 +48,12 @@ export function InboxPage({ route }: { route: Route }) {
   function step(by: 1 | -1) {
     const rows = list.rows ?? [];
     if (rows.length === 0) return;
-    const at = rows.findIndex((r) => r.id === conversationId);
+    // The address, not this render's route: a key pressed again before the page re-rendered
+    // for the last one must step on from where that one went.
+    const current = decodeURIComponent(/^#\/inbox\/([^?]+)/.exec(location.hash)?.[1] ?? '');
+    const at = rows.findIndex((r) => r.id === current);
     const next = at === -1 ? (by === 1 ? 0 : rows.length - 1) : Math.min(rows.length - 1, Math.max(0, at + by));
-    if (rows[next] && rows[next].id !== conversationId) open(rows[next].id);
+    if (rows[next] && rows[next].id !== current) open(rows[next].id);
   }
 
   useEffect(() => {
