@@ -2,12 +2,13 @@
  * One chat's history as bubbles (the contact's on the left, ours on the right with their
  * delivery status), newest at the bottom, polled every 2 seconds; and a composer to reply.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { get, post } from '../api.ts';
 import { Button, Card, EmptyState, ErrorNote, Loading, StatusBadge, TextArea, When } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
 import { useSession } from '../session.ts';
 import { phoneOf, textOf, type Connection, type Message } from './connections-model.ts';
+import { useStickToNewest } from '../stick-to-newest.ts';
 
 /** Messages read per call (the API's maximum). */
 const PAGE = 100;
@@ -57,13 +58,7 @@ export function ChatThread({ connection, chat }: { connection: Connection; chat:
 }
 
 function Bubbles({ messages }: { messages: Message[] }) {
-  const scroller = useRef<HTMLOListElement>(null);
-  const newest = messages[messages.length - 1]?.id;
-  // Keep the newest message in view when one arrives (not on every status poll).
-  useEffect(() => {
-    const list = scroller.current;
-    if (list) list.scrollTop = list.scrollHeight;
-  }, [newest]);
+  const scroller = useStickToNewest<HTMLOListElement>(messages[messages.length - 1]?.id);
 
   return (
     <ol class="chat" ref={scroller} aria-label="Messages, oldest first" id="chat-messages">

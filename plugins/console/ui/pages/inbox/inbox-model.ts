@@ -3,6 +3,7 @@
  * state, which lives in the address: `#/inbox/<conversationId>?view=mine&status=OPEN&s=…`, so a
  * view can be bookmarked, reloaded and kept while moving from one conversation to the next.
  */
+import { HELPDESK_EVENT_TYPES } from '../../../../../core/helpdesk/events.ts';
 import type { Route } from '../../router.ts';
 
 export interface ListedConversation {
@@ -137,19 +138,12 @@ export function shortTime(at: string, now = new Date()): string {
   return date.toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
 }
 
-/** The helpdesk events after which the list and its counts are read again (spec 6.5, 6.7). */
+/**
+ * The events after which the list and its counts are read again: every conversation and message
+ * event of the service's list (spec 6.5, 6.7) but a reply's status moving, which no row shows;
+ * and `access.update`, the member's inboxes changing (added to or taken out of one).
+ */
 export const LIST_EVENTS = [
-  'helpdesk.conversation.created',
-  'helpdesk.conversation.updated',
-  'helpdesk.conversation.status_changed',
-  'helpdesk.conversation.assignee_changed',
-  'helpdesk.conversation.priority_changed',
-  'helpdesk.conversation.labels_changed',
-  'helpdesk.conversation.read',
-  'helpdesk.conversation.deleted',
-  'helpdesk.message.created',
-  'helpdesk.message.updated',
-  'helpdesk.message.deleted',
-  // The member's inboxes changed (added to or taken out of one): what the list shows may have.
+  ...HELPDESK_EVENT_TYPES.filter((type) => /^helpdesk\.(conversation|message)\./.test(type) && type !== 'helpdesk.message.status_changed'),
   'access.update',
-] as const;
+];

@@ -3,10 +3,10 @@
  * with their delivery status, private notes set apart (yellow, "Private note", mentions as
  * chips), activity lines centred; files as inline images or download links.
  */
-import { useEffect, useRef } from 'preact/hooks';
 import { Button, StatusBadge, When } from '../../components.tsx';
 import { noteParts } from './mention-text.ts';
 import { personName, type Attachment, type HelpdeskMessage, type Person } from './conversation-model.ts';
+import { useStickToNewest } from '../../stick-to-newest.ts';
 
 export function MessageList({
   messages,
@@ -22,13 +22,7 @@ export function MessageList({
   onOlder?: () => void;
   olderPending: boolean;
 }) {
-  const scroller = useRef<HTMLOListElement>(null);
-  const newest = messages[messages.length - 1]?.id;
-  // Keep the newest message in view when one arrives (not when older ones are added above).
-  useEffect(() => {
-    const list = scroller.current;
-    if (list) list.scrollTop = list.scrollHeight;
-  }, [newest]);
+  const scroller = useStickToNewest<HTMLOListElement>(messages[messages.length - 1]?.id);
 
   return (
     <div class="conversation-messages">
