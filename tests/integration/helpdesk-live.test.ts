@@ -73,7 +73,7 @@ describe('a live conversation', () => {
     expect(sent).toBeDefined();
 
     // The contact's phone reports the reply read: the status moves live.
-    await service.call('POST', `/v3/connections/${hd.connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId: sent.id, status: 'READ' } });
+    expect((await service.call('POST', `/v3/connections/${hd.connectionId}/sandbox/receipts`, { apikey: owner.token, body: { messageId: sent.id, status: 'READ' } })).status).toBe(201);
     const read = await agentSocket.next('helpdesk.message.status_changed', (e) => e.messageId === reply.body.id && e.toStatus === 'READ', { timeoutMs: 20_000 });
     expect(read).toMatchObject({ conversationId, inboxId: hd.inboxId, externalError: null });
 

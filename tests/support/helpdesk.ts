@@ -149,11 +149,15 @@ export function messageWhen(
   }, what, timeoutMs);
 }
 
-/** What the connection sent to the contact's chat (`chat`, a phone): the first outbound message whose JSON contains `text`. */
+/**
+ * What the connection sent to the contact's chat (`chat`, a phone): the first outbound message
+ * whose JSON contains `text`, once the network took it (a PENDING message is in the history
+ * before the worker has sent it, and has no network id a receipt could name yet).
+ */
 export function sentToContact(service: TestService, apikey: string, connectionId: string, chat: string, text: string): Promise<any> {
   return eventually(async () => {
     const history = await service.call('GET', `/v3/connections/${connectionId}/chats/messages?chat=${chat}`, { apikey });
-    return history.body?.find?.((m: any) => m.direction === 'outbound' && JSON.stringify(m).includes(text));
+    return history.body?.find?.((m: any) => m.direction === 'outbound' && m.status !== 'PENDING' && JSON.stringify(m).includes(text));
   }, `the message to ${chat}`);
 }
 
