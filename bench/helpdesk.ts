@@ -6,9 +6,13 @@
  * average, 50 inboxes, BENCH_AGENTS members, default 500) and then only generates load:
  *
  *   1. The agent inbox through the HTTP API, 20 desk members (a Manager and 19 Agents of five
- *      inboxes each, each with an API token) calling side by side (BENCH_CONCURRENCY): the first
- *      page of each view and sort, a label, searches, the counts and a long conversation's last 50 messages,
- *      BENCH_REQUESTS each (default 400); p50/p95/p99 per operation.
+ *      inboxes each, each with an API token, BENCH_CONCURRENCY): the first page of each view and
+ *      sort, a label, searches, the counts and a long conversation's last 50 messages,
+ *      BENCH_REQUESTS each (default 400), measured twice: at work, each member calling at their
+ *      own pace (BENCH_AGENT_RATE calls a second each, default 1, scheduled as a Poisson process,
+ *      an open loop), and saturated, each member calling again as soon as answered (a closed
+ *      loop: the figure is then the queue on the cores, and the rate is the desk's capacity).
+ *      p50/p95/p99 per operation.
  *   2. Every member connected to `/helpdesk` at once, and contacts writing in through the
  *      sandbox lines at BENCH_LIVE_RATE messages a second (default 20) for BENCH_LIVE_MESSAGES
  *      (default 600): posted → `helpdesk.message.created` on each listening socket (bench/helpdesk-live.ts).
@@ -17,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closedLoop, percentile } from './closed-loop.ts';
+import { pacedLoop } from './paced-loop.ts';
 import { startServiceProcesses } from './service-processes.ts';
 import { COMMON_WORD, CONNECTION_INBOXES, contactPhone, INBOXES, inboxesOf, LONG_CONVERSATION_STEP, RARE_WORD, seedHelpdesk, type Scale, type SeededAgent } from './helpdesk-seed.ts';
 import { measureLive } from './helpdesk-live.ts';
@@ -28,6 +33,7 @@ const scale: Scale = {
   deskAgents: Number(process.env.BENCH_CONCURRENCY ?? 20),
 };
 const requests = Number(process.env.BENCH_REQUESTS ?? 400);
+const agentRate = Number(process.env.BENCH_AGENT_RATE ?? 1);
 
 const service = await startServiceProcesses();
 try {
@@ -84,6 +90,7 @@ async function measureInbox(url: string, desk: SeededAgent[], inboxIds: string[]
     ['search: a phone number', (_, i) => `s=${contactPhone(1 + ((i * 7919) % contacts)).slice(1)}&limit=25`],
   ];
   console.log(`${requests} requests each, ${desk.length} members side by side (a Manager and ${desk.length - 1} Agents of five inboxes)`);
+  console.log(`at work: each member ${agentRate} call/s (open loop); saturated: each calls again once answered (closed loop), with the desk's rate`);
   for (const [name, query] of operations) await measure(url, desk, name, (agent, i) => `/v3/helpdesk/conversations?${query(agent, i)}`);
   await measure(url, desk, 'counts', () => '/v3/helpdesk/conversations/counts');
   await measure(url, desk, 'last 50 messages', (agent, i) => `/v3/helpdesk/conversations/${conversationId(longConversationIn(pick(inboxesOf(agent.index, scale), i), i))}/messages?limit=50`);
@@ -95,9 +102,15 @@ async function measure(url: string, desk: SeededAgent[], name: string, path: (ag
     return fetch(`${url}${path(agent, i)}`, { headers: { apikey: agent.token } });
   };
   for (let i = 0; i < desk.length; i++) await (await call(i)).arrayBuffer(); // warm-up
-  const { latencies, failures } = await closedLoop(requests, desk.length, call, (response) => response.status >= 400);
-  const p = (n: number) => percentile(latencies, n).padStart(8);
-  console.log(`${name.padEnd(34)} p50 ${p(50)} ms  p95 ${p(95)} ms  p99 ${p(99)} ms  failures ${failures}`);
+  const failed = (response: Response) => response.status >= 400;
+  const paced = await pacedLoop(requests, desk.length, agentRate, call, failed);
+  const saturated = await closedLoop(requests, desk.length, call, failed);
+  const p = (latencies: number[], n: number) => percentile(latencies, n, 1).padStart(7);
+  console.log(
+    `${name.padEnd(34)} at work p50 ${p(paced.latencies, 50)} p95 ${p(paced.latencies, 95)} p99 ${p(paced.latencies, 99)} ms` +
+      ` | saturated p50 ${p(saturated.latencies, 50)} p99 ${p(saturated.latencies, 99)} ms, ${(requests / saturated.seconds).toFixed(0).padStart(4)}/s` +
+      `  failures ${paced.failures + saturated.failures}`,
+  );
 }
 
 /** One of `values`, changing every round of the desk. */

@@ -186,9 +186,16 @@ describe('keyset pages', () => {
   test('a cursor belongs to its sort; page mode answers nextCursor too', async () => {
     const first = await list('sort=created&limit=2');
     expect(typeof first.body.nextCursor).toBe('string');
-    // Keyset mode counts up to 1,000 matches; below that, exactly.
+    // Keyset mode counts up to 100 matches (along the page's walk); below that, exactly, on
+    // every page, for the workspace's walk and for an Agent's merge of one walk per inbox.
     expect(first.body.totalCapped).toBe(false);
     expect(first.body.total).toBe((await list('per_page=1')).body.total);
+    expect((await list(`sort=created&limit=2&cursor=${first.body.nextCursor}`)).body).toMatchObject({ total: first.body.total, totalCapped: false });
+    const theirs = (await list('per_page=1', agent.token)).body.total;
+    expect(theirs).toBeGreaterThan(1);
+    const agentFirst = await list('sort=created&limit=1', agent.token);
+    expect(agentFirst.body).toMatchObject({ total: theirs, totalCapped: false });
+    expect((await list(`sort=created&limit=1&cursor=${agentFirst.body.nextCursor}`, agent.token)).body).toMatchObject({ total: theirs, totalCapped: false });
     expectStandardError(await list(`sort=priority&cursor=${first.body.nextCursor}`), 400, 'Bad Request');
     const paged = await list('per_page=2&page=1');
     expect(paged.body).toMatchObject({ currentPage: 1, perPage: 2 });

@@ -22,10 +22,11 @@ export type ConversationSort = (typeof CONVERSATION_SORTS)[number];
 
 export const DEFAULT_LIMIT = 25;
 export const MAX_LIMIT = 100;
-/** Keyset mode counts matches up to this many; beyond, `total` says this and `totalCapped` is true. */
-export const MAX_COUNTED = 1000;
-/** With a search, each counted match may need its messages checked: the count stops sooner. */
-export const MAX_COUNTED_SEARCH = 100;
+/**
+ * Keyset mode counts matches up to this many (along the page's walk, so a count costs about four
+ * pages); beyond, `total` says this and `totalCapped` is true.
+ */
+export const MAX_COUNTED = 100;
 const MAX_SEARCH_TERMS = 10;
 const MAX_SEARCH_LENGTH = 200;
 
@@ -215,7 +216,7 @@ export function readConversationQuery(raw: InboxListQuery): ConversationQuery {
     offset: keysetMode ? 0 : (page - 1) * limit,
     after,
     page,
-    countUpTo: !keysetMode ? undefined : search === undefined ? MAX_COUNTED : MAX_COUNTED_SEARCH,
+    countUpTo: keysetMode ? MAX_COUNTED : undefined,
   };
   if (problems.length > 0) throw badRequest(problems);
   return query;

@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { CONVERSATION_STATUSES } from '../../../core/helpdesk/conversations/conversation-status.ts';
 import { PRIORITIES } from '../../../core/helpdesk/conversations/conversation.ts';
-import { CONVERSATION_SORTS, CONVERSATION_VIEWS, DEFAULT_LIMIT, MAX_COUNTED, MAX_COUNTED_SEARCH, MAX_LIMIT } from '../../../core/helpdesk/conversations/inbox-query.ts';
+import { CONVERSATION_SORTS, CONVERSATION_VIEWS, DEFAULT_LIMIT, MAX_COUNTED, MAX_LIMIT } from '../../../core/helpdesk/conversations/inbox-query.ts';
 import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
 import { PageOf, Timestamp, Uuid } from '../../kernel/http.ts';
 import { LAST_MESSAGE_PREVIEW, type ListedConversationRow } from '../../../core/helpdesk/conversations/inbox-list.ts';
@@ -76,7 +76,7 @@ export const ConversationListView = t.Composite([
   t.Object({
     nextCursor: t.Nullable(t.String({ description: 'Pass as cursor (with the same sort and filters) for the next page; null on the last page' })),
     totalCapped: t.Boolean({
-      description: `Keyset mode counts matches up to ${MAX_COUNTED} (${MAX_COUNTED_SEARCH} with s): true when there are more (total then says that number); always false in page mode`,
+      description: `Keyset mode counts matches up to ${MAX_COUNTED} (OPEN lists the counters answer: exactly): true when there are more (total then says that number); always false in page mode`,
     }),
   }),
 ]);

@@ -168,21 +168,21 @@ const among = (q: Conversations, inboxes: string[]) => (inboxes.length === 0 ? q
  * total order and with the same keyset as the workspace's walk: each walk starts after the
  * cursor and the merge cuts the page.
  */
-function mergedWalk(db: Kysely<Tables>, inboxes: string[], matchesOf: (inboxId: string, status: (typeof CONVERSATION_STATUSES)[number]) => Conversations, query: ConversationQuery) {
+function mergedWalk(db: Kysely<Tables>, inboxes: string[], matchesOf: (inboxId: string, status: (typeof CONVERSATION_STATUSES)[number]) => Conversations, query: ConversationQuery, rows: number) {
   const walks = inboxes.flatMap((inboxId) =>
     (query.statuses ?? CONVERSATION_STATUSES).map((status) =>
       db
         .selectFrom(
           sorted(matchesOf(inboxId, status), query)
             .selectAll('c')
-            .limit(query.offset + query.limit + 1)
+            .limit(query.offset + rows)
             .as('c'),
         )
         .selectAll('c'),
     ),
   );
   const merged = walks.slice(1).reduce((all, walk) => all.unionAll(walk), walks[0]!);
-  return (db as unknown as Kysely<Tables>).selectFrom(merged.as('c')).selectAll('c').orderBy(ORDER[query.sort]).limit(query.limit + 1).offset(query.offset);
+  return (db as unknown as Kysely<Tables>).selectFrom(merged.as('c')).selectAll('c').orderBy(ORDER[query.sort]).limit(rows).offset(query.offset);
 }
 
 const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
@@ -196,18 +196,33 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
       const walk = await inboxesToWalk(db, workspaceId, query, onlyFor, search);
       const found = walk === undefined ? filtered(db, workspaceId, query, me, onlyFor, search?.condition) : among(filtered(db, workspaceId, query, me, undefined, search?.condition), walk);
       const matches = search?.gathered ? gatheredFirst(db, found) : found;
-      // A gathered search counts every match (a few thousand at most): under a limit, Postgres
-      // would walk the table hoping to stop early, and an Agent's matches may be none.
-      const counted =
-        query.countUpTo === undefined || search?.gathered
-          ? matches.select((eb) => eb.fn.countAll<string>().as('total'))
-          : db.selectFrom(matches.select(sql`1`.as('one')).limit(query.countUpTo + 1).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
-      const counts = Number((await openTotal(db, workspaceId, query, me, onlyFor)) ?? (await counted.executeTakeFirstOrThrow()).total);
-      const total = search?.gathered && query.countUpTo !== undefined ? Math.min(counts, query.countUpTo + 1) : counts;
-      const page =
+      const tallied = await openTotal(db, workspaceId, query, me, onlyFor);
+      // Pages are cut from the walk of the sort order (or the merge of one walk per inbox), up
+      // to `rows` rows from the cursor.
+      const walked = (rows: number, from: ConversationQuery) =>
         walk === undefined || walk.length === 0
-          ? sorted(matches, query).selectAll('c').limit(query.limit + 1).offset(query.offset)
-          : mergedWalk(db, walk, (inboxId, status) => filtered(db, workspaceId, { ...query, inboxId, statuses: [status] }, me, undefined, search?.condition), query);
+          ? sorted(matches, from).selectAll('c').limit(rows).offset(from.offset)
+          : mergedWalk(db, walk, (inboxId, status) => filtered(db, workspaceId, { ...query, inboxId, statuses: [status] }, me, undefined, search?.condition), from, rows);
+      let total: number | undefined = tallied;
+      let page = walked(query.limit + 1, query);
+      if (total === undefined && (query.countUpTo === undefined || search?.gathered)) {
+        // Page mode counts exactly; a gathered search counts every match (a few thousand at
+        // most): under a limit, Postgres would walk the table hoping to stop early.
+        total = Number((await matches.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow()).total);
+      } else if (total === undefined && query.after === undefined && query.offset === 0) {
+        // Keyset mode counts up to countUpTo + 1 matches along the same walk as the page: the
+        // first page is the head of that walk, counted in the same query. A count without an
+        // order would let Postgres scan the table for them instead.
+        page = db
+          .selectFrom(walked(query.countUpTo! + 1, query).as('c'))
+          .selectAll('c')
+          .select(sql<string>`count(*) over ()`.as('matched'))
+          .orderBy(ORDER[query.sort])
+          .limit(query.limit + 1) as unknown as typeof page;
+      } else if (total === undefined) {
+        const counted = db.selectFrom(walked(query.countUpTo! + 1, { ...query, after: undefined, offset: 0 }).as('capped')).select((eb) => eb.fn.countAll<string>().as('total'));
+        total = Number((await counted.executeTakeFirstOrThrow()).total);
+      }
       const rows = await withRowSummary(db, page, query).execute();
       const listed = rows.map((row): ListedConversation => {
         const key: Keyset['key'] = {
@@ -216,7 +231,7 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
           priority: [row.priority_rank, iso(row.last_activity_at)],
           waiting: [iso(row.waiting_since)],
         }[query.sort];
-        const { contact_name, contact_phone, contact_email, last_content, last_direction, last_private, last_created_at, unread, ...conversation } = row;
+        const { contact_name, contact_phone, contact_email, last_content, last_direction, last_private, last_created_at, unread, matched: _matched, ...conversation } = row as typeof row & { matched?: string };
         return {
           conversation: {
             ...toConversation(conversation),
@@ -228,7 +243,9 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
           key,
         };
       });
-      return { rows: listed, total };
+      // Counted along the walk: the first row carries the count (none matched: none).
+      const counted = total ?? Number((rows[0] as { matched?: string } | undefined)?.matched ?? 0);
+      return { rows: listed, total: search?.gathered && query.countUpTo !== undefined ? Math.min(counted, query.countUpTo + 1) : counted };
     },
     tally: (workspaceId, me, onlyFor) => inboxTallies(db, workspaceId, me, onlyFor),
   };
