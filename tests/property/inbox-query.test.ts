@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { decodeCursor, encodeCursor, readConversationQuery, searchTerms, type Keyset } from '../../core/helpdesk/conversations/inbox-query.ts';
+import { decodeCursor, encodeCursor, MAX_COUNTED, readConversationQuery, searchTerms, type Keyset } from '../../core/helpdesk/conversations/inbox-query.ts';
 import { DomainError } from '../../core/shared/errors.ts';
 
 /**
@@ -48,6 +48,6 @@ describe('inbox list query', () => {
       expect((e as DomainError).messages).toHaveLength(5);
     }
     expect(readConversationQuery({})).toMatchObject({ view: 'all', sort: 'last_activity', limit: 10, page: 1, offset: 0, countUpTo: undefined });
-    expect(readConversationQuery({ limit: '5' })).toMatchObject({ limit: 5, page: 1, countUpTo: 1000 });
+    expect(readConversationQuery({ limit: '5' })).toMatchObject({ limit: 5, page: 1, countUpTo: MAX_COUNTED });
   });
 });
