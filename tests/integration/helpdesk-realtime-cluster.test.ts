@@ -7,6 +7,7 @@ import { baseStores } from '../../adapters/postgres/stores.ts';
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { createApiToken } from '../../core/tokens/api-tokens.ts';
 import { broadcastHelpdeskEvent } from '../../plugins/helpdesk/realtime/broadcast.ts';
+import { PRESENCE_COALESCE_MS } from '../../plugins/helpdesk/realtime/presence.ts';
 import { postgresHub } from '../../adapters/realtime/postgres-hub.ts';
 import { freshDatabase, onPostgres } from '../support/service.ts';
 import { connectHelpdesk, type TestSocket } from '../support/socket.ts';
@@ -90,6 +91,9 @@ describe.skipIf(!onPostgres)('a worker process reaches sockets of a server proce
       const from = observer.received.length;
       const elsewhere = await connectHelpdesk(other.url, member.token, { transports: ['websocket'] });
       await observer.next('presence.update', (p) => p.users[member.userId] === 'online', { after: from, timeoutMs: 10 * TTL_MS });
+      // Each process announces what it saw change (the observer's own arrival, the member's), a
+      // snapshot taken when it goes: the second may repeat the first. Then it is quiet.
+      await Bun.sleep(2 * PRESENCE_COALESCE_MS);
       const online = observer.received.length;
       elsewhere.close();
       await observer.next('presence.update', (p) => p.users[member.userId] === 'offline', { after: online, timeoutMs: 10 * TTL_MS });

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { Manager } from 'socket.io-client';
 import { broadcastHelpdeskEvent } from '../../plugins/helpdesk/realtime/broadcast.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
-import { setHelpdeskAvailability } from '../../plugins/helpdesk/realtime/presence.ts';
+import { PRESENCE_COALESCE_MS, setHelpdeskAvailability } from '../../plugins/helpdesk/realtime/presence.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { connectHelpdesk, refusal, type TestSocket } from '../support/socket.ts';
 import { connectedConnection, connectionInbox, conversationFromContact, messagesUntil, setInboxMembers, type Member, type Owner } from '../support/helpdesk.ts';
@@ -258,6 +258,24 @@ describe('presence (spec 3.7)', () => {
       first.close();
       await observer.next('presence.update', (p) => p.users[outsider.userId] === 'offline', { timeoutMs: 10 * TTL_MS, after: online });
       expect(Date.now() - lastContact).toBeGreaterThanOrEqual(TTL_MS);
+    } finally {
+      clearInterval(beat);
+    }
+  }, 30_000);
+
+  test('members arriving together are announced together: a snapshot holds every change made while it waited', async () => {
+    const arriving = await Promise.all(Array.from({ length: 6 }, () => memberWithToken(service, owner, 'AGENT')));
+    const observer = await connect(owner.token);
+    const beat = setInterval(() => observer.socket.emit('presence:online'), 400);
+    try {
+      await observer.next('presence.update');
+      const from = observer.received.length;
+      await Promise.all(arriving.map((member) => connect(member.token)));
+      await observer.next('presence.update', (p) => arriving.every((member) => p.users[member.userId] === 'online'), { after: from });
+      await Bun.sleep(2 * PRESENCE_COALESCE_MS);
+      // One snapshot per arrival would be six (each of every member, to every socket).
+      const updates = observer.received.slice(from).filter((r) => r.event === 'presence.update');
+      expect(updates.length).toBeLessThanOrEqual(2);
     } finally {
       clearInterval(beat);
     }

@@ -4,7 +4,7 @@ import { accessChangeConcerns, type RealtimeServer } from '../../kernel/realtime
 import type { HandshakeHeaders } from '../../kernel/sessions.ts';
 import type { RealtimeSignals } from '../../kernel/plugin.ts';
 import { listenToClient } from './client-events.ts';
-import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, workspacePresence, type PresenceDeps } from './presence.ts';
+import { presenceDeps, recordContact, sweepIntervalMs, sweepPresence, withdrawPresenceAnnouncements, workspacePresence, type PresenceDeps } from './presence.ts';
 import { HELPDESK_NAMESPACE } from './rooms.ts';
 import { HelpdeskSession, isCredentialFailure, UNAUTHORIZED } from './session.ts';
 
@@ -102,6 +102,7 @@ function sweepEvery(presence: PresenceDeps): () => Promise<void> {
   }, sweepIntervalMs(presence.ttlMs));
   return async () => {
     clearInterval(timer);
+    withdrawPresenceAnnouncements(presence.hub);
     await running;
   };
 }

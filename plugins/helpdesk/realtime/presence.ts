@@ -18,7 +18,8 @@ import { HELPDESK_NAMESPACE, workspaceRoom } from './rooms.ts';
  * Presence as the workspace sees it (spec 3.7, 6.7): contacts and chosen availabilities are kept
  * in Postgres, so every server process computes the same shown status; a change is announced
  * with `presence.update` (every member's status) to the workspace's room, by whichever process
- * wins the compare-and-set on `announced` (presence-store.ts), so exactly once.
+ * wins the compare-and-set on `announced` (presence-store.ts), so exactly once, and changes
+ * close together in one snapshot (PRESENCE_COALESCE_MS).
  */
 export interface PresenceDeps {
   store: PresenceStore;
@@ -99,8 +100,32 @@ async function announceChanges(deps: PresenceDeps, rows: PresenceRow[]): Promise
   }
 }
 
+/**
+ * How long a workspace's announcement waits for more changes to go with it: a desk of 500
+ * signing in at nine sends a few dozen snapshots, not 500 of 500 members to each of 500 sockets.
+ * Every snapshot is taken when it goes, so it holds every change made meanwhile.
+ */
+export const PRESENCE_COALESCE_MS = 300;
+const scheduled = new WeakMap<RealtimeHub, Map<string, ReturnType<typeof setTimeout>>>();
+
+/** The announcements still waiting are dropped (the hub is closing). */
+export function withdrawPresenceAnnouncements(hub: RealtimeHub | undefined): void {
+  const pending = hub && scheduled.get(hub);
+  for (const timer of pending?.values() ?? []) clearTimeout(timer);
+  pending?.clear();
+}
+
 async function publish(deps: PresenceDeps, workspaceId: string): Promise<void> {
-  if (!deps.hub) return;
-  const users = await workspacePresence(deps, workspaceId);
-  await deps.hub.emit(HELPDESK_NAMESPACE, [workspaceRoom(workspaceId)], 'presence.update', { users });
+  const hub = deps.hub;
+  if (!hub) return;
+  const pending = scheduled.get(hub) ?? scheduled.set(hub, new Map()).get(hub)!;
+  if (pending.has(workspaceId)) return;
+  const timer = setTimeout(() => {
+    pending.delete(workspaceId);
+    workspacePresence(deps, workspaceId)
+      .then((users) => hub.emit(HELPDESK_NAMESPACE, [workspaceRoom(workspaceId)], 'presence.update', { users }))
+      .catch((error: unknown) => console.error('[realtime] presence announcement failed:', error instanceof Error ? error.message : error));
+  }, PRESENCE_COALESCE_MS);
+  timer.unref?.();
+  pending.set(workspaceId, timer);
 }
