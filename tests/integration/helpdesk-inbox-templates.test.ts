@@ -61,6 +61,7 @@ describe('GET /v3/helpdesk/inboxes/{id}/templates', () => {
   test('an official inbox answers its connection’s APPROVED templates, with the fields a send must fill', async () => {
     const res = await templatesOf(official.inboxId);
     expect(res.status).toBe(200);
+    expect(res.body.official).toBe(true);
     const data = res.body.data as any[];
     // Sorted by name; PENDING and REJECTED ones are not offered.
     expect(data.map((t) => [t.name, t.language])).toEqual([
@@ -102,9 +103,9 @@ describe('GET /v3/helpdesk/inboxes/{id}/templates', () => {
   test('an inbox on a network without templates answers an empty list: sandbox, API', async () => {
     const sandbox = await templatesOf(hd.inboxId);
     expect(sandbox.status).toBe(200);
-    expect(sandbox.body).toEqual({ data: [] });
+    expect(sandbox.body).toEqual({ official: false, data: [] });
     const api = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: owner.token, body: { name: 'App', channelType: 'API' } });
-    expect((await templatesOf(api.body.id)).body).toEqual({ data: [] });
+    expect((await templatesOf(api.body.id)).body).toEqual({ official: false, data: [] });
   });
 
   test('roles: an Agent of the inbox reads them; an Agent of another inbox gets 404, as every inbox route answers them', async () => {
@@ -143,6 +144,6 @@ describe('GET /v3/helpdesk/inboxes/{id}/templates', () => {
     expect((await service.call('DELETE', `/v3/connections/${official.connectionId}`, { apikey: owner.token })).status).toBe(200);
     const res = await templatesOf(official.inboxId);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: [] });
+    expect(res.body).toEqual({ official: false, data: [] });
   });
 });

@@ -15,21 +15,22 @@ export type InboxTemplateDeps = Pick<TemplateDeps, 'clock' | 'ids' | 'drivers'>;
  * whose 24-hour window closed takes only a template (spec 3.4), so working an inbox must be
  * enough to pick one. Visibility is the inbox's (an Agent outside it gets 404). An inbox on a
  * network without templates (unofficial connections, API inboxes, a deleted connection)
- * answers an empty list, not an error: there is simply nothing to pick.
+ * answers an empty list, not an error: there is simply nothing to pick (`official: false` tells
+ * it from an official connection with no approved template yet).
  *
  * The platform is read first, as the connection's own template list does, so a template
  * approved a minute ago is offered; when it cannot be reached the last known list answers.
  */
-export async function listInboxTemplates(stores: InboxTemplateStores, deps: InboxTemplateDeps, actor: Actor, inboxId: string): Promise<Template[]> {
+export async function listInboxTemplates(stores: InboxTemplateStores, deps: InboxTemplateDeps, actor: Actor, inboxId: string): Promise<{ official: boolean; templates: Template[] }> {
   const inbox = await visibleInbox(stores, actor, inboxId);
-  if (inbox.connectionId === null) return [];
+  const none = { official: false, templates: [] };
+  if (inbox.connectionId === null) return none;
   const connection = await stores.connections.get(actor.workspaceId, inbox.connectionId);
-  if (!connection) return [];
+  if (!connection) return none;
   const driver = deps.drivers.get(connection.driver);
-  if (!driver?.capabilities.templates || !driver.templates) return [];
+  if (!driver?.capabilities.templates || !driver.templates) return none;
   await syncTemplates(stores, deps, connection, driver.templates, driverView(connection));
   const templates = await stores.templates.all(connection.id);
-  return templates
-    .filter((t) => isSendable(t.status))
-    .sort((a, b) => a.name.localeCompare(b.name) || a.language.localeCompare(b.language));
+  const sendable = templates.filter((t) => isSendable(t.status)).sort((a, b) => a.name.localeCompare(b.name) || a.language.localeCompare(b.language));
+  return { official: true, templates: sendable };
 }

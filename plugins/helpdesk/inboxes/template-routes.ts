@@ -45,14 +45,24 @@ export function inboxTemplateRoutes(ctx: PluginContext) {
   const deps = { clock: ctx.clock, ids: ctx.ids, drivers: ctx.drivers };
   return authenticatedRoutes(ctx, { name: 'plugins.helpdesk.inbox-templates', prefix: '/v3/helpdesk/inboxes', tags: ['Helpdesk'] }).get(
     '/:id/templates',
-    async ({ actor, params }) => ({ data: (await listInboxTemplates(ctx.storage.read(inboxTemplateStores), deps, actor, params.id)).map(present) }),
+    async ({ actor, params }) => {
+      const { official, templates } = await listInboxTemplates(ctx.storage.read(inboxTemplateStores), deps, actor, params.id);
+      return { official, data: templates.map(present) };
+    },
     {
       params: Id,
-      response: { ...authErrors, 404: StandardError, 200: t.Object({ data: t.Array(InboxTemplateView) }) },
+      response: {
+        ...authErrors,
+        404: StandardError,
+        200: t.Object({
+          official: t.Boolean({ description: 'Whether the inbox is on an official (cloud-api) connection, the only kind that sends templates; false for unofficial connections, API inboxes and a deleted connection' }),
+          data: t.Array(InboxTemplateView, { description: 'By name, then language' }),
+        }),
+      },
       detail: {
         summary: 'Templates that can be sent from the inbox: the APPROVED templates of its official connection (any member who works the inbox)',
         description:
-          'For picking a template when the 24-hour window of an official connection is closed: read by whoever works the inbox (an Agent only in their inboxes, else 404), without the connections permission the connection\'s own template list needs. The platform is read first, as that list does. Inboxes whose connection has no templates (unofficial connections, API inboxes, no connection) answer an empty list. Each template names the fields a send must fill.',
+          'For picking a template when the 24-hour window of an official connection is closed: read by whoever works the inbox (an Agent only in their inboxes, else 404), without the connections permission the connection\'s own template list needs. The platform is read first, as that list does. Inboxes whose connection has no templates (unofficial connections, API inboxes, no connection) answer official false and an empty list. Each template names the fields a send must fill.',
       },
     },
   );
