@@ -20,6 +20,7 @@ import { HELPDESK_SUBSCRIBERS } from './conversations/subscribers.ts';
 import { contactNoteRoutes } from './contacts/note-routes.ts';
 import { contactRoutes } from './contacts/routes.ts';
 import { inboxRoutes } from './inboxes/routes.ts';
+import { inboxTemplateRoutes } from './inboxes/template-routes.ts';
 import * as helpdesk0006 from './migrations/0006_teams.ts';
 import { teamRoutes } from './teams/routes.ts';
 import { helpdeskJobs } from './conversations/snooze-jobs.ts';
@@ -51,6 +52,8 @@ const HELPDESK_SCOPES: { read: Scope[]; write: Scope[] } = { read: ['helpdesk:re
 export const HELPDESK_ROUTE_SCOPES: RouteScope[] = [
   ...catalogueRouteScopes('/v3/helpdesk/inboxes', HELPDESK_SCOPES),
   { method: 'GET', path: '/v3/helpdesk/inboxes/:id/members', scopes: ['helpdesk:read'] },
+  // Reading what an inbox can send is reading the helpdesk, like its members (not connections:read).
+  { method: 'GET', path: '/v3/helpdesk/inboxes/:id/templates', scopes: ['helpdesk:read'] },
   { method: 'PUT', path: '/v3/helpdesk/inboxes/:id/members', scopes: ['helpdesk:write'] },
   { method: 'GET', path: '/v3/helpdesk/inboxes/:id/sync', scopes: ['helpdesk:read'] },
   { method: 'POST', path: '/v3/helpdesk/inboxes/:id/sync', scopes: ['helpdesk:write'] },
@@ -119,6 +122,7 @@ export const helpdeskPlugin: Plugin = {
   routes: (ctx) =>
     new Elysia({ name: 'plugins.helpdesk' })
       .use(inboxRoutes(ctx))
+      .use(inboxTemplateRoutes(ctx))
       .use(contactRoutes(ctx))
       .use(contactNoteRoutes(ctx))
       .use(conversationRoutes(ctx))

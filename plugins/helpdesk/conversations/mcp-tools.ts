@@ -14,6 +14,7 @@ import { helpdeskMessageStores } from './store.ts';
 import { present, presentMessage, presentWithWindow } from './views.ts';
 import { conversationSendWindow } from '../../../core/helpdesk/conversations/conversation-window.ts';
 import { conversationWindowStores } from './chat-windows.ts';
+import { TemplateBody } from './template-body.ts';
 
 /**
  * The helpdesk through MCP: an assistant lists and reads conversations (`helpdesk:read`) and
@@ -113,19 +114,23 @@ export const replyToConversationTool = defineTool({
   title: 'Reply in a conversation',
   description:
     'Sends a reply to the contact on the inbox\'s channel (answered PENDING at once; delivery follows), or adds a private note for the team with private: true. ' +
+    'Give content (text) or template (a pre-approved template: name, language and the components filling its variables, as POST …/messages takes it). ' +
+    'On an official connection whose 24-hour window is closed (read_conversation shows sendWindow.open false) only a template goes out; text is refused. ' +
     'Refused while the network\'s AI agent holds the conversation (aiAgentEnabled).',
   scopes: ['helpdesk:write'],
   input: t.Object({
     conversationId,
-    content: t.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH, description: 'The text of the reply or note' }),
-    private: t.Optional(t.Boolean({ description: 'A private note for agents only: stored, never sent' })),
+    content: t.Optional(t.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH, description: 'The text of the reply or note; leave it out with template' })),
+    template: t.Optional(TemplateBody),
+    private: t.Optional(t.Boolean({ description: 'A private note for agents only: stored, never sent (not with template)' })),
   }),
   annotations: { destructiveHint: false, openWorldHint: true },
-  async run({ conversationId, content, private: isPrivate }, { actor, ctx }) {
+  async run({ conversationId, content, template, private: isPrivate }, { actor, ctx }) {
     const message = await ctx.storage.transaction(helpdeskMessageStores, (stores, trx) =>
-      sendHelpdeskMessage(stores, { stores: messagingStores(trx, ctx), deps: messagingDeps(ctx) }, deps(ctx), actor, conversationId, { content, private: isPrivate }),
+      sendHelpdeskMessage(stores, { stores: messagingStores(trx, ctx), deps: messagingDeps(ctx) }, deps(ctx), actor, conversationId, { content, template, private: isPrivate }),
     );
-    return { structured: { message: presentMessage(message) }, summary: isPrivate ? 'Private note added.' : `Reply queued (${message.status}).` };
+    const summary = isPrivate ? 'Private note added.' : template ? `Template ${template.name} queued (${message.status}).` : `Reply queued (${message.status}).`;
+    return { structured: { message: presentMessage(message) }, summary };
   },
 });
 

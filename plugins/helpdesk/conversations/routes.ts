@@ -26,6 +26,7 @@ import type { Conversation } from '../../../core/helpdesk/conversations/conversa
 import { conversationWindowStores } from './chat-windows.ts';
 import { ConversationCountsView, ConversationListQuery, ConversationListView, presentListItem } from './list-schemas.ts';
 import { conversationListStores } from './list-store.ts';
+import { TemplateBody } from './template-body.ts';
 
 const Id = t.Object({ id: t.String() });
 const NotFound = { 404: StandardError };
@@ -40,14 +41,6 @@ const AttachmentRefs = t.Optional(
     }),
     { maxItems: MAX_ATTACHMENTS, description: 'Files: a note takes several; a reply on a connection one, sent as a media message with the content as caption' },
   ),
-);
-const TemplateBody = t.Object(
-  {
-    name: t.String({ minLength: 1, maxLength: 512 }),
-    language: t.String({ minLength: 1, maxLength: 20, description: 'Such as en_US' }),
-    components: t.Optional(t.Array(t.Unknown(), { maxItems: 50, description: 'As the messaging API takes them (header, body, buttons parameters)' })),
-  },
-  { description: 'A template message (the only kind an official connection sends while the 24-hour window is closed)' },
 );
 const StartedConversationView = t.Object({
   ...ConversationView.properties,

@@ -2,6 +2,8 @@
  * Writing in a conversation: a reply to the contact or a private note for colleagues. `/` at
  * the start picks a canned response, `@` in a note picks a member to mention, files are uploaded
  * first and sent with the message. Enter sends, Shift+Enter starts a new line, Escape leaves.
+ * Once an official connection's 24-hour window is closed, a reply can only be a pre-approved
+ * template: the composer offers the inbox's templates to fill in and send instead.
  */
 import type { RefObject } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
@@ -13,6 +15,7 @@ import type { CannedResponse, HelpdeskMessage, Person, SendWindow } from './conv
 import { mentionMarkup, mentionQuery } from './mention-text.ts';
 import { readableSize } from './message-list.tsx';
 import { movedIndex, optionId, Suggestions, SUGGESTIONS_ID, type Choice } from './suggestions.tsx';
+import { TemplatePicker, useInboxTemplates, type TemplateSend } from './template-picker.tsx';
 
 export type ComposerMode = 'reply' | 'note';
 
@@ -27,6 +30,7 @@ const SHOWN = 8;
 
 export function Composer({
   conversationId,
+  inboxId,
   mode,
   onMode,
   field,
@@ -36,6 +40,7 @@ export function Composer({
   onSent,
 }: {
   conversationId: string;
+  inboxId: string;
   mode: ComposerMode;
   onMode: (mode: ComposerMode) => void;
   field: RefObject<HTMLTextAreaElement>;
@@ -154,6 +159,7 @@ export function Composer({
         ))}
       </div>
       <SendWindowLine window={sendWindow} />
+      {windowClosed && <TemplateReply path={`${base}/messages`} inboxId={inboxId} onSent={onSent} />}
       {open && <Suggestions title={open.title} choices={open.choices.slice(0, SHOWN)} active={highlighted} onPick={take} empty={open.empty} />}
       <label for="composer-text" class="sr-only">
         {label}
@@ -204,6 +210,46 @@ export function Composer({
         </Button>
       </div>
     </form>
+  );
+}
+
+/**
+ * A template reply, for a closed window: the inbox's templates, their fields, "Send template".
+ * It sits inside the composer's form, so Enter in one of its fields sends the template here
+ * rather than submitting the (refused) text.
+ */
+function TemplateReply({ path, inboxId, onSent }: { path: string; inboxId: string; onSent: (message: HelpdeskMessage) => void }) {
+  const templates = useInboxTemplates(inboxId);
+  const [template, setTemplate] = useState<TemplateSend | undefined>();
+  const [round, setRound] = useState(0);
+  const sending = useAction();
+  const send = async () => {
+    if (!template || sending.pending) return;
+    const sent = await sending.run(() => post<HelpdeskMessage>(path, { template }));
+    if (!sent) return;
+    // A fresh picker for the next one.
+    setRound((n) => n + 1);
+    onSent(sent);
+  };
+  return (
+    <fieldset
+      class="template-reply"
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' && (e.target as HTMLElement).tagName === 'INPUT') {
+          e.preventDefault();
+          void send();
+        }
+      }}
+    >
+      <legend>Send a template instead</legend>
+      <TemplatePicker key={round} templates={templates} onChange={setTemplate} />
+      <ErrorNote error={sending.error} prefix="Template not sent." />
+      {templates.data?.data.length ? (
+        <Button onClick={() => void send()} pending={sending.pending} disabled={!template}>
+          Send template
+        </Button>
+      ) : null}
+    </fieldset>
   );
 }
 

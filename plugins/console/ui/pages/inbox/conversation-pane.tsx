@@ -160,6 +160,7 @@ export function ConversationPane({ conversationId }: { conversationId: string })
           {mayWork && c && (
             <Composer
               conversationId={conversationId}
+              inboxId={c.inboxId}
               mode={mode}
               onMode={setMode}
               field={field}

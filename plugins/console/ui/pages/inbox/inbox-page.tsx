@@ -8,6 +8,7 @@ import './inbox.css';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { get, itemsOf } from '../../api.ts';
 import { useLoad } from '../../data.ts';
+import { Notice } from '../../components.tsx';
 import { useLive } from '../../live.ts';
 import type { Route } from '../../router.ts';
 import { AvailabilityToggle, Colleagues } from './availability.tsx';
@@ -16,6 +17,7 @@ import { ConversationPane } from './conversation-pane.tsx';
 import { useConversationRows } from './conversation-rows.ts';
 import { contactName, inboxHref, LIST_EVENTS, type ListedConversation, readListState, replaceListState, type Counts, type ListState, type Named } from './inbox-model.ts';
 import { FilterFields, ScopeSelect, SearchBox, ViewTabs } from './list-filters.tsx';
+import { NewConversation, type StartedConversation } from './new-conversation.tsx';
 import { NotificationBell } from './notifications.tsx';
 import { ShortcutHelp, useListShortcuts } from './shortcuts.tsx';
 
@@ -39,6 +41,15 @@ export function InboxPage({ route }: { route: Route }) {
   });
 
   const [help, setHelp] = useState(false);
+  /** What the last "New conversation" did, shown above the conversation it went to. */
+  const [startedNote, setStartedNote] = useState<{ conversationId: string; text: string } | undefined>();
+  const started = (c: StartedConversation) => {
+    setStartedNote({
+      conversationId: c.id,
+      text: c.created ? 'Conversation started.' : 'An open conversation with this contact already exists: your message was added to it.',
+    });
+    open(c.id);
+  };
   useListShortcuts({
     j: () => step(1),
     k: () => step(-1),
@@ -66,6 +77,7 @@ export function InboxPage({ route }: { route: Route }) {
         <div class="inbox-head">
           <h1 id="inbox-heading">Inbox</h1>
           <div class="inbox-tools">
+            <NewConversation inboxes={names.inboxes} onStarted={started} />
             <button type="button" class="btn link" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
               ?
             </button>
@@ -88,6 +100,14 @@ export function InboxPage({ route }: { route: Route }) {
             <a class="back-to-list" href={inboxHref(state)}>
               ← Conversations
             </a>
+            {startedNote?.conversationId === conversationId && (
+              <div class="started-note">
+                <Notice>{startedNote.text}</Notice>
+                <button type="button" class="btn link" aria-label="Dismiss" onClick={() => setStartedNote(undefined)}>
+                  ✕
+                </button>
+              </div>
+            )}
             <ConversationPane key={conversationId} conversationId={conversationId} />
           </>
         ) : (
