@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, del, get, itemsOf } from '../api.ts';
 import { Button, Card, Dialog, EmptyState, ErrorNote, Loading, PageHeader, StatusBadge, When } from '../components.tsx';
-import { useAction, useLoad } from '../data.ts';
+import { useAction, useLoad, type Loaded } from '../data.ts';
 import { href, navigate } from '../router.ts';
 import { useSession } from '../session.ts';
 import { ContactDetails, ContactNotes } from './inbox/contact-panel.tsx';
@@ -94,7 +94,7 @@ export function ContactDetailPage({ id }: { id: string }) {
   );
 }
 
-function ConversationList({ conversations }: { conversations: ReturnType<typeof useLoad<ConversationPage>> }) {
+function ConversationList({ conversations }: { conversations: Loaded<ConversationPage> }) {
   if (conversations.error) return <ErrorNote error={conversations.error} prefix="The conversations could not be read." />;
   if (!conversations.data) return <Loading rows={3} label="Loading the conversations" />;
   const { data, total } = conversations.data;

@@ -4,7 +4,7 @@
  * (attributes, notes, conversations, delete, merge) is in contacts-detail.tsx; the CSV import in
  * contacts-import.tsx (Managers and above).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Button, Card, EmptyState, ErrorNote, Loading, PageHeader, Table } from '../components.tsx';
 import { useAction } from '../data.ts';
 import { href, type Route } from '../router.ts';
@@ -26,6 +26,9 @@ function ContactList({ search }: { search: string }) {
   const [text, setText] = useState(search);
   const [list, setList] = useState<{ search: string; contacts: ListedContact[]; last: ContactPage } | undefined>();
   const loading = useAction();
+  // A page asked for under an earlier search is dropped when it comes back.
+  const shown = useRef(search);
+  shown.current = search;
 
   // The address follows the typing after a short pause, so a search survives opening a contact and coming back.
   useEffect(() => {
@@ -35,20 +38,16 @@ function ContactList({ search }: { search: string }) {
   }, [text, search]);
 
   useEffect(() => {
-    let current = true;
     void loading.run(async () => {
       const first = await loadContactPage(search, 1);
-      if (current) setList({ search, contacts: first.data, last: first });
+      if (search === shown.current) setList({ search, contacts: first.data, last: first });
     });
-    return () => {
-      current = false;
-    };
   }, [search]);
 
   const more = async () => {
     if (!list) return;
     const next = await loading.run(() => loadContactPage(list.search, list.last.currentPage + 1));
-    if (next) setList({ ...list, contacts: appendPage(list.contacts, next.data), last: next });
+    if (next && list.search === shown.current) setList({ ...list, contacts: appendPage(list.contacts, next.data), last: next });
   };
   const hasMore = list !== undefined && list.last.currentPage < list.last.totalPages;
 
