@@ -165,7 +165,7 @@ async function acceptAndSignIn(page: Page, invitation: string, origin: string): 
   await page.click('#sign-in');
   expect(await page.textContent('#signed-in-as')).toBe(AGENT.email);
   const menu = await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents();
-  expect(menu).toEqual(['Overview', 'Inbox', 'Members', 'Your account']);
+  expect(menu).toEqual(['Overview', 'Inbox', 'Contacts', 'Members', 'Your account']);
 }
 
 async function removeAgent(page: Page): Promise<void> {

@@ -106,7 +106,7 @@ describe('in Chromium', () => {
       await signInToConsole(page, service, agent.email);
       const menu = page.getByRole('navigation', { name: 'Console' });
       const links = await menu.getByRole('link').allTextContents();
-      expect(links).toEqual(['Overview', 'Inbox', 'Members', 'Your account']);
+      expect(links).toEqual(['Overview', 'Inbox', 'Contacts', 'Members', 'Your account']);
       await page.locator('.live.online').waitFor();
       await page.goto(consoleUrl(service, '/tokens'));
       await page.getByRole('heading', { level: 1, name: 'Not here' }).waitFor();

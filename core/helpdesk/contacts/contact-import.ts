@@ -1,13 +1,33 @@
 import type { Actor } from '../../identity/identity.ts';
 import { parseCsv } from '../../campaigns/audience.ts';
-import { badRequest } from '../../shared/errors.ts';
+import { badRequest, DomainError } from '../../shared/errors.ts';
 import type { Clock, IdGen } from '../../shared/ports.ts';
+import type { UnitOfWork } from '../../shared/unit-of-work.ts';
 import { assertHelpdeskConfigurable } from '../plan-gate.ts';
 import { cleanEmail, cleanName, cleanPhone, type Contact, type ContactStores } from './contacts.ts';
 
 export const MAX_IMPORT_BYTES = 2 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 10_000;
 const MAX_ATTRIBUTE_LENGTH = 1000;
+/** Rows written per transaction: few enough that a lost race redoes little, many enough to be quick. */
+const ROWS_PER_TRANSACTION = 100;
+/** A row alone that loses to other requests this many times in a row is reported, not lost. */
+const ATTEMPTS_ALONE = 3;
+
+/**
+ * Another request wrote the same contacts at the same moment (the database chose this
+ * transaction as a deadlock's victim, or could not serialize it): nothing of it was kept, and
+ * doing it again sees the other request's writes. The storage adapter raises it.
+ */
+export class LostRace extends Error {
+  constructor(cause: unknown) {
+    super('another request wrote the same contacts at the same moment', { cause });
+    this.name = 'LostRace';
+  }
+}
+
+/** In an import a phone collision can only come from a contact created since the row looked (the 409 of ContactStore). */
+const lostRace = (error: unknown) => error instanceof LostRace || (error instanceof DomainError && error.kind === 'conflict');
 
 const COLUMNS = {
   name: ['name', 'full name', 'full_name', 'fullname', 'contact'],
@@ -30,9 +50,14 @@ export interface ContactImport {
  * an update fills the row's values in and keeps the rest. A row that cannot be used (no phone
  * and no e-mail, a malformed one, a phone another contact has) is skipped with its reason; the
  * other rows still count. Only a file that is not a contact list at all is refused (400).
+ *
+ * Rows are written a hundred to a transaction, so other requests (another import, an agent
+ * creating a contact) run beside a long import. When one of them wrote the same phone at the
+ * same moment, that batch is undone and each of its rows done again alone: a row whose phone
+ * appeared meanwhile then updates that contact, as if it had been there from the start.
  */
-export async function importContacts(stores: ContactStores, deps: { clock: Clock; ids: IdGen }, actor: Actor, csv: string): Promise<ContactImport> {
-  await assertHelpdeskConfigurable(stores.plans, actor);
+export async function importContacts(uow: UnitOfWork<ContactStores>, deps: { clock: Clock; ids: IdGen }, actor: Actor, csv: string): Promise<ContactImport> {
+  await uow.transaction((stores) => assertHelpdeskConfigurable(stores.plans, actor));
   const rows = parseCsv(csv.replace(/^\uFEFF/, ''));
   const header = (rows[0] ?? []).map((h) => h.trim());
   const columnOf = (names: string[]) => header.findIndex((h) => names.includes(h.toLowerCase()));
@@ -42,6 +67,7 @@ export async function importContacts(stores: ContactStores, deps: { clock: Clock
   const attributeColumns = header.map((name, i) => ({ name, i })).filter(({ name, i }) => name !== '' && !Object.values(columns).includes(i));
 
   const result: ContactImport = { created: 0, updated: 0, skipped: [] };
+  const usable: ImportRow[] = [];
   for (const [index, row] of rows.entries()) {
     if (index === 0 || row.every((cell) => cell.trim() === '')) continue;
     const line = index + 1;
@@ -59,21 +85,55 @@ export async function importContacts(stores: ContactStores, deps: { clock: Clock
       result.skipped.push({ line, reason: problems.map((p) => p.replace(/^body\./, '')).join('; ') });
       continue;
     }
-    const outcome = await upsert(stores, deps, actor.workspaceId, fields, attributes);
-    if (typeof outcome === 'string') result.skipped.push({ line, reason: outcome });
-    else result[outcome.created ? 'created' : 'updated'] += 1;
+    usable.push({ line, fields, attributes });
   }
+
+  for (let start = 0; start < usable.length; start += ROWS_PER_TRANSACTION) {
+    const batch = usable.slice(start, start + ROWS_PER_TRANSACTION);
+    const outcomes = await uow
+      .transaction(async (stores) => {
+        const done: Outcome[] = [];
+        for (const row of batch) done.push(await upsert(stores, deps, actor.workspaceId, row));
+        return done;
+      })
+      .catch(async (error: unknown) => {
+        if (!lostRace(error)) throw error;
+        const alone: Outcome[] = [];
+        for (const row of batch) alone.push(await upsertAlone(uow, deps, actor.workspaceId, row));
+        return alone;
+      });
+    for (const [i, outcome] of outcomes.entries()) {
+      if (typeof outcome === 'string') result.skipped.push({ line: batch[i]!.line, reason: outcome });
+      else result[outcome.created ? 'created' : 'updated'] += 1;
+    }
+  }
+  result.skipped.sort((a, b) => a.line - b.line);
   return result;
 }
 
+interface ImportRow {
+  line: number;
+  fields: { name: string | null; phone: string | null; email: string | null };
+  attributes: Record<string, string>;
+}
+
+/** Created or updated; a string says why the row is skipped. */
+type Outcome = { created: boolean } | string;
+
+/** One row in its own transaction, again while other requests keep winning the race for its contact. */
+async function upsertAlone(uow: UnitOfWork<ContactStores>, deps: { clock: Clock; ids: IdGen }, workspaceId: string, row: ImportRow): Promise<Outcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await uow.transaction((stores) => upsert(stores, deps, workspaceId, row));
+    } catch (error) {
+      if (!lostRace(error)) throw error;
+      if (attempt >= ATTEMPTS_ALONE) return 'other requests kept changing this contact at the same moment: import the row again';
+    }
+  }
+}
+
 /** The row's contact by phone, then by e-mail, updated; or a new one. A string says why the row is skipped. */
-async function upsert(
-  stores: ContactStores,
-  deps: { clock: Clock; ids: IdGen },
-  workspaceId: string,
-  fields: { name: string | null; phone: string | null; email: string | null },
-  attributes: Record<string, string>,
-): Promise<{ created: boolean } | string> {
+async function upsert(stores: ContactStores, deps: { clock: Clock; ids: IdGen }, workspaceId: string, { fields, attributes }: ImportRow): Promise<Outcome> {
   const now = deps.clock.now();
   const byPhone = fields.phone ? await stores.contacts.findByPhone(workspaceId, fields.phone) : undefined;
   const existing = byPhone ?? (fields.email ? await stores.contacts.findByEmail(workspaceId, fields.email) : undefined);

@@ -10,6 +10,7 @@ import { OverviewPage } from './pages/overview.tsx';
 import { ConnectionsPage } from './pages/connections.tsx';
 import { MessagesPage } from './pages/messages.tsx';
 import { InboxPage } from './pages/inbox/inbox-page.tsx';
+import { ContactsPage } from './pages/contacts.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import { CampaignsPage } from './pages/campaigns.tsx';
 import { TemplatesPage } from './pages/templates.tsx';
@@ -31,6 +32,7 @@ export interface ConsolePage {
 export const PAGES: ConsolePage[] = [
   { slug: '', title: 'Overview', needs: ['workspace.read', 'read'], component: OverviewPage },
   { slug: 'inbox', title: 'Inbox', needs: ['helpdesk.work', 'read'], component: InboxPage, helpdesk: true },
+  { slug: 'contacts', title: 'Contacts', needs: ['helpdesk.work', 'read'], component: ContactsPage, helpdesk: true },
   { slug: 'connections', title: 'Connections', needs: ['connections', 'read'], component: ConnectionsPage },
   { slug: 'messages', title: 'Messages', needs: ['messages.read', 'read'], component: MessagesPage },
   { slug: 'webhooks', title: 'Webhooks', needs: ['connections', 'read'], component: WebhooksPage },

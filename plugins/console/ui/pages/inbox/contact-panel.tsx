@@ -40,7 +40,8 @@ export function ContactPanel({
 
 type Attribute = { key: string; value: string };
 
-function ContactDetails({ contact, mayWrite, onSaved }: { contact: Contact; mayWrite: boolean; onSaved: () => Promise<void> }) {
+/** Name, phone, email and custom attributes, with an edit form (also on the Contacts page). */
+export function ContactDetails({ contact, mayWrite, onSaved }: { contact: Contact; mayWrite: boolean; onSaved: () => Promise<void> }) {
   const [editing, setEditing] = useState(false);
   const [form, setForm] = useState(() => formOf(contact));
   const saving = useAction();
@@ -164,8 +165,8 @@ function OtherConversations({ contactId, conversationId }: { contactId: string; 
   );
 }
 
-/** Notes about the contact: hidden when the service has no such endpoint (404). */
-function ContactNotes({ base, people, mayWrite }: { base: string; people: Person[] | undefined; mayWrite: boolean }) {
+/** Notes about the contact (also on the Contacts page): hidden when the service has no such endpoint (404). */
+export function ContactNotes({ base, people, mayWrite }: { base: string; people: Person[] | undefined; mayWrite: boolean }) {
   const notes = useLoad(async () => {
     try {
       return itemsOf<ContactNote>(await get(`${base}/notes`));
