@@ -81,7 +81,39 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
       await page.getByRole('button', { name: 'Save assignment' }).click();
       await page.getByText('Assignment saved.').waitFor();
       expect((await asManager('GET', `/v3/helpdesk/inboxes/${inbox.id}/assignment`)).body.enabled).toBe(false);
+
+      // Business hours (Mondays until midnight, a holiday), the out-of-office reply, the survey.
+      const hours = page.getByRole('form', { name: 'Business hours' });
+      await hours.getByRole('checkbox', { name: /^Keep business hours/ }).check();
+      await hours.getByRole('group', { name: 'Monday' }).getByRole('checkbox', { name: 'Open' }).check();
+      await hours.getByRole('textbox', { name: 'Monday to' }).fill('24:00');
+      await hours.getByRole('button', { name: '+ Holiday' }).click();
+      const holidays = hours.getByRole('group', { name: 'Holidays (closed all day)' });
+      await holidays.getByLabel('Date').fill('2026-12-25');
+      await holidays.getByLabel('Name').fill('Christmas');
+      await hours.getByRole('button', { name: 'Save business hours' }).click();
+      await page.getByText('Business hours saved.').waitFor();
+      const saved = (await asManager('GET', `/v3/helpdesk/inboxes/${inbox.id}/business-hours`)).body;
+      expect(saved).toMatchObject({ enabled: true, timezone: 'Europe/Lisbon', holidays: [{ date: '2026-12-25', name: 'Christmas' }] });
+      expect(saved.weeklyHours.monday).toEqual([{ start: '09:00', end: '24:00' }]);
+      expect(saved.weeklyHours.tuesday).toEqual([]);
+      const away = page.getByRole('form', { name: 'Reply when the inbox is closed' });
+      await away.getByRole('checkbox', { name: /^Reply when the inbox is closed/ }).check();
+      await away.getByLabel('Out-of-office message').fill('We are closed; we answer on Monday.');
+      await away.getByRole('button', { name: 'Save' }).click();
+      await away.getByText('Saved.').waitFor();
+      expect((await asManager('GET', `/v3/helpdesk/inboxes/${inbox.id}/out-of-office`)).body).toMatchObject({ enabled: true, message: 'We are closed; we answer on Monday.' });
+      const survey = page.getByRole('form', { name: /^Ask the contact to rate/ });
+      await survey.getByRole('checkbox', { name: /^Ask the contact to rate/ }).check();
+      await survey.getByRole('button', { name: 'Save' }).click();
+      await survey.getByText('Saved.').waitFor();
+      expect((await asManager('GET', `/v3/helpdesk/inboxes/${inbox.id}/csat`)).body).toMatchObject({ enabled: true, message: null });
       await shot(page, 'inbox-settings');
+      // Open around the clock again, so no out-of-office reply answers the contact below.
+      await hours.getByRole('checkbox', { name: /^Keep business hours/ }).uncheck();
+      await hours.getByRole('button', { name: 'Save business hours' }).click();
+      await page.getByText('Business hours saved.').waitFor();
+      await eventually(async () => ((await asManager('GET', `/v3/helpdesk/inboxes/${inbox.id}/business-hours`)).body.enabled === false ? true : undefined), 'business hours off');
 
       // 2. A team with the Agent.
       await tab(page, 'Teams').click();

@@ -1,7 +1,8 @@
 /**
  * One inbox (`#/settings/inboxes/<id>`): its name and time zone (and, for an API channel, where
- * replies go and its inbound secret), how new conversations are assigned, who works it, and
- * deleting it. The channel itself is fixed once created (the API changes no binding).
+ * replies go and its inbound secret), how new conversations are assigned, who works it, its
+ * business hours, out-of-office reply and satisfaction survey, and deleting it. The channel
+ * itself is fixed once created (the API changes no binding).
  */
 import { useEffect, useId, useState } from 'preact/hooks';
 import { del, get, itemsOf, patch, put } from '../api.ts';
@@ -10,6 +11,8 @@ import { useAction, useLoad } from '../data.ts';
 import { href, navigate } from '../router.ts';
 import { channelName, itemPath, loadMembers, type Connection, type Inbox, type Person } from './settings-model.ts';
 import { PeoplePicker } from './settings-people.tsx';
+import { BusinessHoursForm } from './settings-inbox-hours.tsx';
+import { AutomaticMessageForm } from './settings-inbox-replies.tsx';
 
 export function InboxSettings({ id, connections }: { id: string; connections: Connection[] | undefined }) {
   const inbox = useLoad(() => get<Inbox>(itemPath('inboxes', id)), [id]);
@@ -55,6 +58,27 @@ export function InboxSettings({ id, connections }: { id: string; connections: Co
             await members.reload();
             return true;
           }}
+        />
+      </Card>
+      <Card title="Business hours">
+        <BusinessHoursForm inboxId={id} />
+      </Card>
+      <Card title="Out-of-office reply">
+        <AutomaticMessageForm
+          inboxId={id}
+          setting="out-of-office"
+          switchLabel="Reply when the inbox is closed"
+          switchHint="Once per conversation and closed period, outside business hours or on a holiday."
+          textLabel="Out-of-office message"
+        />
+      </Card>
+      <Card title="Satisfaction survey">
+        <AutomaticMessageForm
+          inboxId={id}
+          setting="csat"
+          switchLabel="Ask the contact to rate the conversation when it is resolved"
+          switchHint="Sends a link to a 1–5 rating once per conversation."
+          textLabel="Survey message (sent before the link)"
         />
       </Card>
       <Card title="Delete this inbox">
