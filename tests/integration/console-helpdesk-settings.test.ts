@@ -189,6 +189,17 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
           ],
         ],
       ]);
+      // Edited: the priority becomes URGENT, the other actions stay as they were.
+      await page.getByRole('button', { name: 'Edit Refund request' }).click();
+      const editMacro = page.getByRole('dialog', { name: 'Edit macro Refund request' });
+      await editMacro.getByRole('group', { name: 'Action 3' }).getByLabel('Priority').selectOption('URGENT');
+      await editMacro.getByRole('button', { name: 'Save macro' }).click();
+      await page.getByRole('row', { name: 'Macro Refund request' }).getByText('Set priority URGENT').waitFor();
+      expect(((await asManager('GET', '/v3/helpdesk/macros')).body.data as any[])[0].actions).toEqual([
+        { type: 'add_labels', labels: ['refund'] },
+        { type: 'assign_team', teamId: team.id },
+        { type: 'set_priority', priority: 'URGENT' },
+      ]);
       await shot(page, 'macros');
 
       // The Agent: a contact writes in; with assignment manual the conversation waits, unassigned.
@@ -222,7 +233,7 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
     }
   }, 180_000);
 
-  test('a connection with an inbox is not offered again, and a refused inbox shows the reason the API gives', async () => {
+  test('a connection with an inbox is not offered again, a refused inbox shows the reason the API gives, and deleting asks once more', async () => {
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, setup.manager.email, undefined, '/settings/inboxes');
       await page.getByRole('button', { name: 'New inbox' }).click();
@@ -234,6 +245,20 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
       await form.getByRole('button', { name: 'Create inbox' }).click();
       await form.getByRole('alert').filter({ hasText: 'No inbox was created.' }).waitFor();
       expect(((await asManager('GET', '/v3/helpdesk/inboxes')).body.data as any[]).map((i) => i.name)).toEqual(['Support']);
+
+      // Deleting asks once more, then the API no longer has it.
+      await page.getByRole('navigation', { name: 'Helpdesk settings sections' }).getByRole('link', { name: 'Macros' }).click();
+      const macroRow = page.getByRole('row', { name: 'Macro Refund request' });
+      await macroRow.getByRole('button', { name: 'Delete' }).click();
+      await macroRow.getByRole('button', { name: 'Delete it?' }).click();
+      await page.getByText('No macros yet').waitFor();
+      expect((await asManager('GET', '/v3/helpdesk/macros')).body.total).toBe(0);
+      await page.getByRole('navigation', { name: 'Helpdesk settings sections' }).getByRole('link', { name: 'Labels' }).click();
+      const labelRow = page.getByRole('row', { name: 'Label refund' });
+      await labelRow.getByRole('button', { name: 'Delete' }).click();
+      await labelRow.getByRole('button', { name: 'Take it off every conversation?' }).click();
+      await page.getByText('No labels yet').waitFor();
+      expect((await asManager('GET', '/v3/helpdesk/labels')).body.total).toBe(0);
     });
   }, 60_000);
 });

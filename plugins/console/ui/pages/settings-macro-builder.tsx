@@ -6,11 +6,11 @@
 import { useState } from 'preact/hooks';
 import { MACRO_STATUSES } from '../../../../core/helpdesk/library/macro-actions.ts';
 import { PRIORITIES } from '../../../../core/helpdesk/conversations/conversation.ts';
-import { post } from '../api.ts';
+import { patch, post } from '../api.ts';
 import { Button, ErrorNote, Notice, SelectField, TextArea, TextField } from '../components.tsx';
 import { useAction } from '../data.ts';
 import { useSession } from '../session.ts';
-import type { Label, Macro, MacroAction, Person, Priority, Team } from './settings-model.ts';
+import { itemPath, type Label, type Macro, type MacroAction, type Person, type Priority, type Team } from './settings-model.ts';
 
 type ActionType = MacroAction['type'];
 
@@ -37,6 +37,27 @@ interface Draft {
 
 const blank = (type: ActionType = 'add_labels'): Draft => ({ type, choice: type === 'change_status' ? 'RESOLVED' : '', text: '', snoozeMinutes: '60' });
 
+/** A stored action back into the builder's fields. */
+function toDraft(a: MacroAction): Draft {
+  const d = blank(a.type);
+  switch (a.type) {
+    case 'assign_agent':
+      return { ...d, choice: a.userId ?? '' };
+    case 'assign_team':
+      return { ...d, choice: a.teamId ?? '' };
+    case 'add_labels':
+    case 'remove_labels':
+      return { ...d, text: a.labels.join(', ') };
+    case 'set_priority':
+      return { ...d, choice: a.priority ?? '' };
+    case 'change_status':
+      return { ...d, choice: a.status, snoozeMinutes: a.snoozeMinutes ? String(a.snoozeMinutes) : d.snoozeMinutes };
+    case 'send_message':
+    case 'add_private_note':
+      return { ...d, text: a.content };
+  }
+}
+
 function toAction(d: Draft): MacroAction {
   switch (d.type) {
     case 'assign_agent':
@@ -58,11 +79,12 @@ function toAction(d: Draft): MacroAction {
   }
 }
 
-export function MacroBuilder({ people, teams, labels, onCreated }: { people: Person[]; teams: Team[]; labels: Label[]; onCreated: () => Promise<void> }) {
+/** A new macro, or with `macro` that macro's changes (`PATCH`, its actions replaced as a whole). */
+export function MacroBuilder({ macro, people, teams, labels, onSaved }: { macro?: Macro; people: Person[]; teams: Team[]; labels: Label[]; onSaved: () => Promise<void> }) {
   const workspaceMacros = useSession().may('helpdesk.configure', 'write');
-  const [name, setName] = useState('');
-  const [visibility, setVisibility] = useState<Macro['visibility']>(workspaceMacros ? 'workspace' : 'personal');
-  const [drafts, setDrafts] = useState<Draft[]>([blank()]);
+  const [name, setName] = useState(macro?.name ?? '');
+  const [visibility, setVisibility] = useState<Macro['visibility']>(macro?.visibility ?? (workspaceMacros ? 'workspace' : 'personal'));
+  const [drafts, setDrafts] = useState<Draft[]>(macro ? macro.actions.map(toDraft) : [blank()]);
   const [created, setCreated] = useState<string>();
   const create = useAction();
 
@@ -70,17 +92,20 @@ export function MacroBuilder({ people, teams, labels, onCreated }: { people: Per
   const submit = async (e: Event) => {
     e.preventDefault();
     setCreated(undefined);
-    const macro = await create.run(() => post<Macro>('/v3/helpdesk/macros', { name, visibility, actions: drafts.map(toAction) }));
-    if (macro) {
-      setCreated(macro.name);
-      setName('');
-      setDrafts([blank()]);
-      await onCreated();
+    const body = { name, visibility, actions: drafts.map(toAction) };
+    const saved = await create.run(() => (macro ? patch<Macro>(itemPath('macros', macro.id), body) : post<Macro>('/v3/helpdesk/macros', body)));
+    if (saved) {
+      if (!macro) {
+        setCreated(saved.name);
+        setName('');
+        setDrafts([blank()]);
+      }
+      await onSaved();
     }
   };
 
   return (
-    <form class="stack" onSubmit={submit} aria-label="New macro">
+    <form class="stack" onSubmit={submit} aria-label={macro ? 'Edit macro' : 'New macro'}>
       <div class="settings-fields">
         <TextField label="Macro name" required maxLength={100} value={name} onValue={setName} />
         <SelectField
@@ -116,10 +141,10 @@ export function MacroBuilder({ people, teams, labels, onCreated }: { people: Per
           Add an action
         </Button>
         <Button type="submit" pending={create.pending}>
-          Create macro
+          {macro ? 'Save macro' : 'Create macro'}
         </Button>
       </div>
-      <ErrorNote error={create.error} prefix="No macro was created." />
+      <ErrorNote error={create.error} prefix={macro ? 'Nothing was changed.' : 'No macro was created.'} />
       {created && <Notice>Macro "{created}" created.</Notice>}
     </form>
   );

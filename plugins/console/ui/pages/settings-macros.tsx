@@ -1,10 +1,11 @@
 /**
  * Macros (`#/settings/macros`): a named list of actions an agent runs on a conversation in one
  * click (assign, label, prioritise, change the status, reply, note). Workspace macros are every
- * member's; personal ones only their creator's. The builder is in settings-macro-builder.tsx.
+ * member's; personal ones only their creator's. The builder (new and edit) is in settings-macro-builder.tsx.
  */
+import { useState } from 'preact/hooks';
 import { del } from '../api.ts';
-import { Card, ConfirmButton, EmptyState, ErrorNote, Loading, Table } from '../components.tsx';
+import { Button, Card, ConfirmButton, Dialog, EmptyState, ErrorNote, Loading, Table } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
 import { itemPath, loadLabels, loadMacros, loadMembers, loadTeams, type Macro, type MacroAction, type Person, type Team } from './settings-model.ts';
 import { MacroBuilder } from './settings-macro-builder.tsx';
@@ -14,10 +15,11 @@ export function MacrosSection() {
   const people = useLoad(loadMembers, []);
   const teams = useLoad(loadTeams, []);
   const labels = useLoad(loadLabels, []);
+  const [editing, setEditing] = useState<Macro>();
   return (
     <>
       <Card title="New macro">
-        <MacroBuilder people={people.data ?? []} teams={teams.data ?? []} labels={labels.data ?? []} onCreated={macros.reload} />
+        <MacroBuilder people={people.data ?? []} teams={teams.data ?? []} labels={labels.data ?? []} onSaved={macros.reload} />
       </Card>
       <Card title="Macros">
         <ErrorNote error={macros.error} />
@@ -29,17 +31,31 @@ export function MacrosSection() {
           <div class="settings-list">
             <Table caption="Macros" head={['Name', 'Who sees it', 'Actions', 'Manage']}>
               {macros.data.map((macro) => (
-                <MacroRow macro={macro} people={people.data} teams={teams.data} onDeleted={macros.reload} />
+                <MacroRow macro={macro} people={people.data} teams={teams.data} onEdit={() => setEditing(macro)} onDeleted={macros.reload} />
               ))}
             </Table>
           </div>
         )}
       </Card>
+      <Dialog title={editing ? `Edit macro ${editing.name}` : 'Edit macro'} open={Boolean(editing)} onClose={() => setEditing(undefined)}>
+        {editing && (
+          <MacroBuilder
+            macro={editing}
+            people={people.data ?? []}
+            teams={teams.data ?? []}
+            labels={labels.data ?? []}
+            onSaved={async () => {
+              setEditing(undefined);
+              await macros.reload();
+            }}
+          />
+        )}
+      </Dialog>
     </>
   );
 }
 
-function MacroRow({ macro, people, teams, onDeleted }: { macro: Macro; people: Person[] | undefined; teams: Team[] | undefined; onDeleted: () => Promise<void> }) {
+function MacroRow({ macro, people, teams, onEdit, onDeleted }: { macro: Macro; people: Person[] | undefined; teams: Team[] | undefined; onEdit: () => void; onDeleted: () => Promise<void> }) {
   const remove = useAction();
   return (
     <tr aria-label={`Macro ${macro.name}`}>
@@ -53,15 +69,20 @@ function MacroRow({ macro, people, teams, onDeleted }: { macro: Macro; people: P
         </ol>
       </td>
       <td>
-        <ConfirmButton
-          confirm="Delete it?"
-          pending={remove.pending}
-          onConfirm={async () => {
-            if (await remove.run(() => del(itemPath('macros', macro.id)))) await onDeleted();
-          }}
-        >
-          Delete
-        </ConfirmButton>
+        <div class="actions">
+          <Button variant="secondary" onClick={onEdit} aria-label={`Edit ${macro.name}`}>
+            Edit
+          </Button>
+          <ConfirmButton
+            confirm="Delete it?"
+            pending={remove.pending}
+            onConfirm={async () => {
+              if (await remove.run(() => del(itemPath('macros', macro.id)))) await onDeleted();
+            }}
+          >
+            Delete
+          </ConfirmButton>
+        </div>
         <ErrorNote error={remove.error} />
       </td>
     </tr>
