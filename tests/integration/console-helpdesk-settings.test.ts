@@ -14,9 +14,11 @@ import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
  * members (`PUT …/{id}/members`) and manual assignment (`PUT …/{id}/assignment`), a team with
  * members ("Teams": `POST /v3/helpdesk/teams`, `PUT …/{id}/members`), a label with a colour
  * (409 for a name used in any case), a canned response and a macro ("Canned responses and
- * macros"); each checked through the API. Then the Agent, in their own browser, finds the inbox
- * and its conversation on the Inbox page and the canned response behind `/` in the composer,
- * and has no Helpdesk settings page (helpdesk.configure is Managers and above, spec 2.14).
+ * macros"), an inbox's business hours, out-of-office reply and survey, and an SLA policy
+ * ("SLAs and business hours", "CSAT"); each checked through the API. Then the Agent, in their
+ * own browser, finds the inbox and its conversation on the Inbox page and the canned response
+ * behind `/` in the composer, and has no Helpdesk settings page (helpdesk.configure is Managers
+ * and above, spec 2.14).
  */
 const service = useTestService();
 const browser = useBrowser();
@@ -201,6 +203,21 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
         { type: 'set_priority', priority: 'URGENT' },
       ]);
       await shot(page, 'macros');
+
+      // 6. An SLA policy on the inbox.
+      await tab(page, 'SLA policies').click();
+      await page.getByText('No SLA policies yet').waitFor();
+      const newPolicy = page.getByRole('form', { name: 'Create SLA policy' });
+      await newPolicy.getByLabel('Policy name').fill('Standard');
+      await newPolicy.getByLabel('First reply within (minutes)').fill('30');
+      await newPolicy.getByLabel('Resolved within (minutes)').fill('1440');
+      await newPolicy.getByRole('checkbox', { name: 'Support', exact: true }).check();
+      await newPolicy.getByRole('button', { name: 'Create SLA policy' }).click();
+      await page.getByRole('row', { name: 'SLA policy Standard' }).getByText('1 d').waitFor();
+      expect(((await asManager('GET', '/v3/helpdesk/sla-policies')).body.data as any[]).map((p) => [p.name, p.firstResponseMinutes, p.nextResponseMinutes, p.resolutionMinutes, p.onlyBusinessHours, p.inboxIds])).toEqual([
+        ['Standard', 30, null, 1440, true, [inbox.id]],
+      ]);
+      await shot(page, 'sla-policies');
 
       // The Agent: a contact writes in; with assignment manual the conversation waits, unassigned.
       expect((await injectContactMessage(service, setup.owner.token, setup.connectionId, { from: '5511977770001', text: 'Where is my refund?', pushName: 'Rita Campos' })).status).toBe(201);

@@ -1,6 +1,6 @@
 /**
- * What the Helpdesk settings page reads and writes: inboxes, teams, labels, canned responses and
- * macros as `/v3/helpdesk/…` answers them, the workspace's members and connections they refer to,
+ * What the Helpdesk settings page reads and writes: inboxes, teams, labels, canned responses,
+ * macros and SLA policies as `/v3/helpdesk/…` answers them, the workspace's members and connections they refer to,
  * and the sections of the page (`#/settings/<section>/<id>`).
  */
 import type { Priority } from '../../../../core/helpdesk/conversations/conversation.ts';
@@ -15,6 +15,7 @@ export const SECTIONS = [
   { slug: 'labels', title: 'Labels' },
   { slug: 'canned-responses', title: 'Canned responses' },
   { slug: 'macros', title: 'Macros' },
+  { slug: 'sla-policies', title: 'SLA policies' },
 ] as const;
 export type SectionSlug = (typeof SECTIONS)[number]['slug'];
 

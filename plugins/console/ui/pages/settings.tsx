@@ -1,7 +1,7 @@
 /**
  * Helpdesk settings (`#/settings/<section>`): what a Manager sets up once so a team can work the
- * inbox — inboxes with their channel, assignment and members, teams, labels, canned responses and
- * macros. Each section is its own file; this one holds the tabs between them, kept in the address.
+ * inbox — inboxes with their channel, assignment, members and hours, teams, labels, canned responses,
+ * macros and SLA policies. Each section is its own file; this one holds the tabs between them, kept in the address.
  */
 import { PageHeader } from '../components.tsx';
 import { href, type Route } from '../router.ts';
@@ -11,6 +11,7 @@ import { TeamsSection } from './settings-teams.tsx';
 import { LabelsSection } from './settings-labels.tsx';
 import { CannedResponsesSection } from './settings-canned.tsx';
 import { MacrosSection } from './settings-macros.tsx';
+import { SlaSection } from './settings-sla.tsx';
 import './settings.css';
 
 export function SettingsPage({ route }: { route: Route }) {
@@ -18,7 +19,7 @@ export function SettingsPage({ route }: { route: Route }) {
   const id = route.parts[2];
   return (
     <>
-      <PageHeader title="Helpdesk settings" description="Inboxes and who works them, teams, labels, canned responses and macros of this workspace." />
+      <PageHeader title="Helpdesk settings" description="Inboxes and who works them, teams, labels, canned responses, macros and SLA policies of this workspace." />
       <nav class="settings-tabs" aria-label="Helpdesk settings sections">
         <ul>
           {SECTIONS.map((s) => (
@@ -35,6 +36,7 @@ export function SettingsPage({ route }: { route: Route }) {
       {section === 'labels' && <LabelsSection />}
       {section === 'canned-responses' && <CannedResponsesSection />}
       {section === 'macros' && <MacrosSection />}
+      {section === 'sla-policies' && <SlaSection />}
     </>
   );
 }
