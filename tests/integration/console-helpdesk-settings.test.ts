@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import type { Page } from 'playwright-core';
+import { baseStores } from '../../adapters/postgres/stores.ts';
 import { useBrowser } from '../support/browser.ts';
 import { givePassword, openConsolePage, signInToConsole, useScreenshots, waitForValue } from '../support/console.ts';
 import { connectedConnection, conversationOfContact, injectContactMessage } from '../support/helpdesk.ts';
@@ -277,5 +278,23 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
       await page.getByText('No labels yet').waitFor();
       expect((await asManager('GET', '/v3/helpdesk/labels')).body.total).toBe(0);
     });
+  }, 60_000);
+
+  test('on a plan without the helpdesk, a write shows the service\'s refusal (403 HELPDESK_PLAN_REQUIRED) and changes nothing', async () => {
+    const free = await service.bootstrap();
+    await givePassword(service, free.userId);
+    const email = (await baseStores(service.runtime.ctx.db).identity.getUser(free.userId))!.email;
+    await browser.withPage(async (page) => {
+      await signInToConsole(page, service, email, undefined, '/settings/canned-responses');
+      await page.getByText('No canned responses yet').waitFor();
+      const form = page.getByRole('form', { name: 'Create canned response' });
+      await form.getByLabel('Short code').fill('hello');
+      await form.getByLabel('Content').fill('Hello!');
+      await form.getByRole('button', { name: 'Create canned response' }).click();
+      await form.getByRole('alert').filter({ hasText: 'HELPDESK_PLAN_REQUIRED' }).waitFor();
+      expect(await form.getByRole('alert').textContent()).toContain('The helpdesk is available on the PRO plan');
+      await shot(page, 'plan-refusal');
+    });
+    expect((await service.call('GET', '/v3/helpdesk/canned-responses', { apikey: free.token })).body.total).toBe(0);
   }, 60_000);
 });
