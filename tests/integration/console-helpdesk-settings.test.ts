@@ -111,6 +111,11 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
       await survey.getByRole('button', { name: 'Save' }).click();
       await survey.getByText('Saved.').waitFor();
       expect((await asManager('GET', `/v3/helpdesk/inboxes/${inbox.id}/csat`)).body).toMatchObject({ enabled: true, message: null });
+      // The connection's past chats (none yet on this sandbox line): the import runs and completes.
+      const history = card(page, 'Chat history');
+      await history.getByRole('button', { name: 'Import past chats' }).click();
+      await history.getByText('COMPLETED', { exact: true }).waitFor();
+      expect((await asManager('GET', `/v3/helpdesk/inboxes/${inbox.id}/sync`)).body).toMatchObject({ status: 'COMPLETED', conversations: { created: 0 } });
       await shot(page, 'inbox-settings');
       // Open around the clock again, so no out-of-office reply answers the contact below.
       await hours.getByRole('checkbox', { name: /^Keep business hours/ }).uncheck();

@@ -1,8 +1,8 @@
 /**
  * One inbox (`#/settings/inboxes/<id>`): its name and time zone (and, for an API channel, where
  * replies go and its inbound secret), how new conversations are assigned, who works it, its
- * business hours, out-of-office reply and satisfaction survey, and deleting it. The channel
- * itself is fixed once created (the API changes no binding).
+ * business hours, out-of-office reply and satisfaction survey, importing its connection's past
+ * chats, and deleting it. The channel itself is fixed once created (the API changes no binding).
  */
 import { useEffect, useId, useState } from 'preact/hooks';
 import { del, get, itemsOf, patch, put } from '../api.ts';
@@ -13,6 +13,7 @@ import { channelName, itemPath, loadMembers, type Connection, type Inbox, type P
 import { PeoplePicker } from './settings-people.tsx';
 import { BusinessHoursForm } from './settings-inbox-hours.tsx';
 import { AutomaticMessageForm } from './settings-inbox-replies.tsx';
+import { HistoryImport } from './settings-inbox-history.tsx';
 
 export function InboxSettings({ id, connections }: { id: string; connections: Connection[] | undefined }) {
   const inbox = useLoad(() => get<Inbox>(itemPath('inboxes', id)), [id]);
@@ -81,6 +82,11 @@ export function InboxSettings({ id, connections }: { id: string; connections: Co
           textLabel="Survey message (sent before the link)"
         />
       </Card>
+      {current.channelType === 'CONNECTION' && (
+        <Card title="Chat history">
+          <HistoryImport inboxId={id} />
+        </Card>
+      )}
       <Card title="Delete this inbox">
         <p class="muted">Its conversations, their messages and files are deleted with it. The connection stays, and can feed another inbox.</p>
         <ConfirmButton
