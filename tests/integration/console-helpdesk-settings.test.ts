@@ -256,7 +256,7 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
     }
   }, 180_000);
 
-  test('a connection with an inbox is not offered again, a refused inbox shows the reason the API gives, and deleting asks once more', async () => {
+  test('a connection with an inbox is not offered again, a refused inbox shows the reason the API gives, an API channel shows its secret, and deleting asks once more', async () => {
     await browser.withPage(async (page) => {
       await signInToConsole(page, service, setup.manager.email, undefined, '/settings/inboxes');
       await page.getByRole('button', { name: 'New inbox' }).click();
@@ -268,6 +268,15 @@ describe('a Manager sets up the helpdesk in the browser, and the Agent works wit
       await form.getByRole('button', { name: 'Create inbox' }).click();
       await form.getByRole('alert').filter({ hasText: 'No inbox was created.' }).waitFor();
       expect(((await asManager('GET', '/v3/helpdesk/inboxes')).body.data as any[]).map((i) => i.name)).toEqual(['Support']);
+
+      // Corrected, it becomes an API channel; its inbound secret shows once, and is the API's.
+      await form.getByLabel('Time zone').fill('UTC');
+      await form.getByRole('button', { name: 'Create inbox' }).click();
+      await page.getByRole('heading', { name: 'Inbox "Support again" created' }).waitFor();
+      const apiInbox = ((await asManager('GET', '/v3/helpdesk/inboxes')).body.data as any[]).find((i) => i.name === 'Support again');
+      expect(apiInbox).toMatchObject({ channelType: 'API', connectionId: null, timezone: 'UTC' });
+      expect(await page.getByLabel('Inbound secret').inputValue()).toBe(apiInbox.channelConfig.hmacToken);
+      await shot(page, 'inbox-api-created');
 
       // Deleting asks once more, then the API no longer has it.
       await page.getByRole('navigation', { name: 'Helpdesk settings sections' }).getByRole('link', { name: 'Macros' }).click();
