@@ -18,6 +18,7 @@ import { TokensPage } from './pages/tokens.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { OAuthPage } from './pages/oauth.tsx';
 import { AccountPage } from './pages/account.tsx';
+import { SettingsPage } from './pages/settings.tsx';
 
 export interface ConsolePage {
   /** The first segment of its address (`#/connections/…`); '' is the overview. */
@@ -41,6 +42,7 @@ export const PAGES: ConsolePage[] = [
   { slug: 'tokens', title: 'API tokens', needs: ['tokens', 'read'], component: TokensPage },
   { slug: 'members', title: 'Members', needs: ['members', 'read'], component: MembersPage },
   { slug: 'oauth', title: 'OAuth apps', needs: ['tokens', 'read'], component: OAuthPage },
+  { slug: 'settings', title: 'Helpdesk settings', needs: ['helpdesk.configure', 'read'], component: SettingsPage, helpdesk: true },
   { slug: 'account', title: 'Your account', needs: ['workspace.read', 'read'], component: AccountPage },
 ];
 
