@@ -129,12 +129,19 @@ export async function seedHelpdesk(databaseUrl: string, workspaceId: string, inb
     );
     await step('conversations', `update helpdesk_conversations set snoozed_until = $1::timestamptz + interval '1 day' where status = 'SNOOZED'`, [base]);
     // The trigger that keeps the inbox badges is off with the foreign keys: the counters are
-    // filled as migration 0017 fills them.
+    // filled as migration 0018 fills them.
     await step(
       'conversations',
       `insert into helpdesk_inbox_tallies (inbox_id, holder, open, unread)
        select inbox_id, helpdesk_tally_holder(assignee_user_id, assignee_agent_bot_id), count(*), sum(helpdesk_tally_unread(last_incoming_at, assignee_last_seen_at))
        from helpdesk_conversations where status = 'OPEN' group by 1, 2`,
+    );
+    // So is the one that notes the inboxes each contact wrote to (migration 0020).
+    await step(
+      'conversations',
+      `update helpdesk_contacts ct set inbox_ids = seen.inbox_ids
+       from (select contact_id, array_agg(distinct inbox_id) as inbox_ids from helpdesk_conversations group by contact_id) seen
+       where seen.contact_id = ct.id`,
     );
     await step('conversations', `insert into helpdesk_display_counters (workspace_id, last_display_id) values ($1, ${n}) on conflict (workspace_id) do update set last_display_id = ${n}`, [workspaceId]);
     await step('conversations', `insert into helpdesk_labels (id, workspace_id, name, name_key, created_at, updated_at) values (gen_random_uuid(), $1, 'VIP', 'vip', now(), now()) on conflict do nothing`, [workspaceId]);

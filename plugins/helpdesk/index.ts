@@ -33,6 +33,7 @@ import * as helpdesk0016 from './migrations/0016_inbox_queries.ts';
 import * as helpdesk0017 from './migrations/0017_contact_notes.ts';
 import * as helpdesk0018 from './migrations/0018_inbox_tallies.ts';
 import * as helpdesk0019 from './migrations/0019_inbox_walks.ts';
+import * as helpdesk0020 from './migrations/0020_contact_inboxes.ts';
 import { AUTOMATION_FEATURES } from './automation.ts';
 import { inboxSyncRoutes } from './sync/routes.ts';
 import { inboxSyncJobs } from './sync/job.ts';
@@ -118,6 +119,7 @@ export const helpdeskPlugin: Plugin = {
     '0017_contact_notes': helpdesk0017,
     '0018_inbox_tallies': helpdesk0018,
     '0019_inbox_walks': helpdesk0019,
+    '0020_contact_inboxes': helpdesk0020,
   },
   routes: (ctx) =>
     new Elysia({ name: 'plugins.helpdesk' })

@@ -1,16 +1,17 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { useTestService } from '../support/service.ts';
-import { useHelpdeskWorkspace } from '../support/helpdesk.ts';
+import { setInboxMembers, useHelpdeskWorkspace } from '../support/helpdesk.ts';
 import { messagesWithWord } from '../../plugins/helpdesk/conversations/word-frequency.ts';
-import { HOOK_TIMEOUT } from './helpers.ts';
+import { HOOK_TIMEOUT, memberWithToken } from './helpers.ts';
 
 /**
  * The inbox search picks its plan per word (plugins/helpdesk/conversations/search.ts): hits
  * gathered through the GIN indexes for a rare word, the sort order walked for a word in many
  * messages (told by the statistics) or many contacts, and for a narrowed list (an Agent's, one
- * inbox's) the conversations of a name's contacts gathered first, then sorted. Each plan must
- * answer what the others would: the same conversations, in the same order, on every page.
+ * inbox's) a name kept to the contacts seen in those inboxes, whose conversations are gathered
+ * first, then sorted, when they are few. Each plan must answer what the others would: the same
+ * conversations, in the same order, on every page.
  *
  * 3,000 conversations, written with set-based SQL (RARE_WORD_HITS is 2,000): conversation g has
  * contact "Zed Plenty" unless g is a multiple of 5 (2,400 contacts, one per conversation), and
@@ -80,7 +81,7 @@ describe('search plans', () => {
     expect(await everyPage('ann quokka')).toEqual([]);
   });
 
-  test('an Agent, or a list of one inbox, gathers the conversations of a name held by many contacts first: the same rows in the same order as the walk', async () => {
+  test('an Agent, or a list of one inbox, keeps a name to the contacts seen in its inboxes: the same rows in the same order as the workspace’s walk', async () => {
     const searches = ['plen', 'gadget plenty', 'plenty quokka', 'other', 'ann quokka', 'nobody'];
     for (const s of searches) {
       const walked = await everyPage(s);
@@ -89,6 +90,35 @@ describe('search plans', () => {
     }
     expect(await everyPage('other', hd.agent.token)).toEqual(where((g) => g % 5 === 0));
     for (const sort of ['created', 'waiting']) expect(await everyPage('plenty', hd.agent.token, `&sort=${sort}`)).toEqual(await everyPage('plenty', hd.owner.token, `&sort=${sort}`));
+  });
+
+  test('an Agent whose inboxes none of a name’s contacts wrote to finds nothing; a contact seen there later, or merged into one, is found', async () => {
+    const db = service.runtime.ctx.db;
+    const ws = hd.owner.workspaceId;
+    const other = await service.call('POST', '/v3/helpdesk/inboxes', { apikey: hd.owner.token, body: { name: 'Elsewhere', channelType: 'API' } });
+    expect(other.status).toBe(201);
+    const elsewhere: string = other.body.id;
+    const agent = await memberWithToken(service, hd.owner, 'AGENT');
+    await setInboxMembers(service, hd.owner.token, elsewhere, [agent.userId]);
+    const conversationIn = async (key: string, contactId: string) => {
+      await sql`insert into helpdesk_conversations (id, workspace_id, display_id, inbox_id, contact_id, status, labels, custom_attributes, last_activity_at, created_at, updated_at)
+        values (md5(${key})::uuid, ${ws}, 200000 + ${key.length}, ${elsewhere}, ${contactId}::uuid, 'OPEN', '{}', '{}', now() + interval '1 hour', now(), now())`.execute(db);
+      return (await sql<{ id: string }>`select md5(${key})::uuid as id`.execute(db)).rows[0]!.id;
+    };
+    const solo = (await service.call('POST', '/v3/helpdesk/contacts', { apikey: hd.owner.token, body: { name: 'Quinn Solo', phone: '+5511955501234' } })).body;
+    const solos = await conversationIn('elsewhere-solo', solo.id);
+    // 2,400 contacts are called Plenty, none of whom wrote to Elsewhere.
+    expect(await everyPage('plenty', agent.token)).toEqual([]);
+    expect(await everyPage('solo', agent.token)).toEqual([solos]);
+    expect(await everyPage('plenty', hd.owner.token, `&inboxId=${elsewhere}`)).toEqual([]);
+    // A Plenty (conversation 1's contact) writes to Elsewhere: seen there from then on.
+    const plentys = await conversationIn('elsewhere-plenty-1', (await sql<{ id: string }>`select md5('plans-c1')::uuid as id`.execute(db)).rows[0]!.id);
+    expect(await everyPage('plenty', agent.token)).toEqual([plentys]);
+    // Quinn is merged into another Plenty (conversation 2's): their conversation moves, and is found by the name.
+    const kept = (await sql<{ id: string }>`select md5('plans-c2')::uuid as id`.execute(db)).rows[0]!.id;
+    expect((await service.call('POST', `/v3/helpdesk/contacts/${kept}/merge`, { apikey: hd.owner.token, body: { mergeContactId: solo.id } })).status).toBe(201);
+    expect((await everyPage('plenty', agent.token)).sort()).toEqual([plentys, solos].sort());
+    expect(await everyPage('plenty', agent.token)).toEqual(await everyPage('plenty', hd.owner.token, `&inboxId=${elsewhere}`));
   });
 
   test('the capped count of a search stops at 100 whichever plan', async () => {

@@ -127,6 +127,20 @@ function withRowSummary(db: Kysely<Tables>, page: SelectQueryBuilder<Tables, 'c'
     .orderBy(ORDER[query.sort]);
 }
 
+/**
+ * The inboxes a list is limited to, when it is: an Agent's (read here, an index lookup, so the
+ * list can name them), one inbox, or both at once. Undefined: the workspace's (or a team's).
+ */
+async function inboxesListed(db: Kysely<Tables>, query: ConversationQuery, onlyFor: string | undefined): Promise<string[] | undefined> {
+  if (query.inboxId !== undefined && !isUuid(query.inboxId)) return [];
+  let inboxes = query.inboxId === undefined ? undefined : [query.inboxId];
+  if (onlyFor !== undefined) {
+    const theirs = (await db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor).execute()).map((m) => m.inbox_id);
+    inboxes = inboxes === undefined ? theirs : inboxes.filter((id) => theirs.includes(id));
+  }
+  return inboxes;
+}
+
 /** Walking one inbox's order per status costs a scan each: past this many, the workspace's order is walked instead. */
 const MAX_WALKS = 64;
 /**
@@ -142,17 +156,11 @@ const WALKED_SHARE = 20;
  * some inboxes (an Agent) or asks for one and they hold a small share of the workspace: walking
  * the workspace's order past every other inbox's conversations would read them all when theirs
  * hold few. Undefined: the workspace's order (or the assignee's, the contact's, a search's
- * gathered matches) leads. An Agent's inboxes are read here, an index lookup, so the list can
- * name them.
+ * gathered matches) leads.
  */
-async function inboxesToWalk(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, onlyFor: string | undefined, search: Search | undefined): Promise<string[] | undefined> {
+async function inboxesToWalk(db: Kysely<Tables>, workspaceId: string, query: ConversationQuery, inboxes: string[] | undefined, search: Search | undefined): Promise<string[] | undefined> {
   const otherLead = query.view === 'mine' || (query.assignee !== undefined && query.assignee !== 'none') || query.contactId !== undefined || (search !== undefined && !search.walked);
   if (otherLead || (query.inboxId !== undefined && !isUuid(query.inboxId))) return undefined;
-  let inboxes = query.inboxId === undefined ? undefined : [query.inboxId];
-  if (onlyFor !== undefined) {
-    const theirs = (await db.selectFrom('helpdesk_inbox_members').select('inbox_id').where('user_id', '=', onlyFor).execute()).map((m) => m.inbox_id);
-    inboxes = inboxes === undefined ? theirs : inboxes.filter((id) => theirs.includes(id));
-  }
   if (inboxes === undefined || inboxes.length * (query.statuses ?? CONVERSATION_STATUSES).length > MAX_WALKS) return undefined;
   if (inboxes.length === 0) return inboxes;
   // Walks cost a plan each: worth it only when the workspace's walk would pass many others' rows.
@@ -192,8 +200,9 @@ export function conversationListStore(base: Kysely<Database>): ConversationListS
   return {
     async find(workspaceId, query, me, onlyFor) {
       const narrowed = onlyFor !== undefined || query.inboxId !== undefined || query.teamId !== undefined;
-      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search, narrowed);
-      const walk = await inboxesToWalk(db, workspaceId, query, onlyFor, search);
+      const inboxes = await inboxesListed(db, query, onlyFor);
+      const search = query.search === undefined ? undefined : await searchCondition(db, workspaceId, query.search, { narrowed, inboxes });
+      const walk = await inboxesToWalk(db, workspaceId, query, inboxes, search);
       const found = walk === undefined ? filtered(db, workspaceId, query, me, onlyFor, search?.condition) : among(filtered(db, workspaceId, query, me, undefined, search?.condition), walk);
       const matches = search?.gathered ? gatheredFirst(db, found) : found;
       const tallied = await openTotal(db, workspaceId, query, me, onlyFor);

@@ -14,19 +14,25 @@ export type SearchCondition = (eb: Eb) => Expression<SqlBool>;
 const RARE_WORD_HITS = 2000;
 
 /**
- * A name held by at most this many contacts, and at most CONTACT_LED_SHARE of them (by the
- * statistics; always up to RARE_WORD_HITS / 4), leads a narrowed search (an Agent's, or one
- * inbox's or team's): the matches are gathered first, their contacts' conversations by
- * `helpdesk_conversations_by_contact_idx`, then sorted. Walking the workspace's sort order instead
- * passes every conversation outside the caller's inboxes and every other contact's (about 400
- * rows a match for an Agent of a tenth of the conversations and a name of a fortieth of the
- * contacts). A name held by more is walked: an Agent's inboxes one by one (list-store.ts,
- * mergedWalk), about 40 rows a match. At 1,000,000 conversations gathering a name of 5,000
- * contacts read their 25,000 conversations (55–85 ms); the merged walk finds the page and its
- * count in under 20 ms.
+ * A name held by at most this many contacts (of those seen in the caller's inboxes, when the
+ * list is limited to some) leads a narrowed search (an Agent's, or one inbox's or team's): the
+ * matches are gathered first, their contacts' conversations by index, then sorted. Walking the
+ * sort order instead passes every conversation without a match, all of them when none matches.
+ * A name held by more is walked: its matches are dense enough to fill a page (and the count of
+ * up to 100) within a few thousand rows, where gathering probes every contact's conversations
+ * (1,000 contacts of an Agent's five inboxes in fifty, at 1,000,000 conversations: 45–70 ms
+ * gathered, 15–25 ms walked).
  */
-const CONTACT_LED_MAX = 1_000;
-const CONTACT_LED_SHARE = 0.03;
+const CONTACT_LED_MAX = 500;
+
+/**
+ * Whom the list is limited to: `narrowed` for an Agent, one inbox or one team; `inboxes` when
+ * that limit is a set of inboxes (an Agent's, or one inbox), which the contacts' side is kept to.
+ */
+export interface SearchScope {
+  narrowed: boolean;
+  inboxes?: readonly string[];
+}
 
 export interface Search {
   condition: SearchCondition;
@@ -43,8 +49,14 @@ export interface Search {
  */
 const prefix = (word: string) => sql<string>`to_tsquery('simple', ${`${word}:*`})`;
 
-function contactsMatching(db: Kysely<Tables>, workspaceId: string, word: string) {
-  return db.selectFrom('helpdesk_contacts').select('id').where('workspace_id', '=', workspaceId).where(sql<boolean>`search_document @@ ${prefix(word)}`);
+/**
+ * The contacts a word matches; within `inboxes`, only those seen in one of them
+ * (`inbox_ids`, migrations/0020_contact_inboxes.ts, never missing an inbox): a name many
+ * contacts share may be held by none who wrote to an Agent's inboxes.
+ */
+function contactsMatching(db: Kysely<Tables>, workspaceId: string, word: string, inboxes: readonly string[] | undefined) {
+  const matching = db.selectFrom('helpdesk_contacts').select('id').where('workspace_id', '=', workspaceId).where(sql<boolean>`search_document @@ ${prefix(word)}`);
+  return inboxes === undefined ? matching : matching.where(sql<boolean>`inbox_ids && array[${sql.join(inboxes.length > 0 ? inboxes : [null])}]::uuid[]`);
 }
 
 /** Repeats the expression and predicate of `helpdesk_messages_search_idx` exactly, or the index is not used. */
@@ -67,10 +79,10 @@ function messagesMatching(db: Kysely<Tables>, workspaceId: string, word: string)
  * it into a hashed set of every hit (125,000 messages for "refund" at 200,000 conversations:
  * 220 ms instead of 25 ms).
  */
-function matching(contacts: Side, messages: Side, db: Kysely<Tables>, workspaceId: string, word: string): SearchCondition {
+function matching(contacts: Side, messages: Side, db: Kysely<Tables>, workspaceId: string, word: string, inboxes: readonly string[] | undefined): SearchCondition {
   return (eb) =>
     eb.or([
-      contacts === 'many' ? eb('c.contact_id', 'in', contactsMatching(db, workspaceId, word)) : contacts.length > 0 ? eb('c.contact_id', 'in', contacts) : sql<SqlBool>`false`,
+      contacts === 'many' ? eb('c.contact_id', 'in', contactsMatching(db, workspaceId, word, inboxes)) : contacts.length > 0 ? eb('c.contact_id', 'in', contacts) : sql<SqlBool>`false`,
       messages === 'many'
         ? eb.exists(
             eb
@@ -96,38 +108,35 @@ type Side = string[] | 'many';
  * plan itself, per word and side. Messages: a word the statistics say is in more than
  * RARE_WORD_HITS messages is common at once (word-frequency.ts); otherwise its hits are gathered
  * through the GIN index, at most RARE_WORD_HITS + 1. Contacts: gathered the same way (contacts
- * are few; their GIN index is cheap to read). A word rare on both sides narrows the list to the
+ * are few; their GIN index is cheap to read), within the caller's inboxes when the list is kept
+ * to some (the index holds the inboxes each contact was seen in). A word rare on both sides narrows the list to the
  * conversations among its hits (a few primary-key lookups). Otherwise the list walks its sort
  * index and checks each conversation until the page is full. A `narrowed` search (an Agent's,
  * one inbox's or team's) whose words are rare in messages and held by at most CONTACT_LED_MAX
  * contacts is `gathered` instead: the conversations of those contacts and messages first, then
  * sorted. Every plan answers the same rows in the same order.
  */
-export async function searchCondition(db: Kysely<Tables>, workspaceId: string, words: string[], narrowed: boolean): Promise<Search> {
+export async function searchCondition(db: Kysely<Tables>, workspaceId: string, words: string[], scope: SearchScope): Promise<Search> {
+  const { narrowed, inboxes } = scope;
   if (words.length === 0) return { condition: () => sql<SqlBool>`false`, gathered: false, walked: false };
   let candidates: Set<string> | undefined;
   let gathered = false;
   const walked: SearchCondition[] = [];
   for (const word of words) {
-    let contacts = await sideOf(contactsMatching(db, workspaceId, word));
+    const contacts = await sideOf(contactsMatching(db, workspaceId, word, inboxes));
     const messages = (await messagesWithWord(db, word)) > RARE_WORD_HITS ? 'many' : await sideOf(messagesMatching(db, workspaceId, word));
-    if (narrowed && messages !== 'many' && (contacts !== 'many' || !gathered)) {
-      // One word at most gathers past RARE_WORD_HITS contacts: they go as parameters.
-      const most = Math.min(CONTACT_LED_MAX, Math.max(RARE_WORD_HITS / 4, CONTACT_LED_SHARE * (await contactsEstimate(db))));
-      if (contacts === 'many' && most > RARE_WORD_HITS) contacts = await sideOf(contactsMatching(db, workspaceId, word), most);
-      if (contacts !== 'many' && contacts.length <= most) {
-        gathered = true;
-        walked.push(matching(contacts, messages, db, workspaceId, word));
-        continue;
-      }
+    if (narrowed && messages !== 'many' && contacts !== 'many' && contacts.length <= CONTACT_LED_MAX) {
+      gathered = true;
+      walked.push(matching(contacts, messages, db, workspaceId, word, inboxes));
+      continue;
     }
     if (contacts === 'many' || messages === 'many') {
-      walked.push(matching(contacts, messages, db, workspaceId, word));
+      walked.push(matching(contacts, messages, db, workspaceId, word, inboxes));
       continue;
     }
     const ofContacts = contacts.length === 0 ? [] : await db.selectFrom('helpdesk_conversations').select('id').where('contact_id', 'in', contacts).limit(RARE_WORD_HITS + 1).execute();
     if (ofContacts.length > RARE_WORD_HITS) {
-      walked.push(matching(contacts, messages, db, workspaceId, word));
+      walked.push(matching(contacts, messages, db, workspaceId, word, inboxes));
       continue;
     }
     const ids = new Set([...ofContacts.map((c) => c.id), ...messages]);
@@ -139,15 +148,8 @@ export async function searchCondition(db: Kysely<Tables>, workspaceId: string, w
   return { condition: (eb) => eb.and([eb('c.id', 'in', among), ...walked.map((m) => m(eb))]), gathered, walked: false };
 }
 
-/** The ids a gathering query finds, or 'many' past `most`. */
-async function sideOf(query: SelectQueryBuilder<Tables, any, { id: string }>, most = RARE_WORD_HITS): Promise<Side> {
-  const rows = await query.limit(most + 1).execute();
-  return rows.length > most ? 'many' : [...new Set(rows.map((r) => r.id))];
-}
-
-/** About how many contacts there are (all workspaces: a plan choice), from the statistics; Infinity before the first ANALYZE. */
-async function contactsEstimate(db: Kysely<Tables>): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select reltuples as n from pg_class where relname = 'helpdesk_contacts' and relnamespace = current_schema()::regnamespace`.execute(db);
-  const n = Number(rows[0]?.n ?? -1);
-  return n > 0 ? n : Infinity;
+/** The ids a gathering query finds, or 'many' past RARE_WORD_HITS. */
+async function sideOf(query: SelectQueryBuilder<Tables, any, { id: string }>): Promise<Side> {
+  const rows = await query.limit(RARE_WORD_HITS + 1).execute();
+  return rows.length > RARE_WORD_HITS ? 'many' : [...new Set(rows.map((r) => r.id))];
 }

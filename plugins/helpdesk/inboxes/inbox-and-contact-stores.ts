@@ -86,8 +86,8 @@ export function inboxStore(base: Kysely<Database>, box: SecretBox): InboxStore {
 
 export function contactStore(base: Kysely<Database>): ContactStore {
   const db = helpdeskDb(base);
-  // The search document (migrations/0016_inbox_queries.ts) is the database's, not the contact's.
-  const toContact = ({ search_document: _, ...row }: Selectable<HelpdeskContactsTable>): Contact => ({
+  // The search document and the inboxes seen (migrations 0016, 0020) are the database's, not the contact's.
+  const toContact = ({ search_document: _, inbox_ids: _seen, ...row }: Selectable<HelpdeskContactsTable>): Contact => ({
     ...camelCased(row),
     customAttributes: (typeof row.custom_attributes === 'string' ? JSON.parse(row.custom_attributes) : row.custom_attributes) as Record<string, unknown>,
   });
