@@ -21,7 +21,7 @@ import { waitFor } from '../support/wait.ts';
  * platform's callbacks) and a separate worker, which is SIGKILLed twice mid-batch (the Graph
  * simulator holds every answer 150 ms after taking the send, so a batch is on the wire when the
  * worker dies) and started again. Recovery of the dead worker's jobs waits for pg-boss expiry
- * (`expireInSeconds: 120` on the send queue; see docs/api.md), hence the long timeout.
+ * (`expireInSeconds: 120` on the send queue, kept; see docs/connections.md), hence the long timeout.
  */
 const CONTACTS = 60;
 const PER_CONTACT = 5;
