@@ -44,9 +44,11 @@ export interface DriverEvents {
   message(message: ReceivedMessage): Promise<void>;
   /**
    * A delivery status of a sent message. `messages.update` is built from these fields in one
-   * shape for every network (core/messaging/status-update.ts).
+   * shape for every network (core/messaging/status-update.ts). `clientMessageId` is our message
+   * id when the network hands it back with the status (the Cloud API's `biz_opaque_callback_data`):
+   * evidence that settles a send whose network id was never recorded (core/messaging/settle.ts).
    */
-  receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string } }): Promise<void>;
+  receipt(update: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; clientMessageId?: string }): Promise<void>;
   /** `presence.update`, `messages.edited`, `messages.delete`: provider data passed through (spec 6.1). */
   passthrough(event: 'presence.update' | 'messages.edited' | 'messages.delete', remoteJid: string, data: unknown): Promise<void>;
   /** A template's status changed on the platform (`message_template_status_update`). */

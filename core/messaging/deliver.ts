@@ -1,13 +1,12 @@
-import { consumeCreditsEach, releaseCredits } from '../plans/metering.ts';
+import { releaseCredits } from '../plans/metering.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
-import type { Connection, ConnectionEventRecord, EventPublisher } from '../connections/connection.ts';
+import type { Connection, EventPublisher } from '../connections/connection.ts';
 import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia, type SendResult } from '../connections/driver.ts';
-import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
 import type { ChatMessage } from './message.ts';
-import { outboundData } from './outbound-data.ts';
 import { statusUpdateData } from './status-update.ts';
 import { isMediaKind, type OutgoingContent, type OutgoingMessage } from './outgoing.ts';
 import { assertMediaFits } from '../media/media-limits.ts';
+import { recordAccepted } from './settle.ts';
 import { SEND_QUEUE, type SendDeps, type SendStores } from './send.ts';
 
 export type DeliverStores = SendStores & { events: EventPublisher };
@@ -147,46 +146,16 @@ async function sendOne(deps: SendDeps, { message, connection, media, mediaError,
 }
 
 /**
- * Records sends the network took, in one transaction: each message gets its network id and
- * status (with any receipts that overtook it), its credit is consumed, and on unofficial
- * connections `send.message` is published. Messages settled meanwhile are left as they are.
+ * Records sends the network took, in one transaction (`recordAccepted`). Messages settled
+ * meanwhile (by the network's evidence, or a job run twice) are left as they are: the row locks
+ * make this and `settleSendByEvidence` take turns, and only the one finding PENDING records.
  */
 async function recordSent(uow: UnitOfWork<DeliverStores>, deps: SendDeps, sent: ReadonlyArray<PreparedSend & { result: SendResult }>): Promise<void> {
   if (sent.length === 0) return;
   await uow.transaction(async (stores) => {
     const current = new Map((await stores.messages.lockMany(sent.map((s) => s.message.id))).map((m) => [m.id, m]));
     const pending = sent.filter((s) => current.get(s.message.id)?.status === 'PENDING');
-    if (pending.length === 0) return;
-    // Receipts that overtook these writes (the network called back before we stored its id);
-    // the locks make a receipt arriving meanwhile wait for this commit, then find the message.
-    const networkIds = pending.map((s) => ({ connectionId: s.message.connectionId, externalId: s.result.externalId }));
-    await stores.messages.lockNetworkIds(networkIds);
-    const held = await stores.messages.takeHeldReceipts(networkIds);
-    const now = deps.clock.now();
-    const updated = pending.map(({ message, result }) => {
-      let next: ChatMessage = { ...current.get(message.id)!, externalId: result.externalId, status: applyReceipt('PENDING', result.status ?? 'SENT'), updatedAt: now };
-      for (const receipt of held.filter((h) => h.connectionId === message.connectionId && h.externalId === result.externalId)) {
-        const status = applyReceipt(next.status as DeliveryStatus, receipt.status);
-        next = { ...next, status, error: status === 'FAILED' ? receipt.error : next.error };
-      }
-      return next;
-    });
-    await stores.messages.recordSent(updated);
-    await consumeCreditsEach(stores.credits, updated.flatMap((m) => (m.reservationId ? [m.reservationId] : [])));
-    // Spec 6.1: `send.message` fires on unofficial connections when a message went out, and
-    // `messages.update` when its status changed ("sent, delivered, read"). Official networks
-    // report `sent` themselves (a `statuses[]` callback, published as a receipt): not twice.
-    const events: ConnectionEventRecord[] = updated.flatMap((m, i) => {
-      const connection = pending.find((s) => s.message.id === m.id)!.connection!;
-      if (deps.drivers.get(connection.driver)!.capabilities.official) return [];
-      const event = { workspaceId: m.workspaceId, connectionId: m.connectionId, remoteJid: m.remoteJid, sender: connection.phoneNumber };
-      const status = applyReceipt('PENDING', pending[i]!.result.status ?? 'SENT');
-      return [
-        { ...event, event: 'send.message', data: outboundData(m) },
-        { ...event, event: 'messages.update', data: statusUpdateData({ messageId: m.externalId!, remoteJid: m.remoteJid, status, at: now }) },
-      ];
-    });
-    await stores.events.publishMany(events);
+    await recordAccepted(stores, deps, pending.map((s) => ({ message: current.get(s.message.id)!, connection: s.connection!, result: s.result })));
   });
 }
 

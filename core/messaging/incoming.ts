@@ -70,6 +70,11 @@ export interface ReceivedMessage {
   album?: { id: string; index: number };
   /** Present when the message carries media the service can fetch from the driver. */
   media?: { ref: string; mimetype: string; fileName?: string };
+  /**
+   * On a message the account sent (`fromMe`): our own message id, when the network id is one
+   * the service chose before sending. Lets an echo settle a send still PENDING here.
+   */
+  clientMessageId?: string;
 }
 
 /**

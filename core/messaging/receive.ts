@@ -6,11 +6,12 @@ import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
 import { toMessageData, type ReceivedMessage } from './incoming.ts';
 import type { ChatStore, MessageStore } from './message.ts';
 import { statusUpdateData } from './status-update.ts';
+import { settleSendByEvidence, type AcceptanceDeps, type AcceptanceStores } from './settle.ts';
 
 /** Queue of received media to fetch from the network and keep. */
 export const MEDIA_FETCH_QUEUE = 'media.fetch';
 
-export interface ReceiveStores {
+export interface ReceiveStores extends AcceptanceStores {
   messages: MessageStore;
   chats: ChatStore;
   media: MediaStore;
@@ -18,7 +19,7 @@ export interface ReceiveStores {
   outbox: Outbox;
 }
 
-export interface ReceiveDeps extends MediaLinkDeps {
+export interface ReceiveDeps extends MediaLinkDeps, AcceptanceDeps {
   clock: Clock;
   ids: IdGen;
 }
@@ -27,7 +28,9 @@ export interface ReceiveDeps extends MediaLinkDeps {
  * A message from the network: stored once (a replayed delivery is recognised by its network id
  * and changes nothing), its chat updated (a contact's message reopens the send window), its
  * media registered with a signed download link, and `messages.upsert` published; a message the
- * account itself sent from the phone is published as `send.message`.
+ * account itself sent from the phone is published as `send.message`. Our own send echoed back
+ * under the id chosen before sending (`clientMessageId`) while it is still PENDING here (the
+ * worker died before recording it) settles that send instead (`settleSendByEvidence`).
  */
 export async function receiveMessage(
   stores: ReceiveStores,
@@ -36,6 +39,10 @@ export async function receiveMessage(
   received: ReceivedMessage,
 ): Promise<{ stored: boolean }> {
   if (await stores.messages.findByExternalId(connection.id, received.externalId)) return { stored: false };
+  if (received.fromMe && received.clientMessageId) {
+    const evidence = { messageId: received.clientMessageId, externalId: received.externalId };
+    if (await settleSendByEvidence(stores, deps, connection, evidence)) return { stored: false };
+  }
   const now = deps.clock.now();
   const id = deps.ids.next();
 
@@ -106,14 +113,18 @@ export class ReplayedMessage extends Error {
 
 /**
  * A delivery receipt: the message's status moves forward only (stale receipts change nothing)
- * and `messages.update` tells it in the one shape of every driver (status-update.ts).
+ * and `messages.update` tells it in the one shape of every driver (status-update.ts). A receipt
+ * naming our message id (`clientMessageId`) for a network id we never recorded first settles
+ * that send by the network's evidence (`settleSendByEvidence`), then applies as usual.
  */
 export async function receiveReceipt(
   stores: ReceiveStores,
-  deps: Pick<ReceiveDeps, 'clock'>,
+  deps: Pick<ReceiveDeps, 'clock' | 'drivers'>,
   connection: Connection,
-  receipt: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string } },
+  receipt: { externalId: string; remoteJid: string; status: DeliveryStatus; error?: { code: number | string; title: string }; clientMessageId?: string },
 ): Promise<void> {
+  // Before the network id's lock: the message row is locked first, in the order `recordSent` takes them.
+  if (receipt.clientMessageId) await settleSendByEvidence(stores, deps, connection, { messageId: receipt.clientMessageId, externalId: receipt.externalId });
   // Without the lock, a receipt racing the send's commit could be held after the send took the
   // held receipts, and be lost (READ COMMITTED: neither sees the other's uncommitted row).
   await stores.messages.lockNetworkId(connection.id, receipt.externalId);

@@ -29,7 +29,8 @@ const receiver = useReceiver();
 const HOOK_PATH = '/carousel-hook';
 
 beforeAll(async () => {
-  sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-7781' });
+  // The contacts' phones stay offline: after a send the platform posts `sent` only, so a send is SENT where tests look.
+  sim = await startGraphSimulator({ displayPhoneNumber: '+1 555-010-7781', statusCallbacks: { upTo: 'sent' } });
   templates = teachTemplates(sim);
 }, HOOK_TIMEOUT);
 

@@ -415,6 +415,24 @@ describe('send failures as DriverError', () => {
     expect([offline.code, offline.retryable]).toEqual(['NETWORK', true]);
   });
 
+  test('our message id goes out as biz_opaque_callback_data; the status callbacks hand it back as clientMessageId', async () => {
+    // Issue 24: in-doubt sends are settled by "the status callbacks that come back for a network id we never recorded".
+    const clientMessageId = '01936f1e-8b7c-7def-8123-456789abcdef';
+    sim.callbackUrl = callbackUrl;
+    sim.statusCallbacks = { upTo: 'read', delayMs: 1 };
+    try {
+      const body = await sentBody({ ...message({ kind: 'text', text: 'tracked' }), clientMessageId });
+      expect(body).toEqual({ ...envelope, type: 'text', text: { body: 'tracked' }, biz_opaque_callback_data: clientMessageId });
+      const externalId = sim.sent.at(-1)!.id;
+      await sim.settle();
+      // `sent`, `delivered`, `read`, as the platform posts them, each with the send's opaque data.
+      const remoteJid = `${CONTACT}@s.whatsapp.net`;
+      expect(events.receipts).toEqual(['SENT', 'DELIVERED', 'READ'].map((status) => ({ externalId, remoteJid, status, clientMessageId })) as any);
+    } finally {
+      sim.callbackUrl = undefined;
+    }
+  });
+
   test('a group recipient is refused before any call', async () => {
     const error = await caught(driver.send(connection, { to: '120363000000000000@g.us', content: { kind: 'text', text: 'x' } }));
     expect([error.code, error.retryable]).toEqual(['UNSUPPORTED_RECIPIENT', false]);
@@ -432,10 +450,15 @@ describe('send failures as DriverError', () => {
       expect(events.receipts).toEqual([
         { externalId, remoteJid: `${waId}@s.whatsapp.net`, status: 'FAILED', error: { code: 131047, title: 'Re-engagement message' } },
       ]);
-      // A template is allowed outside the window: no failure follows.
-      await driver.send(connection, { to: waId, content: { kind: 'template', template: { name: 'hello_world', language: 'en_US' } } });
+      // A template is allowed outside the window: no failure follows (the platform's sent, delivered, read do).
+      const template = await driver.send(connection, { to: waId, content: { kind: 'template', template: { name: 'hello_world', language: 'en_US' } } });
       await sim.settle();
-      expect(events.receipts).toHaveLength(1);
+      expect(events.receipts.filter((r) => r.status === 'FAILED')).toHaveLength(1);
+      expect(events.receipts.slice(1).map((r) => [r.externalId, r.status])).toEqual([
+        [template.externalId, 'SENT'],
+        [template.externalId, 'DELIVERED'],
+        [template.externalId, 'READ'],
+      ]);
     } finally {
       sim.openWindowFor(waId);
       sim.callbackUrl = undefined;

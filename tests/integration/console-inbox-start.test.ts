@@ -19,7 +19,8 @@ import { HOOK_TIMEOUT } from './helpers.ts';
  * offers a template, and the template goes out; the composer of that conversation offers the
  * same picker for a template reply.
  */
-const sim = useGraphSimulator();
+// The contact's phone stays offline: after a send the platform posts `sent` only, so the thread shows SENT.
+const sim = useGraphSimulator({ statusCallbacks: { upTo: 'sent' } });
 let platform: TemplateSimulator;
 beforeAll(() => {
   platform = teachTemplates(sim);

@@ -16,7 +16,9 @@ import { expectStandardError, HOOK_TIMEOUT } from './helpers.ts';
 let connectionId: string;
 let callbackUrl: string;
 
-const sim = useGraphSimulator({ displayPhoneNumber: '+1 555-010-4477' });
+// The contacts' phones stay offline: after a send the platform posts `sent` only, so a send's
+// status is SENT where these tests look, and `delivered`/`read` come when a test posts them.
+const sim = useGraphSimulator({ displayPhoneNumber: '+1 555-010-4477', statusCallbacks: { upTo: 'sent' } });
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
@@ -261,6 +263,7 @@ describe('sending inside the window', () => {
     const res = await send({ to: contact, text: 'tracking receipts' });
     const done = await settled(res.body.id);
     expect(done.status).toBe('SENT');
+    await sim.settle(); // the platform's own `sent` first
     expect((await sim.deliverStatus(callbackUrl, { messageId: done.externalId, status: 'delivered' })).status).toBe(200);
     expect((await getMessage(res.body.id)).body.status).toBe('DELIVERED');
     expect((await sim.deliverStatus(callbackUrl, { messageId: done.externalId, status: 'read' })).status).toBe(200);
@@ -269,7 +272,7 @@ describe('sending inside the window', () => {
     expect((await getMessage(res.body.id)).body.status).toBe('READ');
     // One shape for every network: `statuses[]` as the platform words it (spec 6.1).
     const updates = (await events('messages.update')).filter((e) => e.data.key?.id === done.externalId);
-    expect(updates.map((e) => e.data.statuses[0].status)).toEqual(['delivered', 'read', 'delivered']);
+    expect(updates.map((e) => e.data.statuses[0].status)).toEqual(['sent', 'delivered', 'read', 'delivered']);
     expect(updates[0].data.statuses[0].recipient_id).toBe(contact);
   });
 

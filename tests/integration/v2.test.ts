@@ -23,7 +23,8 @@ let sandboxId: string;
 const receiver = useReceiver();
 
 beforeAll(async () => {
-  sim = await startGraphSimulator();
+  // The contacts' phones stay offline: after a send the platform posts `sent` only.
+  sim = await startGraphSimulator({ statusCallbacks: { upTo: 'sent' } });
   templates = teachTemplates(sim);
 }, HOOK_TIMEOUT);
 

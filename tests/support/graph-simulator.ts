@@ -28,9 +28,26 @@ export interface GraphSimulatorOptions {
   verifyToken?: string;
   displayPhoneNumber?: string;
   verifiedName?: string;
-  /** Where asynchronous statuses (the 131047 failure of a send outside the window) are posted. */
+  /** Where asynchronous statuses (`sent`, `delivered`, `read`; the 131047 failure of a send outside the window) are posted. */
   callbackUrl?: string;
+  /** The status callbacks each accepted send brings (default: all three, 5 ms apart); see `StatusCallbacks`. */
+  statusCallbacks?: Partial<StatusCallbacks>;
+  /** How long a send is held after the platform took it, before the answer goes back (default 0). */
+  sendLatencyMs?: number;
 }
+
+/**
+ * As on the real platform, an accepted send is followed by signed `statuses` callbacks: `sent`,
+ * then `delivered`, then `read` (the contact opened it), each `delayMs` after the one before.
+ * `upTo` stops the chain early (`none`: no callbacks at all, as for a phone that never comes
+ * online: `sent` only; a contact that never opens it: up to `delivered`).
+ */
+export interface StatusCallbacks {
+  upTo: 'none' | 'sent' | 'delivered' | 'read';
+  delayMs: number;
+}
+
+const STATUS_CHAIN = ['sent', 'delivered', 'read'] as const;
 
 export interface GraphExtension {
   handle(request: Request, parts: string[], url: URL): Promise<Response | undefined>;
@@ -40,6 +57,14 @@ export interface SentMessage {
   id: string;
   waId: string;
   body: Record<string, any>;
+}
+
+/** A status callback the simulator posted on its own (after a send), with what the service answered. */
+export interface PostedStatus {
+  id: string;
+  status: string;
+  bizOpaque?: string;
+  answer?: number;
 }
 
 export interface StoredMedia {
@@ -84,6 +109,16 @@ const ERROR_TITLES: Record<number, { title: string; details: string }> = {
   },
 };
 
+interface StatusInput {
+  messageId: string;
+  status: string;
+  recipientId?: string;
+  error?: number;
+  errors?: unknown[];
+  /** `biz_opaque_callback_data` to carry instead of the send's own. */
+  bizOpaque?: string;
+}
+
 export type GraphSimulator = Awaited<ReturnType<typeof startGraphSimulator>>;
 
 /**
@@ -125,6 +160,10 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
   const log: string[] = [];
   const closedWindows = new Set<string>();
   const pending = new Set<Promise<unknown>>();
+  const statuses: PostedStatus[] = [];
+  const sentById = new Map<string, SentMessage>();
+  /** One conversation per contact, as the platform opens one per 24-hour window. */
+  const conversations = new Map<string, { id: string; expires: number }>();
   let throttle = { remaining: 0, code: 130429, httpStatus: 429 };
   let outage = 0;
   let baseUrl = '';
@@ -146,8 +185,22 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     displayPhoneNumber,
     verifiedName,
     callbackUrl: options.callbackUrl,
+    /** The status callbacks that follow each accepted send; change it at any time (sends after see it). */
+    statusCallbacks: { upTo: 'read', delayMs: 5, ...options.statusCallbacks } as StatusCallbacks,
+    sendLatencyMs: options.sendLatencyMs ?? 0,
     /** Accepted message sends, in order. */
     sent,
+    /** Status callbacks posted on the simulator's own after sends, in order. */
+    statuses,
+    /** Accepted sends per `biz_opaque_callback_data` (the service's message id): more than 1 is a duplicate. */
+    sendsByOpaque(): Map<string, number> {
+      const counts = new Map<string, number>();
+      for (const m of sent) {
+        const key = m.body.biz_opaque_callback_data;
+        if (typeof key === 'string') counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      return counts;
+    },
     /** `status: read` calls (mark as read, typing indicator). */
     marks,
     media,
@@ -221,8 +274,11 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
       const built = sim.incoming(input);
       return { ...(await post(callbackUrl, built.rawBody)), messageId: built.message.id as string, payload: built.payload, rawBody: built.rawBody };
     },
-    /** POSTs a signed status (`sent`, `delivered`, `read`, `failed` with errors) to a callback URL. */
-    async deliverStatus(callbackUrl: string, input: { messageId: string; status: string; recipientId?: string; error?: number; errors?: unknown[] }) {
+    /**
+     * POSTs a signed status (`sent`, `delivered`, `read`, `failed` with errors) to a callback URL.
+     * It carries the send's `biz_opaque_callback_data` as the platform does (or `bizOpaque` when given).
+     */
+    async deliverStatus(callbackUrl: string, input: StatusInput) {
       const built = sim.webhook({ statuses: [statusObject(input)] });
       return { ...(await post(callbackUrl, built.rawBody)), payload: built.payload, rawBody: built.rawBody };
     },
@@ -260,16 +316,56 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     return { status: response.status, body: await response.text() };
   }
 
-  function statusObject(input: { messageId: string; status: string; recipientId?: string; error?: number; errors?: unknown[] }) {
-    const recipient = input.recipientId ?? sent.find((m) => m.id === input.messageId)?.waId ?? '';
-    const status: Record<string, unknown> = { id: input.messageId, status: input.status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: recipient };
-    if (input.status !== 'failed') {
-      status.conversation = { id: randomBytes(16).toString('hex'), origin: { type: 'service' } };
-      status.pricing = { billable: true, pricing_model: 'PMP', category: 'service' };
+  function statusObject(input: StatusInput) {
+    const send = sentById.get(input.messageId);
+    const recipient = input.recipientId ?? send?.waId ?? '';
+    const now = Math.floor(Date.now() / 1000);
+    const status: Record<string, unknown> = { id: input.messageId, status: input.status, timestamp: String(now), recipient_id: recipient };
+    // `sent` and `delivered` tell the conversation the message opened or belongs to and its price.
+    if (input.status === 'sent' || input.status === 'delivered') {
+      const category = send?.body.type === 'template' ? 'utility' : 'service';
+      const conversation = conversationOf(recipient, now);
+      status.conversation = { id: conversation.id, ...(input.status === 'sent' && { expiration_timestamp: String(conversation.expires) }), origin: { type: category } };
+      status.pricing = { billable: true, pricing_model: 'PMP', category };
     }
+    const opaque = input.bizOpaque ?? send?.body.biz_opaque_callback_data;
+    if (typeof opaque === 'string') status.biz_opaque_callback_data = opaque;
     const errors = input.errors ?? (input.error !== undefined ? [errorEntry(input.error)] : undefined);
     if (errors) status.errors = errors;
     return status;
+  }
+
+  function conversationOf(recipient: string, now: number) {
+    const known = conversations.get(recipient);
+    if (known && known.expires > now) return known;
+    const opened = { id: randomBytes(16).toString('hex'), expires: now + 24 * 3600 };
+    conversations.set(recipient, opened);
+    return opened;
+  }
+
+  /** Posts in the background, tracked so `settle()` can wait for it. */
+  function later(work: () => Promise<unknown>): void {
+    const delivery = work();
+    pending.add(delivery);
+    delivery.catch(() => {}).finally(() => pending.delete(delivery));
+  }
+
+  /** `sent`, `delivered`, `read` after an accepted send, one after another (see `StatusCallbacks`). */
+  function followWithStatuses(callbackUrl: string, id: string): void {
+    const { upTo, delayMs } = sim.statusCallbacks;
+    if (upTo === 'none') return;
+    const chain = STATUS_CHAIN.slice(0, STATUS_CHAIN.indexOf(upTo) + 1);
+    later(async () => {
+      for (const status of chain) {
+        await Bun.sleep(delayMs);
+        const posted: PostedStatus = { id, status };
+        const opaque = sentById.get(id)?.body.biz_opaque_callback_data;
+        if (typeof opaque === 'string') posted.bizOpaque = opaque;
+        statuses.push(posted);
+        // A service that is down misses the callback (the real platform retries; tests post again themselves).
+        posted.answer = await sim.deliverStatus(callbackUrl, { messageId: id, status }).then((a) => a.status, () => 0);
+      }
+    });
   }
 
   function errorEntry(code: number) {
@@ -378,14 +474,18 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
     if (problem) return invalidParameter(problem);
     const waId = digits(body.to);
     const id = messageId();
-    sent.push({ id, waId, body });
+    const accepted = { id, waId, body };
+    sent.push(accepted);
+    sentById.set(id, accepted);
     if (closedWindows.has(waId) && body.type !== 'template' && sim.callbackUrl) {
       // As on the real platform, the send is accepted and the 131047 failure arrives as a status callback.
       const callbackUrl = sim.callbackUrl;
-      const delivery = new Promise((resolve) => setTimeout(resolve, 5)).then(() => sim.deliverStatus(callbackUrl, { messageId: id, status: 'failed', error: 131047 }));
-      pending.add(delivery);
-      delivery.catch(() => {}).finally(() => pending.delete(delivery));
+      later(() => Bun.sleep(5).then(() => sim.deliverStatus(callbackUrl, { messageId: id, status: 'failed', error: 131047 })));
+    } else if (sim.callbackUrl) {
+      followWithStatuses(sim.callbackUrl, id);
     }
+    // Taken, and then the answer is slow (or lost: the caller may be gone before it comes).
+    if (sim.sendLatencyMs > 0) await Bun.sleep(sim.sendLatencyMs);
     return Response.json({
       messaging_product: 'whatsapp',
       contacts: [{ input: body.to, wa_id: waId }],

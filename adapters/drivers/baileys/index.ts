@@ -369,7 +369,10 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
       }
       maybePrune();
       const received = mapIncoming(msg, { albumIndex });
-      if (received) await session.events.message(received);
+      if (!received) continue;
+      // One of ours, under the id chosen before sending: the service settles the send if it is still PENDING.
+      const clientMessageId = received.fromMe ? clientMessageIdOf(received.externalId) : undefined;
+      await session.events.message(clientMessageId ? { ...received, clientMessageId } : received);
     }
   }
 
@@ -546,9 +549,13 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
       const quoted = message.replyToExternalId
         ? quotedMessage(message.to, message.replyToExternalId, await messages.get(connection.id, message.replyToExternalId))
         : undefined;
+      // The message id is chosen before sending, from ours: if this worker dies before the answer
+      // is recorded, the echo of the message (`fromMe`, after a reconnect) names the send it settles.
+      const messageId = message.clientMessageId ? networkIdFor(message.clientMessageId) : undefined;
+      const sendOptions = quoted || messageId ? { ...(quoted && { quoted }), ...(messageId && { messageId }) } : undefined;
       let sent: WAMessage | undefined;
       try {
-        sent = await socket.sendMessage(jid, content, quoted ? { quoted } : undefined);
+        sent = await socket.sendMessage(jid, content, sendOptions);
       } catch (error) {
         throw toDriverError(error, 'send failed');
       }
@@ -612,6 +619,22 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
 }
 
 /** `5511999999999:12@s.whatsapp.net` → `5511999999999`. */
+/**
+ * The network id of a send, chosen before it goes: Baileys' own shape (`3EB0` and upper-case
+ * hex, as `generateMessageID`; the network reads `3EB0` as a web client) built from our message
+ * id (a UUID), so the id alone names our message. Undefined for an id that is not a UUID.
+ */
+export function networkIdFor(clientMessageId: string): string | undefined {
+  const hex = clientMessageId.replace(/-/g, '');
+  return /^[0-9a-f]{32}$/i.test(hex) ? `3EB0${hex.toUpperCase()}` : undefined;
+}
+
+/** Our message id inside a network id made by `networkIdFor`, or undefined for any other id. */
+export function clientMessageIdOf(networkId: string): string | undefined {
+  const match = /^3EB0([0-9A-F]{8})([0-9A-F]{4})([0-9A-F]{4})([0-9A-F]{4})([0-9A-F]{12})$/.exec(networkId);
+  return match ? match.slice(1).join('-').toLowerCase() : undefined;
+}
+
 export function phoneOf(jid: string | undefined): string | undefined {
   if (!jid) return undefined;
   const user = jid.split('@')[0]?.split(':')[0];

@@ -98,6 +98,8 @@ export interface WebhookStatus {
   status: string;
   timestamp?: string;
   recipient_id?: string;
+  /** The `biz_opaque_callback_data` the send carried, handed back unchanged. */
+  biz_opaque_callback_data?: string;
   errors?: Array<{ code?: number; title?: string; message?: string; error_data?: { details?: string }; href?: string }>;
   [other: string]: unknown;
 }

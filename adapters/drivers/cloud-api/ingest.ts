@@ -95,6 +95,9 @@ function toReceipt(status: WebhookStatus): Receipt | undefined {
     remoteJid: status.recipient_id ? userJid(status.recipient_id) : '',
     status: mapped,
   };
+  // Our message id, sent as `biz_opaque_callback_data` (outgoing.ts), handed back by the platform.
+  const opaque = status.biz_opaque_callback_data;
+  if (typeof opaque === 'string' && opaque) receipt.clientMessageId = opaque;
   const error = Array.isArray(status.errors) ? status.errors[0] : undefined;
   if (error && (error.code !== undefined || error.title || error.message)) {
     receipt.error = { code: error.code ?? 'UNKNOWN', title: error.title ?? error.message ?? error.error_data?.details ?? 'Message failed' };

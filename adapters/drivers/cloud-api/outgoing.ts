@@ -53,6 +53,9 @@ export function mediaOf(content: OutgoingContent): MediaSource | undefined {
   }
 }
 
+/** `biz_opaque_callback_data` holds at most 512 characters. */
+export const BIZ_OPAQUE_MAX = 512;
+
 /** The Graph body of a message; `media` is required for the media kinds. */
 export function toGraphBody(message: OutgoingMessage, media?: MediaRef, fileName?: string): Record<string, unknown> {
   const { type, object } = contentObject(message.content, media, fileName);
@@ -65,6 +68,11 @@ export function toGraphBody(message: OutgoingMessage, media?: MediaRef, fileName
   };
   // Reactions point at their message themselves; every other kind may quote one.
   if (message.replyToExternalId && message.content.kind !== 'reaction') body.context = { message_id: message.replyToExternalId };
+  // The platform does not read this string (at most 512 characters); it hands it back in every
+  // `statuses[]` callback of the message (`sent`, `delivered`, `read`, `failed`). Carrying our own
+  // message id lets a callback for a network id we never recorded (the worker died before
+  // writing it) settle the send instead of leaving it to be sent again (core/messaging/settle.ts).
+  if (message.clientMessageId && message.clientMessageId.length <= BIZ_OPAQUE_MAX) body.biz_opaque_callback_data = message.clientMessageId;
   return body;
 }
 
