@@ -3,9 +3,10 @@
  * and the short code at the start of the composer.
  */
 import { useState } from 'preact/hooks';
-import { del, patch, post } from '../api.ts';
-import { Button, Card, ConfirmButton, Dialog, EmptyState, ErrorNote, Loading, Table, TextArea, TextField } from '../components.tsx';
+import { patch, post } from '../api.ts';
+import { Button, Card, Dialog, EmptyState, ErrorNote, Loading, Table, TextArea, TextField } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
+import { RowActions } from './settings-row-actions.tsx';
 import { itemPath, loadCannedResponses, type CannedResponse } from './settings-model.ts';
 
 export function CannedResponsesSection() {
@@ -52,28 +53,11 @@ export function CannedResponsesSection() {
 }
 
 function CannedRow({ response, onEdit, onDeleted }: { response: CannedResponse; onEdit: () => void; onDeleted: () => Promise<void> }) {
-  const remove = useAction();
   return (
     <tr aria-label={`Canned response /${response.shortCode}`}>
       <td class="mono">/{response.shortCode}</td>
       <td class="message-text settings-canned">{response.content}</td>
-      <td>
-        <div class="actions">
-          <Button variant="secondary" onClick={onEdit} aria-label={`Edit /${response.shortCode}`}>
-            Edit
-          </Button>
-          <ConfirmButton
-            confirm="Delete it?"
-            pending={remove.pending}
-            onConfirm={async () => {
-              if (await remove.run(() => del(itemPath('canned-responses', response.id)))) await onDeleted();
-            }}
-          >
-            Delete
-          </ConfirmButton>
-        </div>
-        <ErrorNote error={remove.error} />
-      </td>
+      <RowActions name={`/${response.shortCode}`} path={itemPath('canned-responses', response.id)} onEdit={onEdit} onDeleted={onDeleted} />
     </tr>
   );
 }

@@ -3,9 +3,10 @@
  * description. Renaming one renames it on every conversation; deleting takes it off them all.
  */
 import { useState } from 'preact/hooks';
-import { del, patch, post } from '../api.ts';
-import { Button, Card, ConfirmButton, Dialog, EmptyState, ErrorNote, Loading, Table, TextField } from '../components.tsx';
+import { patch, post } from '../api.ts';
+import { Button, Card, Dialog, EmptyState, ErrorNote, Loading, Table, TextField } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
+import { RowActions } from './settings-row-actions.tsx';
 import { itemPath, loadLabels, type Label } from './settings-model.ts';
 
 const DEFAULT_COLOUR = '#2456c7';
@@ -52,7 +53,6 @@ export function LabelsSection() {
 }
 
 function LabelRow({ label, onEdit, onDeleted }: { label: Label; onEdit: () => void; onDeleted: () => Promise<void> }) {
-  const remove = useAction();
   return (
     <tr aria-label={`Label ${label.name}`}>
       <td>
@@ -62,23 +62,7 @@ function LabelRow({ label, onEdit, onDeleted }: { label: Label; onEdit: () => vo
         </span>
       </td>
       <td>{label.description ?? <span class="muted">—</span>}</td>
-      <td>
-        <div class="actions">
-          <Button variant="secondary" onClick={onEdit} aria-label={`Edit ${label.name}`}>
-            Edit
-          </Button>
-          <ConfirmButton
-            confirm="Take it off every conversation?"
-            pending={remove.pending}
-            onConfirm={async () => {
-              if (await remove.run(() => del(itemPath('labels', label.id)))) await onDeleted();
-            }}
-          >
-            Delete
-          </ConfirmButton>
-        </div>
-        <ErrorNote error={remove.error} />
-      </td>
+      <RowActions name={label.name} path={itemPath('labels', label.id)} confirm="Take it off every conversation?" onEdit={onEdit} onDeleted={onDeleted} />
     </tr>
   );
 }

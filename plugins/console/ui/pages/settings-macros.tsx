@@ -4,9 +4,9 @@
  * member's; personal ones only their creator's. The builder (new and edit) is in settings-macro-builder.tsx.
  */
 import { useState } from 'preact/hooks';
-import { del } from '../api.ts';
-import { Button, Card, ConfirmButton, Dialog, EmptyState, ErrorNote, Loading, Table } from '../components.tsx';
-import { useAction, useLoad } from '../data.ts';
+import { Card, Dialog, EmptyState, ErrorNote, Loading, Table } from '../components.tsx';
+import { useLoad } from '../data.ts';
+import { RowActions } from './settings-row-actions.tsx';
 import { itemPath, loadLabels, loadMacros, loadMembers, loadTeams, type Macro, type MacroAction, type Person, type Team } from './settings-model.ts';
 import { MacroBuilder } from './settings-macro-builder.tsx';
 
@@ -56,7 +56,6 @@ export function MacrosSection() {
 }
 
 function MacroRow({ macro, people, teams, onEdit, onDeleted }: { macro: Macro; people: Person[] | undefined; teams: Team[] | undefined; onEdit: () => void; onDeleted: () => Promise<void> }) {
-  const remove = useAction();
   return (
     <tr aria-label={`Macro ${macro.name}`}>
       <td>{macro.name}</td>
@@ -68,23 +67,7 @@ function MacroRow({ macro, people, teams, onEdit, onDeleted }: { macro: Macro; p
           ))}
         </ol>
       </td>
-      <td>
-        <div class="actions">
-          <Button variant="secondary" onClick={onEdit} aria-label={`Edit ${macro.name}`}>
-            Edit
-          </Button>
-          <ConfirmButton
-            confirm="Delete it?"
-            pending={remove.pending}
-            onConfirm={async () => {
-              if (await remove.run(() => del(itemPath('macros', macro.id)))) await onDeleted();
-            }}
-          >
-            Delete
-          </ConfirmButton>
-        </div>
-        <ErrorNote error={remove.error} />
-      </td>
+      <RowActions name={macro.name} path={itemPath('macros', macro.id)} onEdit={onEdit} onDeleted={onDeleted} />
     </tr>
   );
 }

@@ -4,9 +4,10 @@
  * policy when it opens; an inbox has one policy at most (the API answers 409).
  */
 import { useState } from 'preact/hooks';
-import { del, patch, post } from '../api.ts';
-import { Button, Card, Checkbox, ConfirmButton, Dialog, EmptyState, ErrorNote, Loading, Table, TextField } from '../components.tsx';
+import { patch, post } from '../api.ts';
+import { Button, Card, Checkbox, Dialog, EmptyState, ErrorNote, Loading, Table, TextField } from '../components.tsx';
 import { useAction, useLoad } from '../data.ts';
+import { RowActions } from './settings-row-actions.tsx';
 import { everyPage, itemPath, loadInboxes, type Inbox } from './settings-model.ts';
 
 interface SlaPolicy {
@@ -81,7 +82,6 @@ export function SlaSection() {
 }
 
 function PolicyRow({ policy, inboxNames, onEdit, onDeleted }: { policy: SlaPolicy; inboxNames: string[]; onEdit: () => void; onDeleted: () => Promise<void> }) {
-  const remove = useAction();
   return (
     <tr aria-label={`SLA policy ${policy.name}`}>
       <td>
@@ -93,23 +93,7 @@ function PolicyRow({ policy, inboxNames, onEdit, onDeleted }: { policy: SlaPolic
       <td>{duration(policy.resolutionMinutes)}</td>
       <td>{policy.onlyBusinessHours ? 'Business hours' : 'Around the clock'}</td>
       <td>{inboxNames.length === 0 ? <span class="muted">none</span> : inboxNames.join(', ')}</td>
-      <td>
-        <div class="actions">
-          <Button variant="secondary" onClick={onEdit} aria-label={`Edit ${policy.name}`}>
-            Edit
-          </Button>
-          <ConfirmButton
-            confirm="Delete it?"
-            pending={remove.pending}
-            onConfirm={async () => {
-              if (await remove.run(() => del(itemPath('sla-policies', policy.id)))) await onDeleted();
-            }}
-          >
-            Delete
-          </ConfirmButton>
-        </div>
-        <ErrorNote error={remove.error} />
-      </td>
+      <RowActions name={policy.name} path={itemPath('sla-policies', policy.id)} onEdit={onEdit} onDeleted={onDeleted} />
     </tr>
   );
 }
