@@ -33,3 +33,10 @@ export async function closedLoop(
 export function percentile(sorted: readonly number[], p: number, digits = 2): string {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!.toFixed(digits);
 }
+
+/** The median of figures from repeated runs (BENCH_RUNS): the middle one, or the mean of the two. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}

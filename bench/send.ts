@@ -6,12 +6,19 @@
  * (`BENCH_DATABASE_URL=postgres://…`, a fresh database of its own). Prints the accept rate and
  * latency, then how long until every message was SENT. `BENCH_ACCEPT_ONLY=1` (Postgres) pauses
  * the worker while requests are accepted, to measure the API alone.
+ *
+ * Every throughput figure is also stated as a ratio to the raw insert rate of the same database
+ * (bench/raw-insert.ts), measured once, after the warm-up and before the load, while the
+ * service idles. `BENCH_RUNS=3` repeats the load (BENCH_REQUESTS sends each time) and prints the
+ * median of the runs as well.
  */
 import { startServiceProcesses } from './service-processes.ts';
-import { closedLoop, percentile } from './closed-loop.ts';
+import { closedLoop, median, percentile } from './closed-loop.ts';
+import { measureRawInsertRate } from './raw-insert.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const runs = Number(process.env.BENCH_RUNS ?? 1);
 const service = await startServiceProcesses({ PLAN_PRO_MESSAGES: '100000000' });
 const { url, worker, api } = service;
 const headers = { apikey: service.token, 'content-type': 'application/json' };
@@ -30,23 +37,39 @@ const warmUp = 100;
 for (let i = 0; i < warmUp; i++) await (await send(i)).arrayBuffer();
 await sentCount(warmUp);
 
-if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGSTOP');
-const cpuBefore = service.cpuSeconds();
-const { latencies, failures, started, seconds: acceptSeconds } = await closedLoop(requests, concurrency, send, (response) => response.status !== 201);
-if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGCONT');
-await sentCount(warmUp + requests);
-const sentSeconds = (performance.now() - started) / 1000;
-const cpuAfter = service.cpuSeconds();
-
-const pct = (p: number) => percentile(latencies, p);
 console.log(`database: ${service.onPostgres ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
-console.log(`accepted: ${(requests / acceptSeconds).toFixed(0)} sends/s  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
-console.log(`all SENT after ${sentSeconds.toFixed(2)} s: ${(requests / sentSeconds).toFixed(0)} sends/s end to end`);
-// Where the two cores went, from the first request until every message was SENT.
-const cpu = Object.keys(cpuAfter).map((part) => `${part} ${(((cpuAfter[part]! - (cpuBefore[part] ?? 0)) * 1000) / requests).toFixed(2)}`);
+const rawInsert = await measureRawInsertRate(service, 'after the warm-up, before the load');
+console.log(rawInsert.summary);
+
+const accepted: number[] = [];
+const endToEnd: number[] = [];
+const cpuBefore = service.cpuSeconds();
+for (let run = 0; run < runs; run++) {
+  if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGSTOP');
+  const { latencies, failures, started, seconds: acceptSeconds } = await closedLoop(requests, concurrency, send, (response) => response.status !== 201);
+  if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGCONT');
+  await sentCount(warmUp + (run + 1) * requests);
+  const sentSeconds = (performance.now() - started) / 1000;
+  accepted.push(requests / acceptSeconds);
+  endToEnd.push(requests / sentSeconds);
+
+  const pct = (p: number) => percentile(latencies, p);
+  const label = runs > 1 ? `run ${run + 1}: ` : '';
+  console.log(`${label}accepted: ${perSecond(accepted[run]!)}  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
+  console.log(`${label}all SENT after ${sentSeconds.toFixed(2)} s: ${perSecond(endToEnd[run]!)} end to end`);
+}
+const cpuAfter = service.cpuSeconds();
+if (runs > 1) console.log(`median of ${runs} runs: accepted ${perSecond(median(accepted))}; end to end ${perSecond(median(endToEnd))}`);
+// Where the two cores went, from the first request until every message was SENT (all runs).
+const cpu = Object.keys(cpuAfter).map((part) => `${part} ${(((cpuAfter[part]! - (cpuBefore[part] ?? 0)) * 1000) / (requests * runs)).toFixed(2)}`);
 if (cpu.length > 0) console.log(`cpu ms per send: ${cpu.join(', ')}`);
 
 await service.stop();
+
+/** `985 sends/s (0.085 × raw insert)`. */
+function perSecond(rate: number): string {
+  return `${rate.toFixed(0)} sends/s ${rawInsert.ratio(rate)}`;
+}
 
 /** Waits until the network has taken `count` messages (each consumes its credit when SENT). */
 async function sentCount(count: number) {
