@@ -16,11 +16,12 @@ export interface ServerProcess {
 }
 
 /**
- * The service as a real process (`bun apps/server/main.ts`, server and worker in one) with this
- * environment; resolves once it listens. `kill()` is SIGKILL: no graceful stop.
+ * A process of the service (`bun <args>`) with this environment; resolves once its output
+ * matches `ready` (what matched is returned). Both pipes are read for the whole life of the
+ * process, so it never blocks on a full pipe.
  */
-export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' });
+export async function spawnServiceProcess(args: string[], env: Record<string, string | undefined>, ready: RegExp): Promise<{ process: ReturnType<typeof Bun.spawn>; match: RegExpMatchArray; log(): string }> {
+  const child = Bun.spawn([process.execPath, ...args], { cwd: ROOT, env, stdout: 'pipe', stderr: 'pipe' });
   let output = '';
   const drain = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder();
@@ -31,19 +32,27 @@ export async function startServer(env: Record<string, string>): Promise<ServerPr
       output += decoder.decode(value, { stream: true });
     }
   };
-  // Keep reading both pipes for the whole life of the process, so it never blocks on a full pipe.
-  void drain(child.stdout);
-  void drain(child.stderr);
+  void drain(child.stdout as ReadableStream<Uint8Array>);
+  void drain(child.stderr as ReadableStream<Uint8Array>);
   const deadline = Date.now() + 60_000;
-  while (!/listening on (http:\/\/\S+)/.test(output)) {
-    if (child.exitCode !== null || child.signalCode) throw new Error(`server exited before listening:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`);
+  while (!ready.test(output)) {
+    if (child.exitCode !== null || child.signalCode) throw new Error(`${args[0]} exited before it was ready:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`${args[0]} did not start:\n${output}`);
     await Bun.sleep(25);
   }
+  return { process: child, match: output.match(ready)!, log: () => output };
+}
+
+/**
+ * The service as a real process (`bun apps/server/main.ts`, server and worker in one) with this
+ * environment; resolves once it listens. `kill()` is SIGKILL: no graceful stop.
+ */
+export async function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const { process: child, match, log } = await spawnServiceProcess(['apps/server/main.ts'], env, /listening on (http:\/\/\S+)/);
   return {
-    url: output.match(/listening on (http:\/\/\S+)/)![1]!,
+    url: match[1]!,
     pid: child.pid,
-    log: () => output,
+    log,
     async kill() {
       child.kill('SIGKILL');
       await child.exited;
