@@ -70,12 +70,18 @@ export interface SendResult {
   status?: DeliveryStatus;
 }
 
-/** A failure the network reported; `retryable` failures are retried by the queue. */
+/**
+ * A failure the network reported; `retryable` failures are retried by the queue. An `unanswered`
+ * failure of a send is a call that may have reached the network without its answer reaching us
+ * (a timeout, a connection reset after the request went out): that send is in doubt, and is
+ * settled from the network's evidence instead of being sent again.
+ */
 export class DriverError extends Error {
   constructor(
     message: string,
     readonly code: number | string,
     readonly retryable: boolean,
+    readonly unanswered = false,
   ) {
     super(message);
     this.name = 'DriverError';
