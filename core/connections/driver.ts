@@ -23,6 +23,12 @@ export interface DriverCapabilities {
   typing: boolean;
   /** How a session is paired: at once (sandbox), by QR / pairing code, or by credentials. */
   pairing: 'instant' | 'qr' | 'credentials';
+  /**
+   * The network recognises a repeat of a send by our message id and never makes it a second
+   * message: a send left in doubt by a crash may simply go again. False (the default) for
+   * networks that would deliver it twice.
+   */
+  idempotentSends?: boolean;
 }
 
 /** The feature flags clients see of a connection (REST and MCP); all false for an unknown driver. */

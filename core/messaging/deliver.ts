@@ -132,7 +132,16 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
     },
 
     async giveUp(ids) {
-      for (const id of ids) await fail(uow, deps, { id }, IN_DOUBT_ERROR, { onlyInDoubt: true });
+      for (const id of ids) {
+        await uow.transaction(async (stores) => {
+          const current = await stores.messages.lock(id);
+          if (!current || current.status !== 'PENDING' || (await stores.sendQueue.stateOf(id)) !== 'in_doubt') return;
+          const connection = await stores.connections.find(current.connectionId);
+          // A network that recognises a repeat by our id cannot make it a second message: send it again.
+          if (connection && deps.drivers.get(connection.driver)?.capabilities.idempotentSends) return stores.sendQueue.resend(worker.owner, [id], deps.clock.now());
+          await failIn(stores, deps, current, IN_DOUBT_ERROR);
+        });
+      }
     },
   };
 }
@@ -188,35 +197,28 @@ async function recordTook(uow: UnitOfWork<DeliverStores>, deps: SendDeps, sent: 
   });
 }
 
-/**
- * Marks a PENDING message FAILED (leaving the send queue), gives its credit back and publishes
- * `messages.update`. With `onlyInDoubt`, only a send still in doubt (a give-up racing the
- * evidence that settled it changes nothing).
- */
-async function fail(
-  uow: UnitOfWork<DeliverStores>,
-  deps: Pick<SendDeps, 'clock'>,
-  message: Pick<ChatMessage, 'id'>,
-  error: { code: number | string; title: string },
-  options: { onlyInDoubt?: boolean } = {},
-): Promise<void> {
+/** Marks a PENDING message FAILED (leaving the send queue), gives its credit back and publishes `messages.update`. */
+async function fail(uow: UnitOfWork<DeliverStores>, deps: Pick<SendDeps, 'clock'>, message: Pick<ChatMessage, 'id'>, error: { code: number | string; title: string }): Promise<void> {
   await uow.transaction(async (stores) => {
     const current = await stores.messages.lock(message.id);
-    if (!current || current.status !== 'PENDING') return;
-    if (options.onlyInDoubt && (await stores.sendQueue.stateOf(current.id)) !== 'in_doubt') return;
-    await stores.messages.update({ ...current, status: 'FAILED', error, updatedAt: deps.clock.now() });
-    // Its one credit goes back; a campaign's reservation keeps the others' (the rest stay reserved).
-    if (current.reservationId) await releaseCredits(stores.credits, current.reservationId, 1);
-    const connection = await stores.connections.find(current.connectionId);
-    await stores.events.publish({
-      event: 'messages.update',
-      workspaceId: current.workspaceId,
-      connectionId: connection ? current.connectionId : '',
-      remoteJid: current.remoteJid,
-      sender: connection?.phoneNumber ?? null,
-      // Never confirmed by the network: no network id, so the service's own id names it.
-      data: statusUpdateData({ messageId: current.id, remoteJid: current.remoteJid, status: 'FAILED', at: deps.clock.now(), error }),
-    });
+    if (current?.status === 'PENDING') await failIn(stores, deps, current, error);
+  });
+}
+
+/** `fail` in the caller's transaction, on the locked PENDING message. */
+async function failIn(stores: DeliverStores, deps: Pick<SendDeps, 'clock'>, current: ChatMessage, error: { code: number | string; title: string }): Promise<void> {
+  await stores.messages.update({ ...current, status: 'FAILED', error, updatedAt: deps.clock.now() });
+  // Its one credit goes back; a campaign's reservation keeps the others' (the rest stay reserved).
+  if (current.reservationId) await releaseCredits(stores.credits, current.reservationId, 1);
+  const connection = await stores.connections.find(current.connectionId);
+  await stores.events.publish({
+    event: 'messages.update',
+    workspaceId: current.workspaceId,
+    connectionId: connection ? current.connectionId : '',
+    remoteJid: current.remoteJid,
+    sender: connection?.phoneNumber ?? null,
+    // Never confirmed by the network: no network id, so the service's own id names it.
+    data: statusUpdateData({ messageId: current.id, remoteJid: current.remoteJid, status: 'FAILED', at: deps.clock.now(), error }),
   });
 }
 

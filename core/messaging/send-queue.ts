@@ -40,6 +40,8 @@ export interface SendQueue {
   requeue(owner: string, sends: readonly Requeued[]): Promise<void>;
   /** Gives back claimed sends that never started (a stopping worker): due at once, for any worker. */
   release(owner: string, ids: readonly string[], dueAt: Date): Promise<void>;
+  /** In-doubt sends `owner` holds past their grace, back in the queue (their network recognises a repeat). */
+  resend(owner: string, ids: readonly string[], dueAt: Date): Promise<void>;
   /** Where a message's send stands while it is in the queue (undefined once it left it). */
   stateOf(id: string): Promise<QueuedSendState | undefined>;
   /** In-flight sends whose calls went unanswered: in doubt until `until`, never resent. */

@@ -36,15 +36,17 @@ export type QueuedSendState = (typeof QUEUED_SEND_STATES)[number];
  * release     its worker gives it back before sending (stopping, session held elsewhere)
  * evidence    the network shows it took it
  * give_up     no evidence within the grace
+ * resend      no evidence within the grace, on a network that recognises a repeat by our id
+ *             (`idempotentSends`): sending it again cannot make a second message
  */
-export const SEND_EVENTS = ['claim', 'start', 'took', 'retry', 'refuse', 'unanswered', 'lapse', 'release', 'evidence', 'give_up'] as const;
+export const SEND_EVENTS = ['claim', 'start', 'took', 'retry', 'refuse', 'unanswered', 'lapse', 'release', 'evidence', 'give_up', 'resend'] as const;
 export type SendEvent = (typeof SEND_EVENTS)[number];
 
 export const SEND_TRANSITIONS: TransitionTable<SendState, SendEvent> = {
   queued: { claim: 'claimed', evidence: 'settled', refuse: 'failed' },
   claimed: { start: 'in_flight', lapse: 'queued', release: 'queued', retry: 'queued', refuse: 'failed', evidence: 'settled' },
   in_flight: { took: 'sent', retry: 'queued', refuse: 'failed', unanswered: 'in_doubt', lapse: 'in_doubt', evidence: 'settled' },
-  in_doubt: { evidence: 'settled', give_up: 'unconfirmed' },
+  in_doubt: { evidence: 'settled', give_up: 'unconfirmed', resend: 'queued' },
   unconfirmed: { evidence: 'settled' },
   sent: {},
   settled: {},

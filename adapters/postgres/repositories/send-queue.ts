@@ -99,6 +99,17 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
         .execute();
     },
 
+    async resend(owner, ids, dueAt) {
+      if (ids.length === 0) return;
+      await db
+        .updateTable('messages')
+        .set({ send_state: 'queued', send_owner: null, send_due_at: dueAt })
+        .where('id', 'in', ids)
+        .where('send_owner', '=', owner)
+        .where('send_state', '=', 'in_doubt')
+        .execute();
+    },
+
     async stateOf(id) {
       const row = await db.selectFrom('messages').select('send_state').where('id', '=', id).executeTakeFirst();
       return row?.send_state ?? undefined;
