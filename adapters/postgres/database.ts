@@ -20,7 +20,11 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export async function openDatabase(options: { url?: string; dataDir: string }): Promise<DatabaseHandle> {
+/**
+ * `load`: a tarball of a data directory (PGlite's `dumpDataDir`) the embedded database is made
+ * from; `dataDir` must then hold no database yet.
+ */
+export async function openDatabase(options: { url?: string; dataDir: string; load?: Blob }): Promise<DatabaseHandle> {
   if (options.url) {
     const sql = new SQL({ url: options.url, max: 10 });
     const db = new Kysely<Database>({ dialect: bunSqlDialect(sql) });
@@ -28,7 +32,7 @@ export async function openDatabase(options: { url?: string; dataDir: string }): 
   }
 
   if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create(options.dataDir);
+  const pglite = await PGlite.create({ dataDir: options.dataDir, ...(options.load && { loadDataDir: options.load }) });
   const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
   return {
     db,
