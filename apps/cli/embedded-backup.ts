@@ -5,13 +5,14 @@ import { Kysely } from 'kysely';
 import { openDatabase } from '../../adapters/postgres/database.ts';
 import { pgliteDialect } from '../../adapters/postgres/pglite-dialect.ts';
 import type { Database } from '../../adapters/postgres/schema.ts';
+import { packDataDir } from './data-dir-archive.ts';
 import { holdDataDir } from '../data-dir-lock.ts';
 import { CONTROL_SOCKET_FILE } from '../control-socket.ts';
 import { ArchiveError, readArchive, writeArchive } from './archive-file.ts';
 
 /**
- * `cli backup` and `cli restore` of the embedded database. A backup is the data directory as
- * PGlite dumps it (a gzipped tarball) behind a header (archive-file.ts). It is taken by the
+ * `cli backup` and `cli restore` of the embedded database. A backup is the data directory (a
+ * gzipped tarball, data-dir-archive.ts) behind a header (archive-file.ts). It is taken by the
  * process holding the database: the CLI itself when the service is stopped, the running
  * service when the CLI asks it over the control socket.
  */
@@ -39,18 +40,20 @@ export function holdsDatabase(dataDir: string): boolean {
 
 /**
  * The data directory as it stands between two transactions, with the migrations it has. PGlite
- * runs one statement at a time and a transaction holds it until it ends; the dump runs inside a
- * transaction of its own that writes nothing, so no other transaction is half done in it. The
- * checkpoint first writes every committed change to the data files, so the copy needs no
- * recovery when it is opened.
+ * runs one statement at a time and a transaction holds it until it ends; the copy is made inside
+ * a transaction of its own that writes nothing, so no other transaction is half done in it, and
+ * nothing writes while it is made. The checkpoint first writes every committed change to the
+ * data files (PGlite writes through to them), so the copy needs no recovery when it is opened.
  */
 export async function snapshotDatabase(pglite: PGlite): Promise<{ migrations: string[]; archive: Uint8Array }> {
+  const dataDir = pglite.dataDir;
+  if (!dataDir || dataDir.includes('://')) throw new ArchiveError('this database is in memory: nothing on disk to back up');
   const builder = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
   const query = builder.selectFrom('schema_migrations').select(['module', 'name']).compile();
   return pglite.transaction(async (tx) => {
     const rows = (await tx.query<{ module: string; name: string }>(query.sql, [...query.parameters])).rows;
     await tx.exec('CHECKPOINT');
-    const archive = new Uint8Array(await (await pglite.dumpDataDir('gzip')).arrayBuffer());
+    const archive = packDataDir(dataDir, new Set(HOLDER_FILES));
     return { migrations: rows.map((row) => `${row.module}/${row.name}`), archive };
   });
 }
@@ -98,7 +101,9 @@ export async function restoreFrom(dataDir: string, file: string, force: boolean)
     }
     mkdirSync(staging, { mode: 0o700 });
     try {
-      const database = await openDatabase({ dataDir: staging, load: new Blob([payload as Uint8Array<ArrayBuffer>]) });
+      await new Bun.Archive(payload).extract(staging);
+      for (const name of HOLDER_FILES) rmSync(join(staging, name), { force: true });
+      const database = await openDatabase({ dataDir: staging });
       try {
         const rows = await database.db.selectFrom('schema_migrations').select(['module', 'name']).execute();
         const restored = rows.map((row) => `${row.module}/${row.name}`).sort();
@@ -106,7 +111,6 @@ export async function restoreFrom(dataDir: string, file: string, force: boolean)
       } finally {
         await database.close();
       }
-      for (const name of HOLDER_FILES) rmSync(join(staging, name), { force: true });
     } catch (error) {
       rmSync(staging, { recursive: true, force: true });
       if (error instanceof ArchiveError) throw error;
