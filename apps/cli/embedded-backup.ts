@@ -117,15 +117,20 @@ export async function restoreFrom(dataDir: string, file: string, force: boolean)
       throw new ArchiveError(`${file} could not be restored: ${error instanceof Error ? error.message : String(error)}`);
     }
     let replaced: string | null = null;
-    if (occupied) {
-      replaced = `${dataDir}.replaced-${stamp}`;
-      renameSync(dataDir, replaced);
-      rmSync(join(replaced, 'switchboard.pid'), { force: true });
-    } else {
-      rmSync(dataDir, { recursive: true, force: true });
+    try {
+      if (occupied) {
+        replaced = `${dataDir}.replaced-${stamp}`;
+        renameSync(dataDir, replaced);
+        rmSync(join(replaced, 'switchboard.pid'), { force: true });
+      } else {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+      released = true; // the pid file went with the directory it was in
+      renameSync(staging, dataDir);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ArchiveError(`the restored database could not take the place of ${dataDir} (${reason}); it is in ${staging}${replaced ? `, and what ${dataDir} held is in ${replaced}` : ''}`);
     }
-    released = true; // the pid file went with the directory it was in
-    renameSync(staging, dataDir);
     return { dataDir, createdAt: manifest.createdAt, migrations: manifest.migrations.length, replaced };
   } finally {
     if (!released) lock.release();
