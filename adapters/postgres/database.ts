@@ -20,11 +20,7 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/**
- * `load`: a tarball of a data directory (PGlite's `dumpDataDir`) the embedded database is made
- * from; `dataDir` must then hold no database yet.
- */
-export async function openDatabase(options: { url?: string; dataDir: string; load?: Blob }): Promise<DatabaseHandle> {
+export async function openDatabase(options: { url?: string; dataDir: string }): Promise<DatabaseHandle> {
   if (options.url) {
     const sql = new SQL({ url: options.url, max: 10 });
     const db = new Kysely<Database>({ dialect: bunSqlDialect(sql) });
@@ -32,7 +28,7 @@ export async function openDatabase(options: { url?: string; dataDir: string; loa
   }
 
   if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
-  const pglite = await PGlite.create({ dataDir: options.dataDir, ...(options.load && { loadDataDir: options.load }) });
+  const pglite = await PGlite.create(options.dataDir);
   const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
   return {
     db,
