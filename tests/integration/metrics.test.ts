@@ -104,9 +104,10 @@ describe('what the service did shows in the numbers', () => {
     after = await waitFor(
       async () => {
         const now = await scrape();
-        return sample(now, 'switchboard_webhook_attempts_total', { outcome: 'success' }) > 0 ? now : undefined;
+        // The agent's presence is recorded just after the socket connects.
+        return sample(now, 'switchboard_webhook_attempts_total', { outcome: 'success' }) > 0 && sample(now, 'switchboard_helpdesk_agents', { status: 'online' }) > 0 ? now : undefined;
       },
-      { what: 'the webhook attempt counted' },
+      { what: 'the webhook attempt counted and the agent shown online' },
     );
     agent.close();
   }, HOOK_TIMEOUT);
