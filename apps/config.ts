@@ -93,8 +93,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 100, 1),
     trustProxy: trustProxy(env),
     metricsToken: metricsToken(env.METRICS_TOKEN),
-    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0) : undefined,
+    metricsPort: env.METRICS_PORT ? portNumber(env, 'METRICS_PORT') : undefined,
   };
+}
+
+function portNumber(env: Record<string, string | undefined>, key: string): number {
+  const value = integer(env, key, 0, 0);
+  if (value > 65535) throw new ConfigError(`${key} must be a port number (0 to 65535), got "${env[key]}"`);
+  return value;
 }
 
 /** Long enough not to be guessed; quoted back never (it is a secret). */

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createHttpApp } from '../../adapters/http/app.ts';
+import { ConfigError, loadConfig } from '../../apps/config.ts';
 import { useOwner, useTestService, onPostgres, HOOK_TIMEOUT } from '../support/service.ts';
 import { useReceiver } from '../support/webhook-receiver.ts';
 import { messageSettled, waitFor } from '../support/wait.ts';
@@ -61,6 +62,21 @@ describe('access', () => {
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });
+});
+
+test('a short METRICS_TOKEN or a METRICS_PORT that is not a port stops the start, without quoting the token', () => {
+  expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(ConfigError);
+  try {
+    loadConfig({ METRICS_TOKEN: 'short-secret' });
+  } catch (error) {
+    expect((error as Error).message).toContain('METRICS_TOKEN');
+    expect((error as Error).message).not.toContain('short-secret');
+  }
+  expect(() => loadConfig({ METRICS_TOKEN: 'has spaces in the middle of it' })).toThrow(ConfigError);
+  expect(() => loadConfig({ METRICS_PORT: 'nine' })).toThrow('METRICS_PORT');
+  expect(() => loadConfig({ METRICS_PORT: '70000' })).toThrow('METRICS_PORT');
+  expect(loadConfig({}).metricsPort).toBeUndefined();
+  expect(loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: TOKEN })).toMatchObject({ metricsPort: 9464, metricsToken: TOKEN });
 });
 
 describe('what the service did shows in the numbers', () => {
