@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { createHttpApp } from '../../adapters/http/app.ts';
 import { ConfigError, loadConfig } from '../../apps/config.ts';
-import { useOwner, useTestService, onPostgres, HOOK_TIMEOUT } from '../support/service.ts';
+import { useOwner, useTestService, startTestService, onPostgres, HOOK_TIMEOUT } from '../support/service.ts';
 import { useReceiver } from '../support/webhook-receiver.ts';
 import { messageSettled, waitFor } from '../support/wait.ts';
 import { connectHelpdesk } from '../support/socket.ts';
@@ -78,6 +78,15 @@ test('a short METRICS_TOKEN or a METRICS_PORT that is not a port stops the start
   expect(loadConfig({}).metricsPort).toBeUndefined();
   expect(loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: TOKEN })).toMatchObject({ metricsPort: 9464, metricsToken: TOKEN });
 });
+
+test('a METRICS_PORT in use stops the start with a clear message', async () => {
+  const taken = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('taken') });
+  try {
+    await expect(startTestService({ env: { METRICS_PORT: String(taken.port), HOST: '127.0.0.1' } })).rejects.toThrow(`METRICS_PORT ${taken.port} is in use`);
+  } finally {
+    taken.stop(true);
+  }
+}, HOOK_TIMEOUT);
 
 describe('what the service did shows in the numbers', () => {
   let before: Exposition;

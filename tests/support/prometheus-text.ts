@@ -107,10 +107,10 @@ function parseSample(line: string, where: string): Sample {
   return { name, labels, value: parseValue(tail[1]!, where) };
 }
 
+/** A value as Go's ParseFloat reads it (the format's own rule): NaN and infinities in any case. */
 function parseValue(raw: string, where: string): number {
-  if (raw === '+Inf') return Infinity;
-  if (raw === '-Inf') return -Infinity;
-  if (raw === 'NaN') return NaN;
+  if (/^[-+]?(inf|infinity)$/i.test(raw)) return raw.startsWith('-') ? -Infinity : Infinity;
+  if (/^nan$/i.test(raw)) return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) throw new Error(`${where}: bad value ${raw}`);
   return Number(raw);
 }
