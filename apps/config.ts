@@ -48,6 +48,10 @@ export interface Config {
   authFailureLimit: number;
   /** `TRUST_PROXY` (0): how many proxies in front of the service append to `X-Forwarded-For`; `true` is 1. */
   trustProxy: number;
+  /** `METRICS_TOKEN`: `GET /metrics` on the public port asks for `Authorization: Bearer <this>`; unset, it is 404 there. */
+  metricsToken: string | undefined;
+  /** `METRICS_PORT`: a second listener on HOST serving only `GET /metrics`, without a token (for a scraper on a private network). */
+  metricsPort: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -88,7 +92,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxMediaBytes: integer(env, 'MAX_MEDIA_BYTES', 16 * 1024 * 1024, 1024),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 100, 1),
     trustProxy: trustProxy(env),
+    metricsToken: metricsToken(env.METRICS_TOKEN),
+    metricsPort: env.METRICS_PORT ? portNumber(env, 'METRICS_PORT') : undefined,
   };
+}
+
+function portNumber(env: Record<string, string | undefined>, key: string): number {
+  const value = integer(env, key, 0, 0);
+  if (value > 65535) throw new ConfigError(`${key} must be a port number (0 to 65535), got "${env[key]}"`);
+  return value;
+}
+
+/** Long enough not to be guessed; quoted back never (it is a secret). */
+function metricsToken(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (raw.length < 16 || /\s/.test(raw)) throw new ConfigError('METRICS_TOKEN must be at least 16 characters with no spaces (e.g. `openssl rand -hex 32`)');
+  return raw;
 }
 
 function smtpUrl(raw: string | undefined): string | undefined {

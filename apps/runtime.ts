@@ -23,6 +23,9 @@ import { hostname } from 'node:os';
 import { holdDataDir, type DataDirLock } from './data-dir-lock.ts';
 import { openRealtimeHub, type OpenRealtimeHub } from '../adapters/realtime/hub.ts';
 import { defaultMailFrom, smtpMailer } from '../adapters/mail/smtp-mailer.ts';
+import { createMetrics } from '../adapters/metrics/metrics.ts';
+import { countedDrivers } from '../adapters/metrics/counted-drivers.ts';
+import { serviceGauges } from '../adapters/metrics/service-gauges.ts';
 
 /** What server, worker and CLI share: the database (migrated), the queue, the enabled plugins. */
 export interface Runtime {
@@ -52,6 +55,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
     const realtime = openRealtimeHub({ databaseUrl: config.databaseUrl });
     const box = secretBox(keys.sealing);
     const outbound = createOutbound(config.outboundAllow);
+    const metrics = createMetrics();
     const ctx: AppContext = {
       db: database.db,
       storage: databaseStorage(database.db, () => ctx),
@@ -71,11 +75,13 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
         authFailureLimit: config.authFailureLimit,
         trustProxy: config.trustProxy,
         mcpAllowedOrigins: config.mcpAllowedOrigins,
+        metricsToken: config.metricsToken,
       },
       routeScopes: routeScopeTable([...BASE_ROUTE_SCOPES, ...plugins.flatMap((p) => p.routeScopes ?? [])]),
       keys,
       box,
-      drivers: createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box, outbound, maxMediaBytes: config.maxMediaBytes }),
+      // Every network send is counted, whichever path makes it (adapters/metrics/counted-drivers.ts).
+      drivers: countedDrivers(createDrivers({ cloudApiBaseUrl: config.cloudApiBaseUrl, db: database.db, worker: workerName(), box, outbound, maxMediaBytes: config.maxMediaBytes }), metrics),
       outbound,
       pluginEvents: pluginEvents(plugins),
       helpdesk: plugins.some((p) => p.name === 'helpdesk'),
@@ -84,7 +90,9 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       audienceSources: new Map(plugins.flatMap((p) => Object.entries(p.audienceSources ?? {}))),
       templateComponents: new Map(plugins.flatMap((p) => Object.entries(p.templateComponents ?? {}))),
       ...(config.smtpUrl && { mailer: smtpMailer(config.smtpUrl, config.mailFrom ?? defaultMailFrom(config.publicUrl)) }),
+      metrics,
     };
+    for (const gauge of [...serviceGauges(database.db, database), ...plugins.flatMap((p) => p.gauges?.(ctx) ?? [])]) metrics.addGauge(gauge);
     // Quotas follow configuration at once: this month's accounts move to the configured numbers.
     await database.db.transaction().execute((trx) => followPlanQuotas(baseStores(trx).credits, ctx));
     const jobs = [...messagingJobs(ctx), ...webhookJobs(ctx), ...pluginEventJobs(ctx, plugins), ...plugins.flatMap((p) => (typeof p.jobs === 'function' ? p.jobs(ctx) : p.jobs ?? []))];

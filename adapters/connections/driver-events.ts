@@ -22,11 +22,18 @@ export function driverEventsFor(ctx: AppContext, connectionId: string): DriverEv
       await uow.transaction((stores) => applySessionUpdate(stores, deps, connectionId, update));
     },
     async message(received) {
+      let driver: string | undefined;
       try {
-        await withConnection((stores, connection) => receiveMessage(stores, deps, connection, received));
+        await withConnection(async (stores, connection) => {
+          const { stored } = await receiveMessage(stores, deps, connection, received);
+          if (stored && !received.fromMe) driver = connection.driver;
+        });
       } catch (error) {
         if (!(error instanceof ReplayedMessage)) throw error;
       }
+      // A contact's message, counted once committed; a replay, or the account's own message
+      // typed on the phone, is not.
+      if (driver) ctx.metrics?.messageReceived(driver);
     },
     async receipt(update) {
       await withConnection((stores, connection) => receiveReceipt(stores, deps, connection, update));

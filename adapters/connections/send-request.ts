@@ -5,6 +5,7 @@ import { badRequest, collectProblems } from '../../core/shared/errors.ts';
 import type { AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
 import { sendBatcher } from './send-batcher.ts';
+import { countAcceptedSend } from '../metrics/accepted-sends.ts';
 
 /**
  * A send as an API request carries it (`to`, one content field, `replyTo`), for every version
@@ -22,6 +23,9 @@ export async function sendFromRequest(ctx: AppContext, actor: Actor, connectionI
   await assertOutboundMedia(ctx.outbound, 'body', request.content);
   // A retried request's key is looked up under the workspace lock, one at a time; others are
   // accepted together with the sends that arrive alongside them (send-batcher.ts).
-  if (idempotencyKey) return ctx.db.transaction().execute((trx) => acceptSend(messagingStores(trx, ctx), messagingDeps(ctx), actor, connectionId, request));
-  return sendBatcher(ctx).accept(actor, connectionId, request);
+  const accepted = idempotencyKey
+    ? await ctx.db.transaction().execute((trx) => acceptSend(messagingStores(trx, ctx), messagingDeps(ctx), actor, connectionId, request))
+    : await sendBatcher(ctx).accept(actor, connectionId, request);
+  await countAcceptedSend(ctx)(accepted.message, accepted.created);
+  return accepted;
 }

@@ -33,6 +33,8 @@ import { corsHook } from './cors.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { oauthDiscoveryRoutes } from './routes/oauth-discovery.ts';
 import { oauthAppRoutes } from './routes/oauth-apps.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { httpMetrics } from '../metrics/http-metrics.ts';
 
 /**
  * The HTTP surface: base features always, then the routes of each enabled plugin. A
@@ -43,6 +45,8 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
   const home = homePage(plugins);
   let app = new Elysia()
     .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    // Requests by route template and status, with their duration (GET /metrics).
+    .use(httpMetrics(ctx.metrics))
     // CORS for browser MCP clients and the MCP endpoint's Origin check (DNS rebinding), before all else.
     .onRequest(corsHook(ctx))
     // First for every request, before routing, authentication or any body is read: a declared
@@ -111,6 +115,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
                   'The sign-in session of /signin (a browser page of this service): acts as the member like an API key, in their default workspace (the oldest that is not their personal one) or the one `X-Account-Id` names. ' +
                   'Writes need `Origin` (else `Referer`) equal to PUBLIC_URL\'s origin and `X-CSRF-Token` equal to the session\'s token (GET /v3/session); otherwise 403.',
               },
+              metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, for GET /metrics on the public port' },
               syncToken: {
                 type: 'http',
                 scheme: 'bearer',
@@ -140,6 +145,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
       response: { 200: t.Object({ status: t.Literal('ok') }) },
       detail: { tags: ['Service'], summary: 'Liveness' },
     })
+    .use(metricsRoutes(ctx))
     .use(accountRoutes(ctx))
     .use(apiTokenRoutes(ctx))
     .use(memberRoutes(ctx))

@@ -15,6 +15,7 @@ import type { TemplateComponentRules } from '../../core/templates/component-rule
 import type { Mailer } from '../../core/identity/invitation-mail.ts';
 import type { Outbound } from '../outbound/outbound.ts';
 import type { AllowedOrigins } from '../../core/shared/allowed-origins.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -53,6 +54,8 @@ export interface AppContext {
     mcpAllowedOrigins?: AllowedOrigins;
     /** `TRUST_PROXY`: proxies in front of the service whose `X-Forwarded-For` entry names the client (0: none). */
     trustProxy?: number;
+    /** `METRICS_TOKEN`: the bearer secret that opens `GET /metrics` on the public port (unset: 404 there). */
+    metricsToken?: string;
   };
   /** The TCP peer's address of a request, once the server listens (set by apps/server). */
   peerAddress?: (request: Request) => string | undefined;
@@ -81,6 +84,8 @@ export interface AppContext {
   helpdesk?: boolean;
   /** Set when `SMTP_URL` is: invitations are mailed instead of handed to the inviter. */
   mailer?: Mailer;
+  /** The process's metrics (`GET /metrics`). Always set by the runtime; absent only in contexts that tests assemble by hand. */
+  metrics?: Metrics;
 }
 
 /**

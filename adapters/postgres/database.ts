@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely } from 'kysely';
 import { SQL } from 'bun';
-import { bunSqlDialect } from './bun-sql-dialect.ts';
+import { bunSqlDialect, newPoolUse, type PoolUse } from './bun-sql-dialect.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
 import type { Database } from './schema.ts';
 
@@ -17,14 +17,20 @@ export interface DatabaseHandle {
   pglite?: PGlite;
   /** Set on Postgres: the connection string pg-boss opens its own pool with. */
   url?: string;
+  /** Set on Postgres: the service's connection pool, its size and what it is doing now. */
+  pool?: { max: number; use: Readonly<PoolUse> };
   close(): Promise<void>;
 }
 
+/** Connections of the service's own pool on Postgres (pg-boss and the realtime adapter have theirs). */
+const POOL_MAX = 10;
+
 export async function openDatabase(options: { url?: string; dataDir: string }): Promise<DatabaseHandle> {
   if (options.url) {
-    const sql = new SQL({ url: options.url, max: 10 });
-    const db = new Kysely<Database>({ dialect: bunSqlDialect(sql) });
-    return { db, dialect: 'postgres', url: options.url, close: () => db.destroy() };
+    const sql = new SQL({ url: options.url, max: POOL_MAX });
+    const use = newPoolUse();
+    const db = new Kysely<Database>({ dialect: bunSqlDialect(sql, use) });
+    return { db, dialect: 'postgres', url: options.url, pool: { max: POOL_MAX, use }, close: () => db.destroy() };
   }
 
   if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });

@@ -50,7 +50,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
   const deps: EngineDeps = { clock: ctx.clock, wallClock: { now: () => new Date() }, ids: ctx.ids };
   const claims = deliveryClaims(ctx.db);
   const endpoints = deliveryEndpoints(ctx.db, ctx);
-  const sender = webhookSender(ctx.outbound);
+  const sender = webhookSender(ctx.outbound, ctx.metrics);
 
   const held = new Map<string, ClaimedDelivery>();
   const heldPerWebhook = new Map<string, number>();

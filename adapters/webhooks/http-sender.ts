@@ -1,6 +1,7 @@
-import type { AttemptOutcome } from '../../core/webhooks/delivery.ts';
+import { succeeded, type AttemptOutcome } from '../../core/webhooks/delivery.ts';
 import type { WebhookSender } from '../../core/webhooks/dispatch.ts';
 import { OutboundRefusal, type Outbound } from '../outbound/outbound.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 
 /** What a request that got no answer records: never which network error it was (that would map a network for the caller). */
 export const DELIVERY_FAILED = 'delivery failed';
@@ -28,7 +29,15 @@ export function outboundPost(outbound: Outbound): PostRequest {
   };
 }
 
-/** The webhooks' sender: the answer's content does not matter to them. */
-export function webhookSender(outbound: Outbound): WebhookSender {
-  return { post: outboundPost(outbound) };
+/** The webhooks' sender: the answer's content does not matter to them. With `metrics`, each attempt is counted. */
+export function webhookSender(outbound: Outbound, metrics?: Metrics): WebhookSender {
+  const post = outboundPost(outbound);
+  if (!metrics) return { post };
+  return {
+    async post(url, body, headers, timeoutMs) {
+      const outcome = await post(url, body, headers, timeoutMs);
+      metrics.webhookAttempt(succeeded(outcome) ? 'success' : 'status' in outcome ? 'rejected' : 'failed', outcome.durationMs / 1000);
+      return outcome;
+    },
+  };
 }

@@ -13,6 +13,7 @@ const service = await startService(config, { worker }).catch((error: Error) => {
 const where = config.databaseUrl ? 'Postgres' : `the embedded database in ${config.dataDir}`;
 console.log(`Switchboard listening on ${service.url} (bound to ${service.bound}; public URL ${config.publicUrl}) on ${where}${worker ? ', with the worker' : ''}`);
 console.log(`Plugins: ${service.runtime.plugins.map((p) => p.name).join(', ') || 'none'}`);
+if (service.metricsPort !== undefined) console.log(`Metrics on ${config.host}:${service.metricsPort}/metrics`);
 // First run: while nobody exists, the one-time link that makes the first Owner (pages/first-run.ts).
 if (!(await baseStores(service.runtime.ctx.db).identity.anyUser())) {
   const { ctx } = service.runtime;

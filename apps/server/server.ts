@@ -8,6 +8,8 @@ import { startBackgroundWork } from '../background.ts';
 import { openRealtimeTransport } from '../../adapters/realtime/transport.ts';
 import { runAdminCommand } from '../admin-commands.ts';
 import { openControlSocket, type ControlSocket } from '../control-socket.ts';
+import { realtimeGauges } from '../../adapters/realtime/gauges.ts';
+import { openMetricsListener } from '../metrics-listener.ts';
 
 export interface RunningService {
   /** Where this machine reaches the server (loopback when bound to every interface). */
@@ -15,6 +17,8 @@ export interface RunningService {
   /** The address and port actually bound, e.g. `0.0.0.0:3000`. */
   bound: string;
   runtime: Runtime;
+  /** The port of the `METRICS_PORT` listener, when there is one. */
+  metricsPort?: number;
   stop(): Promise<void>;
 }
 
@@ -58,11 +62,27 @@ export async function startService(config: Config, options: { worker: boolean; p
   const host = server.hostname ?? config.host;
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
   const control = controlSocket(config, runtime);
+  const removeGauges = realtimeGauges(realtime.io).map((gauge) => runtime.ctx.metrics!.addGauge(gauge));
+  let metricsListener;
+  try {
+    metricsListener = openMetricsListener(config, runtime);
+  } catch (error) {
+    await control?.close();
+    await stopBackgroundWork();
+    detachRealtime();
+    await realtime.close();
+    await app.stop(true);
+    await runtime.close();
+    throw error;
+  }
   return {
     url: `http://${reachableHost(host)}:${port}`,
     bound: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     runtime,
+    metricsPort: metricsListener?.port,
     async stop() {
+      await metricsListener?.stop();
+      for (const remove of removeGauges) remove();
       await control?.close();
       await stopBackgroundWork();
       detachRealtime();

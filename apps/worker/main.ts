@@ -1,6 +1,7 @@
 import { loadConfigOrExit } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
 import { startBackgroundWork } from '../background.ts';
+import { openMetricsListener } from '../metrics-listener.ts';
 
 /** The worker alone, for production on Postgres: run as many as you like. */
 const config = loadConfigOrExit();
@@ -10,9 +11,20 @@ if (!config.databaseUrl) {
 }
 const runtime = await openRuntime(config);
 const stopBackgroundWork = await startBackgroundWork(runtime);
-console.log(`Switchboard worker running ${runtime.jobs.length} job kind(s)`);
+// A worker has no HTTP port: its counters (sends, webhook attempts) are scraped here.
+let metrics;
+try {
+  metrics = openMetricsListener(config, runtime);
+} catch (error) {
+  console.error(`Switchboard worker could not start: ${(error as Error).message}`);
+  await stopBackgroundWork();
+  await runtime.close();
+  process.exit(1);
+}
+console.log(`Switchboard worker running ${runtime.jobs.length} job kind(s)${metrics ? `; metrics on ${config.host}:${metrics.port}/metrics` : ''}`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
+    await metrics?.stop();
     await stopBackgroundWork();
     await runtime.close();
     process.exit(0);

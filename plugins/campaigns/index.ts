@@ -7,6 +7,7 @@ import { campaignJobs } from './jobs.ts';
 import { CAMPAIGN_SUBSCRIBERS } from './subscribers.ts';
 import { CAMPAIGN_MCP_TOOLS } from './mcp-tools.ts';
 import { campaignDeliveryTarget } from './use-case-stores.ts';
+import { campaignGauges } from './metrics.ts';
 
 /**
  * OAuth scopes of the campaign routes: sending a campaign is sending messages (`messages:send`
@@ -42,4 +43,5 @@ export const campaignsPlugin: Plugin = {
   subscribers: CAMPAIGN_SUBSCRIBERS,
   deliveryTargets: { [CAMPAIGN_TARGET]: campaignDeliveryTarget },
   mcpTools: CAMPAIGN_MCP_TOOLS,
+  gauges: campaignGauges,
 };

@@ -6,6 +6,7 @@ import * as helpdesk0001 from './migrations/0001_helpdesk.ts';
 import * as helpdesk0002 from './migrations/0002_conversations.ts';
 import * as helpdesk0004 from './migrations/0004_presence.ts';
 import { helpdeskRealtime } from './realtime/namespace.ts';
+import { helpdeskGauges } from './realtime/metrics.ts';
 import * as helpdesk0003 from './migrations/0003_helpdesk_webhooks.ts';
 import { HELPDESK_EVENT_SUBSCRIBERS } from './events/event-subscribers.ts';
 import { helpdeskWebhookRoutes } from './webhooks/routes.ts';
@@ -138,6 +139,7 @@ export const helpdeskPlugin: Plugin = {
   routeScopes: [...HELPDESK_ROUTE_SCOPES, ...AUTOMATION_FEATURES.flatMap((f) => f.routeScopes ?? [])],
   subscribers: [...HELPDESK_SUBSCRIBERS, ...HELPDESK_EVENT_SUBSCRIBERS, ...AUTOMATION_FEATURES.flatMap((f) => f.subscribers ?? [])],
   realtime: helpdeskRealtime,
+  gauges: helpdeskGauges,
   deliveryTargets: { [HELPDESK_TARGET]: helpdeskDeliveryTarget, [AGENT_BOT_TARGET]: agentBotDeliveryTarget },
   audienceSources: { helpdeskContacts: helpdeskContactsAudience },
   mcpTools: [...HELPDESK_MCP_TOOLS, ...AUTOMATION_FEATURES.flatMap((f) => f.mcpTools ?? [])],

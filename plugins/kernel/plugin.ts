@@ -14,8 +14,10 @@ import type { AccessChange, RealtimeServer } from '../../adapters/realtime/hub.t
 import type { DeliveryTargetFinder } from '../../adapters/webhooks/endpoints.ts';
 import type { AudienceSource } from './context.ts';
 import type { TemplateComponentRule } from '../../core/templates/component-rules.ts';
+import type { GaugeDefinition } from '../../adapters/metrics/metrics.ts';
 
 export type { PluginContext } from './context.ts';
+export type { GaugeDefinition, GaugeSample } from '../../adapters/metrics/metrics.ts';
 
 /** A domain event and what a plugin does when it happens (run by the worker). */
 export interface EventSubscriber {
@@ -69,6 +71,8 @@ export interface Plugin {
    */
   realtime?: (io: RealtimeServer, ctx: PluginContext, signals: RealtimeSignals) => void | (() => void | Promise<void>);
   mcpTools?: McpToolDefinition[];
+  /** Gauges of the plugin's own state, read at each scrape of `/metrics` (cheap, indexed reads). */
+  gauges?: (ctx: PluginContext) => GaugeDefinition[];
   /**
    * The path of the plugin's page where a person lands after signing in or setting up (the
    * console's `/`). The first loaded plugin that names one wins; without any it is `/account`.

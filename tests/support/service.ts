@@ -70,6 +70,9 @@ export function useTestService(options: TestServiceOptions | (() => TestServiceO
     get runtime() {
       return running().runtime;
     },
+    get metricsPort() {
+      return running().metricsPort;
+    },
     stop: () => running().stop(),
     bootstrap: (input) => running().bootstrap(input),
     call: (method, path, callOptions) => running().call(method, path, callOptions),

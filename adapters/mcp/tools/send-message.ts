@@ -4,6 +4,7 @@ import { assertOutboundMedia, parseOutgoingContent } from '../../../core/messagi
 import { messagingDeps, messagingStores } from '../../connections/stores.ts';
 import { SendBody } from '../../http/send-body.ts';
 import { defineTool } from '../tool.ts';
+import { countAcceptedSend } from '../../metrics/accepted-sends.ts';
 import { mediaSendLimitsText } from '../../../core/media/media-limits.ts';
 
 /**
@@ -36,6 +37,7 @@ export const sendMessageTool = defineTool({
     const { message, created } = await ctx.db
       .transaction()
       .execute((trx) => acceptSend(messagingStores(trx, ctx), messagingDeps(ctx), actor, connectionId, { to, content, replyTo, idempotencyKey }));
+    await countAcceptedSend(ctx)(message, created);
     return {
       structured: {
         messageId: message.id,
