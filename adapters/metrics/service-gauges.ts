@@ -35,6 +35,22 @@ export function serviceGauges(db: Kysely<Database>, database: Pick<DatabaseHandl
       },
     },
     {
+      name: 'switchboard_sends_in_progress',
+      help: 'Sends in the send queue, by the state of their record (queued, claimed, in_flight, in_doubt)',
+      labelNames: ['state'],
+      async read() {
+        // The partial index holds only these rows: a count over the sends in progress.
+        const rows = await db
+          .selectFrom('messages')
+          .select('send_state')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('send_state', 'is not', null)
+          .groupBy('send_state')
+          .execute();
+        return rows.map((r) => ({ labels: { state: r.send_state! }, value: Number(r.n) }));
+      },
+    },
+    {
       name: 'switchboard_webhook_events_waiting',
       help: 'Events waiting to be fanned out into webhook deliveries',
       read: async () => [{ value: await count(db, 'webhook_fanout') }],
