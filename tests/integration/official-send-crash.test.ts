@@ -29,6 +29,7 @@ const CONTACTS = 60;
 const PER_CONTACT = 5;
 const TOTAL = CONTACTS * PER_CONTACT;
 const KILLS = 2;
+const CAMPAIGN = 300;
 
 describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, server and worker processes)', () => {
   let sim: GraphSimulator;
@@ -37,6 +38,10 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
   let env: Record<string, string>;
   let db: pg.Client;
   const children: Child[] = [];
+  /** What the first test leaves for the second: the API of the running server, the line, the worker. */
+  let api: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+  let connectionId: string;
+  let worker: Child;
 
   beforeAll(async () => {
     // Callbacks come late enough that the kill finds the batch's sends still PENDING (in doubt).
@@ -49,7 +54,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
   }, HOOK_TIMEOUT);
 
   afterAll(async () => {
-    for (const child of children) child.process.kill('SIGKILL');
+    for (const child of [...children, worker]) child?.process.kill('SIGKILL');
     await sim?.stop();
     await db?.end();
     await database?.drop();
@@ -65,7 +70,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       const server = await spawn(['apps/server/main.ts', '--no-worker'], /listening on (http:\/\/\S+)/);
       children.push(server);
       const url = server.match[1]!;
-      const api = async (method: string, path: string, body?: unknown) => {
+      api = async (method: string, path: string, body?: unknown) => {
         const response = await fetch(`${url}${path}`, { method, headers: { apikey: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
         return { status: response.status, body: (await response.json()) as any };
       };
@@ -76,7 +81,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
         credentials: { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken },
       });
       expect(created.status).toBe(201);
-      const connectionId: string = created.body.id;
+      connectionId = created.body.id;
       sim.callbackUrl = `${url}/v3/webhooks/whatsapp/${connectionId}`;
       // The worker opens the session (credentials checked against the platform), then stops.
       const opener = await spawnWorker();
@@ -101,7 +106,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
         }
       }
 
-      let worker = await spawnWorker();
+      worker = await spawnWorker();
       const inDoubtAtKills: number[] = [];
       for (let kill = 0; kill < KILLS; kill += 1) {
         // Mid-batch: sends the simulator has just taken, whose answers (held 150 ms) are not back yet.
@@ -154,7 +159,48 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       );
       expect(credits.rows[0]).toEqual({ consumed: TOTAL, reservations: TOTAL });
       expect(await available()).toBe(creditsBefore - TOTAL);
-      children.push(worker);
+    },
+    600_000,
+  );
+
+  test(
+    `an unpaced campaign of ${CAMPAIGN}, the worker SIGKILLed ${KILLS} times mid-batch: every recipient sent exactly once`,
+    async () => {
+      const numbers = Array.from({ length: CAMPAIGN }, (_, i) => `4477008${String(10_000 + i)}`);
+      for (const from of numbers) expect((await sim.deliverIncoming(sim.callbackUrl!, { from, type: 'text', text: { body: 'hi' } })).status).toBe(200);
+      const sentBefore = sim.sent.length;
+      const created = await api('POST', '/v3/campaigns', {
+        name: 'Crash campaign',
+        connectionId,
+        message: { text: 'Sent once, whatever happens' },
+        audience: { numbers: numbers.map((n) => `+${n}`) },
+        pace: { messagesPerMinute: null },
+      });
+      expect(created.status).toBe(201);
+      for (let kill = 0; kill < KILLS; kill += 1) {
+        const seen = sim.sent.length;
+        await waitFor(async () => (sim.sent.length >= seen + 5 ? true : undefined), { what: 'a batch of the campaign on the wire', timeout: 60_000, interval: 2 });
+        worker.process.kill('SIGKILL');
+        await worker.process.exited;
+        worker = await spawnWorker();
+      }
+      const lastKill = Date.now();
+      const done = await waitFor(
+        async () => {
+          const campaign = (await api('GET', `/v3/campaigns/${created.body.id}`)).body;
+          return campaign.status === 'COMPLETED' && campaign.progress.queued === 0 && campaign.progress.sent + campaign.progress.failed === CAMPAIGN ? campaign : undefined;
+        },
+        { what: 'the campaign to complete after the kills', timeout: 120_000, interval: 500 },
+      );
+      console.log(`campaign settled ${Math.round((Date.now() - lastKill) / 1000)} s after the last kill`);
+      expect(Math.round((Date.now() - lastKill) / 1000)).toBeLessThanOrEqual(45);
+      expect(done.progress).toMatchObject({ total: CAMPAIGN, failed: 0 });
+      // Counted at the network: each recipient got exactly one message.
+      const perRecipient = new Map<string, number>();
+      for (const m of sim.sent.slice(sentBefore)) perRecipient.set(m.body.to as string, (perRecipient.get(m.body.to as string) ?? 0) + 1);
+      expect([...perRecipient.values()].filter((n) => n !== 1)).toEqual([]);
+      expect(numbers.every((n) => perRecipient.get(n) === 1)).toBe(true);
+      expect(done.credits).toMatchObject({ reserved: CAMPAIGN, consumed: CAMPAIGN, refunded: 0, held: 0 });
     },
     600_000,
   );

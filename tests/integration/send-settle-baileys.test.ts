@@ -12,6 +12,10 @@ import { acceptSend } from '../../core/messaging/send.ts';
 import { driverView } from '../../core/messaging/deliver.ts';
 import { deliverNow } from '../support/sends.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
+import { MovableClock } from '../support/movable-clock.ts';
+import { sendQueue } from '../../adapters/postgres/repositories/send-queue.ts';
+import { createSender } from '../../core/messaging/deliver.ts';
+import { IN_DOUBT_GRACE_SECONDS, SEND_LEASE_SECONDS } from '../../core/messaging/send-record.ts';
 import { waitFor } from '../support/wait.ts';
 
 /**
@@ -27,10 +31,13 @@ class FakeSocket implements BaileysSocket {
   readonly ev = new EventEmitter();
   user: { id: string } | undefined;
   readonly sent: Array<{ jid: string; content: AnyMessageContent; options?: MiscMessageGenerationOptions }> = [];
+  /** Calls answered before the worker dies; from then on every call reaches the network and its answer is lost. */
+  answersLeft = Infinity;
   constructor(readonly config: BaileysSocketConfig) {}
   /** As Baileys: the message goes out under `options.messageId` when given. */
   async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage> {
     this.sent.push({ jid, content, ...(options && { options }) });
+    if (this.answersLeft-- <= 0) return new Promise(() => {});
     const id = options?.messageId ?? `3EB0${crypto.randomUUID().replace(/-/g, '').slice(0, 18).toUpperCase()}`;
     return { key: { remoteJid: jid, fromMe: true, id }, message: { conversation: (content as { text?: string }).text ?? '' }, messageTimestamp: Math.floor(Date.now() / 1000), status: 1 };
   }
@@ -60,9 +67,10 @@ let connectionId: string;
 let other: { actor: typeof actor; connectionId: string };
 const uow = () => messagingUnitOfWork(ctx);
 const stores = () => messagingStores(ctx.db, ctx);
+const clock = new MovableClock();
 
 beforeAll(async () => {
-  testContext = await openTestContext();
+  testContext = await openTestContext({ clock });
   ctx = testContext.ctx;
   driver = createBaileysDriver({
     db: ctx.db,
@@ -197,4 +205,76 @@ describe('Baileys: our own echo settles a send the worker never recorded', () =>
     expect(after.externalId).toBeNull();
     expect(await consumed(other.actor.workspaceId)).toBe(before);
   });
+});
+
+/**
+ * The crash run on Baileys (issue 24: "the same for the Baileys driver against its fake socket"):
+ * 150 sends to 30 contacts; the worker dies twice with a batch on the wire (the socket takes the
+ * calls and the answers never come back), time passes its lease, and the session reconnects on
+ * the next worker, whose sync hands our own messages back (`fromMe`). Each message reaches the
+ * network once, none is lost, none stays PENDING, each costs one credit.
+ */
+describe('Baileys: the worker dies twice mid-batch', () => {
+  const TOTAL = 150;
+
+  /** One worker's turn on the queue; `answers` calls are answered before it dies (Infinity: it lives). */
+  async function workerTurn(answers: number) {
+    const owner = `baileys-worker-${crypto.randomUUID()}`;
+    const queue = sendQueue(ctx.db);
+    const now = clock.now();
+    const seconds = (n: number) => new Date(now.getTime() + n * 1000);
+    const { claimed, givenUp } = await queue.claimDue(owner, now, seconds(SEND_LEASE_SECONDS), seconds(IN_DOUBT_GRACE_SECONDS), 1000);
+    const sender = createSender(uow(), messagingDeps(ctx), { owner, queue });
+    await sender.giveUp(givenUp);
+    socket().answersLeft = answers;
+    const delivered = sender.deliver(claimed);
+    if (answers === Infinity) expect(await delivered).toEqual([]);
+    else await waitFor(() => (socket().answersLeft < 0 ? true : undefined), { what: 'a batch on the wire when the worker dies' });
+    return claimed.length;
+  }
+
+  /** The session reconnects on another worker: the network hands back what this account sent. */
+  async function reconnectSync(ids: string[]) {
+    socket().answersLeft = Infinity;
+    for (const { jid, options } of socket().sent) socket().echo(jid, options!.messageId!, 'sync');
+    await waitFor(
+      async () => {
+        const taken = new Set(socket().sent.map((s) => clientMessageIdOf(s.options!.messageId!)));
+        const rows = await ctx.db.selectFrom('messages').select(['id', 'status']).where('id', 'in', ids).execute();
+        return rows.every((r) => !taken.has(r.id) || r.status !== 'PENDING') ? true : undefined;
+      },
+      { what: 'the echoes to settle what the network took' },
+    );
+  }
+
+  test(`${TOTAL} sends, two deaths with sends on the wire: each message reaches the network once, none lost or PENDING, one credit each`, async () => {
+    const before = await consumed(actor.workspaceId);
+    const ids: string[] = [];
+    for (let i = 0; i < TOTAL; i++) ids.push((await accept(actor, connectionId, `+55119777${String(10_000 + (i % 30))}`, `crash ${i}`)).id);
+    const sentBefore = socket().sent.length;
+
+    await workerTurn(10); // dies with a wave of first-of-chat sends on the wire
+    await reconnectSync(ids);
+    clock.advance((SEND_LEASE_SECONDS + 1) * 1000); // its lease lapses: what it never started goes to the next
+    await workerTurn(15); // dies too
+    clock.advance((SEND_LEASE_SECONDS + 1) * 1000);
+    await reconnectSync(ids);
+    for (let turn = 0; turn < 10; turn++) {
+      const pending = await ctx.db.selectFrom('messages').select('id').where('id', 'in', ids).where('status', '=', 'PENDING').execute();
+      if (pending.length === 0) break;
+      clock.advance((IN_DOUBT_GRACE_SECONDS + 1) * 1000);
+      await workerTurn(Infinity);
+    }
+
+    const perMessage = new Map<string, number>();
+    for (const { options } of socket().sent.slice(sentBefore)) {
+      const id = clientMessageIdOf(options!.messageId!)!;
+      perMessage.set(id, (perMessage.get(id) ?? 0) + 1);
+    }
+    expect([...perMessage.values()].filter((n) => n !== 1)).toEqual([]);
+    expect(ids.every((id) => perMessage.get(id) === 1)).toBe(true);
+    const statuses = await ctx.db.selectFrom('messages').select(['status', 'send_state']).where('id', 'in', ids).execute();
+    expect(statuses.every((r) => r.status === 'SENT' && r.send_state === null)).toBe(true);
+    expect(await consumed(actor.workspaceId)).toBe(before + TOTAL);
+  }, 120_000);
 });
