@@ -147,14 +147,19 @@ const perSecond = (figure: number) => `${fmt(figure)}/s ${rawInsert.ratio(figure
 const injected: number[] = [];
 const live: number[] = [];
 const backlog: number[] = [];
+/** CPU seconds of each part during the live runs (injection to the last arrival). */
+const liveCpu: Record<string, number> = {};
 for (let run = 0; run < runs; run++) {
   const label = runs > 1 ? `run ${run + 1}: ` : '';
 
   // (a) Throughput, live: injection and delivery at the same time. The injection rate is the
   // rate at which inbound messages are stored (the sandbox answers 201 once stored).
   {
+    const cpuBefore = service.cpuSeconds();
     const { markers, started, injectedSeconds } = await injectAll('live', messages, run);
     const missing = await arrived(markers);
+    const cpuAfter = service.cpuSeconds();
+    for (const part of Object.keys(cpuAfter)) liveCpu[part] = (liveCpu[part] ?? 0) + cpuAfter[part]! - (cpuBefore[part] ?? 0);
     missingTotal.push(...missing);
     const { perSecond: delivered, last } = rate(markers);
     injected.push(messages / injectedSeconds);
@@ -188,6 +193,10 @@ if (runs > 1) {
       (backlog.length ? `; delivered from the backlog ${perSecond(median(backlog))}` : ''),
   );
 }
+
+// Where the cores went per message in the live runs (Postgres: every Postgres process on the machine).
+const cpu = Object.entries(liveCpu).map(([part, seconds]) => `${part} ${((seconds * 1000) / (messages * runs)).toFixed(2)}`);
+if (cpu.length > 0) console.log(`cpu ms per message (live, injection to last arrival): ${cpu.join(', ')}`);
 
 // (b) Latency: one message at a time, injection to arrival.
 {

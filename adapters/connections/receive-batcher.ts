@@ -1,5 +1,5 @@
 import type { ReceivedMessage } from '../../core/messaging/incoming.ts';
-import { receiveMessage, ReplayedMessage } from '../../core/messaging/receive.ts';
+import { receiveMessage, ReplayedMessage, type ReceiveOutcome } from '../../core/messaging/receive.ts';
 import { receiveMessages } from '../../core/messaging/receive-many.ts';
 import { onePerContext, type AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
@@ -9,7 +9,7 @@ const MAX_BATCH = 64;
 
 interface Waiting {
   received: ReceivedMessage;
-  resolve(result: { stored: boolean }): void;
+  resolve(result: ReceiveOutcome): void;
   reject(error: unknown): void;
 }
 
@@ -30,8 +30,8 @@ function createBatcher(ctx: AppContext) {
   const waiting = new Map<string, Waiting[]>();
   const writing = new Set<string>();
 
-  /** Stores a message from the network on this connection; `stored` is false for a replay (or a connection that is gone). */
-  function receive(connectionId: string, received: ReceivedMessage): Promise<{ stored: boolean }> {
+  /** Stores a message from the network on this connection: the message as stored, or `stored: false` for a replay (or a connection that is gone). */
+  function receive(connectionId: string, received: ReceivedMessage): Promise<ReceiveOutcome> {
     return new Promise((resolve, reject) => {
       const queue = waiting.get(connectionId) ?? [];
       queue.push({ received, resolve, reject });
@@ -59,7 +59,7 @@ function createBatcher(ctx: AppContext) {
         const results = await ctx.db.transaction().execute(async (trx) => {
           const stores = messagingStores(trx, ctx);
           const connection = await stores.connections.find(connectionId);
-          return connection ? receiveMessages(stores, deps, connection, batch.map((w) => w.received)) : batch.map(() => ({ stored: false }));
+          return connection ? receiveMessages(stores, deps, connection, batch.map((w) => w.received)) : batch.map((): ReceiveOutcome => ({ stored: false }));
         });
         results.forEach((result, i) => batch[i]!.resolve(result));
         return;
@@ -74,12 +74,12 @@ function createBatcher(ctx: AppContext) {
   }
 
   /** One message in its own transaction (core `receiveMessage`). */
-  async function receiveOne(connectionId: string, received: ReceivedMessage): Promise<{ stored: boolean }> {
+  async function receiveOne(connectionId: string, received: ReceivedMessage): Promise<ReceiveOutcome> {
     try {
       return await ctx.db.transaction().execute(async (trx) => {
         const stores = messagingStores(trx, ctx);
         const connection = await stores.connections.find(connectionId);
-        return connection ? receiveMessage(stores, deps, connection, received) : { stored: false };
+        return connection ? receiveMessage(stores, deps, connection, received) : ({ stored: false } as const);
       });
     } catch (error) {
       // A concurrent delivery of the same message stored it first, and publishes it.

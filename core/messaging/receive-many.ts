@@ -2,7 +2,7 @@ import type { Connection } from '../connections/connection.ts';
 import type { MediaItem } from '../media/media.ts';
 import type { ReceivedMessage } from './incoming.ts';
 import type { ChatMessage, ChatTouch } from './message.ts';
-import { inboundMessage, MEDIA_FETCH_QUEUE, receivedEvent, type ReceiveDeps, type ReceiveStores } from './receive.ts';
+import { inboundMessage, MEDIA_FETCH_QUEUE, receivedEvent, type ReceiveDeps, type ReceiveOutcome, type ReceiveStores } from './receive.ts';
 import type { IncomingMessageData } from './incoming.ts';
 
 /**
@@ -11,7 +11,8 @@ import type { IncomingMessageData } from './incoming.ts';
  * multi-row writes — the new messages in one insert, their media and media fetch jobs, each
  * chat touched once, and their events (with their places in the webhooks' fan-out and the
  * plugins' queue) in one statement, in the order they arrived. A network id the connection
- * already has, or that came twice in the batch, is a replay: stored once, published once.
+ * already has, or that came twice in the batch, is a replay: stored once, published once. Each
+ * message's outcome comes back in its place: the message as stored, or `stored: false`.
  *
  * An echo of our own send (`fromMe` with `clientMessageId`) may settle that send instead of
  * being stored: it goes through `receiveMessage` on its own, never here.
@@ -21,7 +22,7 @@ export async function receiveMessages(
   deps: ReceiveDeps,
   connection: Connection,
   received: readonly ReceivedMessage[],
-): Promise<Array<{ stored: boolean }>> {
+): Promise<ReceiveOutcome[]> {
   const now = deps.clock.now();
   const seen = new Set<string>();
   const prepared = received.map((r) => {
@@ -31,7 +32,7 @@ export async function receiveMessages(
     return { received: r, ...inboundMessage(deps, connection, r, now) };
   });
   const candidates = prepared.filter((p) => p !== undefined);
-  if (candidates.length === 0) return received.map(() => ({ stored: false }));
+  if (candidates.length === 0) return received.map(() => ({ stored: false }) as const);
 
   const inserted = new Set(await stores.messages.insertReceived(candidates.map((p) => p.message)));
   const fresh = candidates.filter((p) => inserted.has(p.received.externalId));
@@ -42,7 +43,7 @@ export async function receiveMessages(
     await stores.chats.touchMany(connection.id, chatTouches(fresh));
     await stores.events.publishMany(fresh.map((p) => receivedEvent(connection, p.received, p.message.content as IncomingMessageData)));
   }
-  return prepared.map((p) => ({ stored: p !== undefined && inserted.has(p.received.externalId) }));
+  return prepared.map((p) => (p && inserted.has(p.received.externalId) ? { stored: true, message: p.message } : { stored: false }));
 }
 
 /**

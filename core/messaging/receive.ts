@@ -37,7 +37,7 @@ export async function receiveMessage(
   deps: ReceiveDeps,
   connection: Connection,
   received: ReceivedMessage,
-): Promise<{ stored: boolean }> {
+): Promise<ReceiveOutcome> {
   if (await stores.messages.findByExternalId(connection.id, received.externalId)) return { stored: false };
   if (received.fromMe && received.clientMessageId) {
     const evidence = { messageId: received.clientMessageId, externalId: received.externalId };
@@ -58,8 +58,11 @@ export async function receiveMessage(
     fromContact: !received.fromMe,
   });
   await stores.events.publish(receivedEvent(connection, received, message.content as IncomingMessageData));
-  return { stored: true };
+  return { stored: true, message };
 }
+
+/** A received message as stored, or `stored: false` for a replay (or one that settled our own send). */
+export type ReceiveOutcome = { stored: false } | { stored: true; message: ChatMessage };
 
 /**
  * What a received message stores: its row (`content` is the 2.13 data) and, when it carries

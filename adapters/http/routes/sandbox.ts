@@ -7,6 +7,7 @@ import { DomainError, notFound } from '../../../core/shared/errors.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import { driverEventsFor } from '../../connections/driver-events.ts';
 import { messagingStores } from '../../connections/stores.ts';
+import { receiveBatcher } from '../../connections/receive-batcher.ts';
 import { simulatedMessage } from '../../drivers/sandbox/simulator.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -55,8 +56,9 @@ export function sandboxRoutes(ctx: AppContext) {
           async ({ actor, params, body, set }) => {
             const connection = await sandboxConnection(actor, params.id);
             const received = simulatedMessage(body, ctx.clock.now());
-            await driverEventsFor(ctx, connection.id).message(received);
-            const stored = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, received.externalId);
+            // What the driver's `events.message` does (driver-events.ts), with the stored message back.
+            const outcome = await receiveBatcher(ctx).receive(connection.id, received);
+            const stored = outcome.stored ? outcome.message : await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, received.externalId);
             set.status = 201;
             return presentMessage(stored!);
           },
