@@ -1,3 +1,4 @@
+import type { Connection } from '../../core/connections/connection.ts';
 import type { ReceivedMessage } from '../../core/messaging/incoming.ts';
 import { receiveMessage, ReplayedMessage, type ReceiveOutcome } from '../../core/messaging/receive.ts';
 import { receiveMessages } from '../../core/messaging/receive-many.ts';
@@ -7,8 +8,15 @@ import { messagingDeps, messagingStores } from './stores.ts';
 /** Messages stored together at most (one transaction). */
 const MAX_BATCH = 64;
 
+/**
+ * A caller's own check of the connection its message arrives on (read once for the batch):
+ * what it throws is that message's answer, and the message is not stored.
+ */
+export type Admission = (connection: Connection | undefined) => void;
+
 interface Waiting {
   received: ReceivedMessage;
+  admit?: Admission;
   resolve(result: ReceiveOutcome): void;
   reject(error: unknown): void;
 }
@@ -30,11 +38,16 @@ function createBatcher(ctx: AppContext) {
   const waiting = new Map<string, Waiting[]>();
   const writing = new Set<string>();
 
-  /** Stores a message from the network on this connection: the message as stored, or `stored: false` for a replay (or a connection that is gone). */
-  function receive(connectionId: string, received: ReceivedMessage): Promise<ReceiveOutcome> {
+  /**
+   * Stores a message from the network on this connection: the message as stored, or `stored:
+   * false` for a replay (or a connection that is gone). `admit` checks the connection first.
+   */
+  function receive(id: string, received: ReceivedMessage, admit?: Admission): Promise<ReceiveOutcome> {
+    // One queue per connection however its UUID is spelt: its batches are written one at a time.
+    const connectionId = id.toLowerCase();
     return new Promise((resolve, reject) => {
       const queue = waiting.get(connectionId) ?? [];
-      queue.push({ received, resolve, reject });
+      queue.push({ received, admit, resolve, reject });
       waiting.set(connectionId, queue);
       // Messages that arrived in the same turn of the event loop go together.
       if (queue.length === 1) setImmediate(() => next(connectionId));
@@ -59,9 +72,12 @@ function createBatcher(ctx: AppContext) {
         const results = await ctx.db.transaction().execute(async (trx) => {
           const stores = messagingStores(trx, ctx);
           const connection = await stores.connections.find(connectionId);
-          return connection ? receiveMessages(stores, deps, connection, batch.map((w) => w.received)) : batch.map((): ReceiveOutcome => ({ stored: false }));
+          const refusals = batch.map((w) => refusal(w, connection));
+          const admitted = batch.filter((_, i) => !refusals[i]);
+          const stored = connection && admitted.length > 0 ? await receiveMessages(stores, deps, connection, admitted.map((w) => w.received)) : [];
+          return batch.map((_, i): Result => refusals[i] ?? stored[admitted.indexOf(batch[i]!)] ?? { stored: false });
         });
-        results.forEach((result, i) => batch[i]!.resolve(result));
+        results.forEach((result, i) => ('refused' in result ? batch[i]!.reject(result.refused) : batch[i]!.resolve(result)));
         return;
       } catch (error) {
         if (batch.length === 1) return batch[0]!.reject(error);
@@ -70,16 +86,17 @@ function createBatcher(ctx: AppContext) {
         console.error(`[receive] a batch of ${batch.length} messages failed, storing them one by one: ${(error as Error).message}`);
       }
     }
-    for (const waiter of batch) await receiveOne(connectionId, waiter.received).then(waiter.resolve, waiter.reject);
+    for (const waiter of batch) await receiveOne(connectionId, waiter).then(waiter.resolve, waiter.reject);
   }
 
   /** One message in its own transaction (core `receiveMessage`). */
-  async function receiveOne(connectionId: string, received: ReceivedMessage): Promise<ReceiveOutcome> {
+  async function receiveOne(connectionId: string, waiter: Waiting): Promise<ReceiveOutcome> {
     try {
       return await ctx.db.transaction().execute(async (trx) => {
         const stores = messagingStores(trx, ctx);
         const connection = await stores.connections.find(connectionId);
-        return connection ? receiveMessage(stores, deps, connection, received) : ({ stored: false } as const);
+        waiter.admit?.(connection);
+        return connection ? receiveMessage(stores, deps, connection, waiter.received) : ({ stored: false } as const);
       });
     } catch (error) {
       // A concurrent delivery of the same message stored it first, and publishes it.
@@ -89,6 +106,18 @@ function createBatcher(ctx: AppContext) {
   }
 
   return { receive };
+}
+
+type Result = ReceiveOutcome | { refused: unknown };
+
+/** What the caller's check of the connection threw, if it did. */
+function refusal(waiter: Waiting, connection: Connection | undefined): { refused: unknown } | undefined {
+  try {
+    waiter.admit?.(connection);
+    return undefined;
+  } catch (error) {
+    return { refused: error };
+  }
 }
 
 /**
