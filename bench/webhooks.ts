@@ -147,14 +147,26 @@ const perSecond = (figure: number) => `${fmt(figure)}/s ${rawInsert.ratio(figure
 const injected: number[] = [];
 const live: number[] = [];
 const backlog: number[] = [];
+/**
+ * CPU seconds of each part: during the live runs (injection to the last arrival), and during the
+ * backlog runs while the paused worker's messages are stored, then while the worker drains them.
+ */
+const liveCpu: Record<string, number> = {};
+const storingCpu: Record<string, number> = {};
+const drainingCpu: Record<string, number> = {};
+function addCpu(into: Record<string, number>, before: Record<string, number>, after: Record<string, number>): void {
+  for (const part of Object.keys(after)) into[part] = (into[part] ?? 0) + after[part]! - (before[part] ?? 0);
+}
 for (let run = 0; run < runs; run++) {
   const label = runs > 1 ? `run ${run + 1}: ` : '';
 
   // (a) Throughput, live: injection and delivery at the same time. The injection rate is the
   // rate at which inbound messages are stored (the sandbox answers 201 once stored).
   {
+    const cpuBefore = service.cpuSeconds();
     const { markers, started, injectedSeconds } = await injectAll('live', messages, run);
     const missing = await arrived(markers);
+    addCpu(liveCpu, cpuBefore, service.cpuSeconds());
     missingTotal.push(...missing);
     const { perSecond: delivered, last } = rate(markers);
     injected.push(messages / injectedSeconds);
@@ -170,9 +182,14 @@ for (let run = 0; run < runs; run++) {
   // messages are injected, then drains the backlog (fan-out and delivery).
   if (worker) {
     worker.kill('SIGSTOP');
+    const cpuBefore = service.cpuSeconds();
     const { markers } = await injectAll('backlog', messages, run);
+    const cpuStored = service.cpuSeconds();
     worker.kill('SIGCONT');
     const missing = await arrived(markers);
+    const cpuAfter = service.cpuSeconds();
+    addCpu(storingCpu, cpuBefore, cpuStored);
+    addCpu(drainingCpu, cpuStored, cpuAfter);
     missingTotal.push(...missing);
     const { perSecond: delivered, spanSeconds } = rate(markers);
     backlog.push(delivered);
@@ -186,6 +203,16 @@ if (runs > 1) {
   console.log(
     `median of ${runs} runs: injected and stored ${perSecond(median(injected))}; delivered live ${perSecond(median(live))}` +
       (backlog.length ? `; delivered from the backlog ${perSecond(median(backlog))}` : ''),
+  );
+}
+
+// Where the cores went per message (Postgres: every Postgres process on the machine).
+const perMessage = (cpu: Record<string, number>, parts: string[]) =>
+  parts.filter((part) => cpu[part] !== undefined).map((part) => `${part} ${((cpu[part]! * 1000) / (messages * runs)).toFixed(2)}`).join(', ');
+if (Object.keys(liveCpu).length > 0) {
+  console.log(
+    `cpu ms per message: live ${perMessage(liveCpu, ['server', 'worker', 'service', 'postgres', 'load generator'])}` +
+      (worker ? `; storing (worker paused) ${perMessage(storingCpu, ['server', 'postgres'])}; draining the backlog ${perMessage(drainingCpu, ['worker', 'postgres'])}` : ''),
   );
 }
 

@@ -1,13 +1,14 @@
 import type { DriverEvents } from '../../core/connections/driver.ts';
 import { applySessionUpdate } from '../../core/connections/connections.ts';
-import { receiveMessage, receivePassthrough, receiveReceipt, ReplayedMessage } from '../../core/messaging/receive.ts';
+import { receivePassthrough, receiveReceipt } from '../../core/messaging/receive.ts';
 import type { AppContext } from '../http/context.ts';
 import { applyTemplateStatus } from './template-stores.ts';
 import { messagingDeps, messagingUnitOfWork } from './stores.ts';
+import { receiveBatcher } from './receive-batcher.ts';
 
 /**
- * What a driver reports, carried into the core use cases, each in its own transaction so the
- * change and the events it publishes commit together.
+ * What a driver reports, carried into the core use cases, each in a transaction with the events
+ * it publishes (messages in the transaction of the batch they arrived with).
  */
 export function driverEventsFor(ctx: AppContext, connectionId: string): DriverEvents {
   const uow = messagingUnitOfWork(ctx);
@@ -22,18 +23,8 @@ export function driverEventsFor(ctx: AppContext, connectionId: string): DriverEv
       await uow.transaction((stores) => applySessionUpdate(stores, deps, connectionId, update));
     },
     async message(received) {
-      let driver: string | undefined;
-      try {
-        await withConnection(async (stores, connection) => {
-          const { stored } = await receiveMessage(stores, deps, connection, received);
-          if (stored && !received.fromMe) driver = connection.driver;
-        });
-      } catch (error) {
-        if (!(error instanceof ReplayedMessage)) throw error;
-      }
-      // A contact's message, counted once committed; a replay, or the account's own message
-      // typed on the phone, is not.
-      if (driver) ctx.metrics?.messageReceived(driver);
+      // Stored with the messages of this connection arriving alongside it (receive-batcher.ts).
+      await receiveBatcher(ctx).receive(connectionId, received);
     },
     async receipt(update) {
       await withConnection((stores, connection) => receiveReceipt(stores, deps, connection, update));

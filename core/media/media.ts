@@ -20,6 +20,8 @@ export interface MediaItem {
 
 export interface MediaStore {
   insert(item: MediaItem, bytes?: Uint8Array): Promise<void>;
+  /** Items without bytes yet (received media, fetched later), in one write. */
+  insertMany(items: readonly MediaItem[]): Promise<void>;
   get(id: string): Promise<MediaItem | undefined>;
   bytes(id: string): Promise<Uint8Array | undefined>;
   saveBytes(id: string, bytes: Uint8Array, mimetype: string): Promise<void>;

@@ -1,4 +1,5 @@
 import { releaseCredits } from '../plans/metering.ts';
+import { CallSlots } from '../shared/call-slots.ts';
 import { gatheredWrites } from '../shared/gathered-writes.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import type { Connection, EventPublisher } from '../connections/connection.ts';
@@ -55,6 +56,7 @@ export interface Sender {
  */
 export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, worker: SendWorker): Sender {
   const leaseUntil = () => new Date(deps.clock.now().getTime() + SEND_LEASE_SECONDS * 1000);
+  const calls = new CallSlots(CALLS_PER_CONNECTION);
   const start = gatheredWrites(async (ids: string[]) => {
     const marked = await worker.queue.start(worker.owner, ids, leaseUntil());
     return ids.map((id) => marked.has(id));
@@ -83,14 +85,20 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
     const { message } = send;
     const prepared = await prepareOne(uow, message, connection);
     if ('refused' in prepared) return fail(uow, deps, message, failure(prepared.refused));
-    if (worker.stopping?.()) return;
-    if (!(await start(message.id))) return; // its lease lapsed and another worker has it
+    // A call slot first, so that a send is marked in flight only when its request really goes
+    // out (not while it would wait in a client's connection pool): a crash then leaves in doubt
+    // only what the network may have.
+    const release = await calls.acquire(message.connectionId);
     let result: SendResult;
     try {
+      if (worker.stopping?.()) return;
+      if (!(await start(message.id))) return; // its lease lapsed and another worker has it
       result = await deps.drivers.get(prepared.connection.driver)!.send(driverView(prepared.connection), prepared.outgoing, prepared.media);
     } catch (thrown) {
       const error = thrown instanceof Error ? thrown : new Error(String(thrown));
       return settleFailure(send, error);
+    } finally {
+      release();
     }
     const error = await took({ message, connection: prepared.connection, result });
     if (error) throw error;
@@ -145,6 +153,9 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
     },
   };
 }
+
+/** Network calls one worker makes at once on one connection. */
+const CALLS_PER_CONNECTION = 32;
 
 /** What a driver needs of a connection. */
 export function driverView(connection: Connection) {

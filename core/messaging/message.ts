@@ -41,6 +41,11 @@ export interface NetworkId {
 export interface MessageStore {
   /** Inserts unless a message with the same external id exists on the connection; true when inserted. */
   insert(message: ChatMessage): Promise<boolean>;
+  /**
+   * Inserts messages from the network in one write, skipping those whose network id the
+   * connection already has (a replay); the network ids inserted.
+   */
+  insertReceived(messages: readonly ChatMessage[]): Promise<string[]>;
   /** Inserts new outgoing messages (no network id yet) in one write. */
   insertMany(messages: ChatMessage[]): Promise<void>;
   get(id: string): Promise<ChatMessage | undefined>;
@@ -69,10 +74,21 @@ export interface MessageStore {
   history(connectionId: string, remoteJid: string, options: { limit: number; before?: ChatMessage }): Promise<ChatMessage[]>;
 }
 
+/** Activity in one chat: its latest message, and its latest from the contact (and the name they gave). */
+export interface ChatTouch {
+  remoteJid: string;
+  at: Date;
+  /** The latest contact message; absent when every message was the account's own. */
+  contactAt?: Date;
+  name?: string;
+}
+
 export interface ChatStore {
   get(connectionId: string, remoteJid: string): Promise<Chat | undefined>;
   /** Records activity in a chat, creating it on first contact. */
   touch(connectionId: string, remoteJid: string, update: { at: Date; name?: string; fromContact: boolean }): Promise<void>;
+  /** `touch` for several chats (distinct) in one write. */
+  touchMany(connectionId: string, touches: readonly ChatTouch[]): Promise<void>;
   /** Records one outgoing message in each of these chats (distinct), creating those that are new. */
   touchOutgoing(connectionId: string, remoteJids: string[], at: Date): Promise<void>;
   list(connectionId: string, request: PageRequest): Promise<Page<Chat>>;

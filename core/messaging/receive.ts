@@ -1,10 +1,10 @@
 import type { Clock, IdGen } from '../shared/ports.ts';
 import type { Outbox } from '../shared/outbox.ts';
-import type { Connection, EventPublisher } from '../connections/connection.ts';
-import { downloadLink, type MediaLinkDeps, type MediaStore } from '../media/media.ts';
+import type { Connection, ConnectionEventRecord, EventPublisher } from '../connections/connection.ts';
+import { downloadLink, type MediaItem, type MediaLinkDeps, type MediaStore } from '../media/media.ts';
 import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
-import { toMessageData, type ReceivedMessage } from './incoming.ts';
-import type { ChatStore, MessageStore } from './message.ts';
+import { toMessageData, type IncomingMessageData, type ReceivedMessage } from './incoming.ts';
+import type { ChatMessage, ChatStore, MessageStore } from './message.ts';
 import { statusUpdateData } from './status-update.ts';
 import { settleSendByEvidence, type AcceptanceDeps, type AcceptanceStores } from './settle.ts';
 
@@ -37,20 +37,42 @@ export async function receiveMessage(
   deps: ReceiveDeps,
   connection: Connection,
   received: ReceivedMessage,
-): Promise<{ stored: boolean }> {
+): Promise<ReceiveOutcome> {
   if (await stores.messages.findByExternalId(connection.id, received.externalId)) return { stored: false };
   if (received.fromMe && received.clientMessageId) {
     const evidence = { messageId: received.clientMessageId, externalId: received.externalId };
     if (await settleSendByEvidence(stores, deps, connection, evidence)) return { stored: false };
   }
-  const now = deps.clock.now();
-  const id = deps.ids.next();
+  const { message, media } = inboundMessage(deps, connection, received, deps.clock.now());
+  if (media) {
+    await stores.media.insert(media);
+    await stores.outbox.enqueue(MEDIA_FETCH_QUEUE, { mediaId: media.id }, { dedupeKey: media.id });
+  }
+  // Lost a race with a concurrent delivery of the same message: the other one publishes.
+  if (!(await stores.messages.insert(message))) throw new ReplayedMessage();
 
-  let downloadMediaUrl: string | undefined;
+  const at = message.messageTimestamp;
+  await stores.chats.touch(connection.id, received.remoteJid, {
+    at,
+    name: received.fromMe ? undefined : received.pushName || undefined,
+    fromContact: !received.fromMe,
+  });
+  await stores.events.publish(receivedEvent(connection, received, message.content as IncomingMessageData));
+  return { stored: true, message };
+}
+
+/** A received message as stored, or `stored: false` for a replay (or one that settled our own send). */
+export type ReceiveOutcome = { stored: false } | { stored: true; message: ChatMessage };
+
+/**
+ * What a received message stores: its row (`content` is the 2.13 data) and, when it carries
+ * media, the media item its signed `downloadMediaUrl` names. Writes nothing.
+ */
+export function inboundMessage(deps: ReceiveDeps, connection: Connection, received: ReceivedMessage, now: Date): { message: ChatMessage; media?: MediaItem } {
+  let media: MediaItem | undefined;
   if (received.media) {
-    const mediaId = deps.ids.next();
-    await stores.media.insert({
-      id: mediaId,
+    media = {
+      id: deps.ids.next(),
       workspaceId: connection.workspaceId,
       connectionId: connection.id,
       origin: 'received',
@@ -59,14 +81,11 @@ export async function receiveMessage(
       fileName: received.media.fileName ?? null,
       size: null,
       createdAt: now,
-    });
-    await stores.outbox.enqueue(MEDIA_FETCH_QUEUE, { mediaId }, { dedupeKey: mediaId });
-    downloadMediaUrl = downloadLink(deps, mediaId);
+    };
   }
-
-  const data = toMessageData(received, { downloadMediaUrl });
-  const stored = await stores.messages.insert({
-    id,
+  const data = toMessageData(received, { downloadMediaUrl: media && downloadLink(deps, media.id) });
+  const message: ChatMessage = {
+    id: deps.ids.next(),
     workspaceId: connection.workspaceId,
     connectionId: connection.id,
     direction: received.fromMe ? 'outbound' : 'inbound',
@@ -83,25 +102,20 @@ export async function receiveMessage(
     messageTimestamp: new Date(Math.floor(received.timestamp) * 1000),
     createdAt: now,
     updatedAt: now,
-  });
-  // Lost a race with a concurrent delivery of the same message: the other one publishes.
-  if (!stored) throw new ReplayedMessage();
+  };
+  return { message, media };
+}
 
-  const at = new Date(Math.floor(received.timestamp) * 1000);
-  await stores.chats.touch(connection.id, received.remoteJid, {
-    at,
-    name: received.fromMe ? undefined : received.pushName || undefined,
-    fromContact: !received.fromMe,
-  });
-  await stores.events.publish({
+/** `messages.upsert` for a contact's message; `send.message` for one the account sent from the phone. */
+export function receivedEvent(connection: Connection, received: ReceivedMessage, data: IncomingMessageData): ConnectionEventRecord {
+  return {
     event: received.fromMe ? 'send.message' : 'messages.upsert',
     workspaceId: connection.workspaceId,
     connectionId: connection.id,
     remoteJid: received.remoteJid,
     sender: connection.phoneNumber,
     data,
-  });
-  return { stored: true };
+  };
 }
 
 /** Thrown (and rolled back) when a concurrent delivery stored the same message first. */

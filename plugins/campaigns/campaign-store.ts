@@ -222,6 +222,25 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
   };
 }
 
+/**
+ * Of these contacts (connection and phone), those a campaign message was dispatched to and who
+ * have not replied since (`connectionId|phone`): the only ones a reply can mark (`markReplied`).
+ */
+export async function contactsAwaitingReply(base: DatabaseHandle, contacts: ReadonlyArray<{ connectionId: string; phone: string }>): Promise<Set<string>> {
+  if (contacts.length === 0) return new Set();
+  const rows = await campaignsDb(base)
+    .selectFrom('campaign_recipients as r')
+    .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
+    .select(['c.connection_id', 'r.phone'])
+    .distinct()
+    .where('r.status', '=', 'DISPATCHED')
+    .where('r.phone', 'in', [...new Set(contacts.map((c) => c.phone))])
+    .where('r.replied_at', 'is', null)
+    .where('c.connection_id', 'in', [...new Set(contacts.map((c) => c.connectionId))])
+    .execute();
+  return new Set(rows.map((row) => `${row.connection_id}|${row.phone}`));
+}
+
 export function optOutStore(base: DatabaseHandle): OptOutStore {
   const db = campaignsDb(base);
   return {

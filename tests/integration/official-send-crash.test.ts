@@ -194,6 +194,8 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       );
       console.log(`campaign settled ${Math.round((Date.now() - lastKill) / 1000)} s after the last kill`);
       expect(Math.round((Date.now() - lastKill) / 1000)).toBeLessThanOrEqual(45);
+      const failures = await db.query(`select error->>'code' as code, error->>'title' as title, count(*)::int as n from messages where status = 'FAILED' and connection_id = $1 group by 1, 2`, [connectionId]);
+      expect(failures.rows).toEqual([]);
       expect(done.progress).toMatchObject({ total: CAMPAIGN, failed: 0 });
       // Counted at the network: each recipient got exactly one message.
       const perRecipient = new Map<string, number>();

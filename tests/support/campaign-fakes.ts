@@ -362,6 +362,7 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
         await this.insertMany([message]);
         return true;
       },
+      insertReceived: unsupported('messages.insertReceived'),
       async insertMany(messages) {
         for (const m of messages) {
           if (s.messages.has(m.id)) throw new Error(`duplicate message id ${m.id}`);
@@ -424,6 +425,7 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
           lastContactMessageAt: update.fromContact ? update.at : (c?.lastContactMessageAt ?? null),
         });
       },
+      touchMany: unsupported('chats.touchMany'),
       async touchOutgoing(connectionId, remoteJids, at) {
         for (const remoteJid of new Set(remoteJids)) {
           const key = `${connectionId} ${remoteJid}`;

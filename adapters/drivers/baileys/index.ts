@@ -20,6 +20,7 @@ import {
 import type { ILogger } from 'baileys/lib/Utils/logger.js';
 import { SESSION_ELSEWHERE, MEDIA_GONE, DriverError, type DriverCapabilities, type DriverConnection, type DriverEvents, type NetworkDriver, type OutgoingMedia, type SendResult } from '../../../core/connections/driver.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
+import type { ReceivedMessage } from '../../../core/messaging/incoming.ts';
 import { isMediaKind, type OutgoingMessage } from '../../../core/messaging/outgoing.ts';
 import type { Clock } from '../../../core/shared/ports.ts';
 import { clearAuthState, createKeyCache, LeaseLostError, readStoredValue, replaceAuthState, usePostgresAuthState, type PostgresAuthState } from './auth-state.ts';
@@ -356,6 +357,7 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
 
   async function onUpsert(session: Session, list: WAMessage[]): Promise<void> {
     const connectionId = session.connection.id;
+    const reported: ReceivedMessage[] = [];
     for (const msg of list) {
       if (!isReportable(msg)) continue;
       const album = albumOf(msg);
@@ -372,8 +374,10 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
       if (!received) continue;
       // One of ours, under the id chosen before sending: the service settles the send if it is still PENDING.
       const clientMessageId = received.fromMe ? clientMessageIdOf(received.externalId) : undefined;
-      await session.events.message(clientMessageId ? { ...received, clientMessageId } : received);
+      reported.push(clientMessageId ? { ...received, clientMessageId } : received);
     }
+    // Handed over together, in order: the service stores the messages of one upsert in one batch.
+    await Promise.all(reported.map((received) => session.events.message(received)));
   }
 
   async function onMessagesUpdate(session: Session, updates: WAMessageUpdate[]): Promise<void> {

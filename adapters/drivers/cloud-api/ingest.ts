@@ -49,11 +49,16 @@ export async function ingestWebhook(connection: DriverConnection, payload: unkno
 
 async function ingestValue(value: WebhookValue, events: DriverEvents): Promise<void> {
   const contacts = Array.isArray(value.contacts) ? value.contacts : [];
-  for (const message of Array.isArray(value.messages) ? value.messages : []) {
-    if (!isObject(message) || typeof message.id !== 'string' || typeof message.from !== 'string') continue;
-    const contact = contacts.find((c) => c?.wa_id === message.from) ?? (contacts.length === 1 ? contacts[0] : undefined);
-    await events.message(toReceivedMessage(message, contact?.profile?.name ?? ''));
-  }
+  const messages = (Array.isArray(value.messages) ? value.messages : []).filter(
+    (message) => isObject(message) && typeof message.id === 'string' && typeof message.from === 'string',
+  );
+  // Handed over together, in order: the service stores the callback's messages in one batch.
+  await Promise.all(
+    messages.map((message) => {
+      const contact = contacts.find((c) => c?.wa_id === message.from) ?? (contacts.length === 1 ? contacts[0] : undefined);
+      return events.message(toReceivedMessage(message, contact?.profile?.name ?? ''));
+    }),
+  );
   for (const status of Array.isArray(value.statuses) ? value.statuses : []) {
     if (!isObject(status) || typeof status.id !== 'string') continue;
     const receipt = toReceipt(status);

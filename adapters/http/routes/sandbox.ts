@@ -5,8 +5,10 @@ import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../core/messaging/
 import { normalizeRecipient } from '../../../core/messaging/outgoing.ts';
 import { DomainError, notFound } from '../../../core/shared/errors.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
+import type { Connection } from '../../../core/connections/connection.ts';
 import { driverEventsFor } from '../../connections/driver-events.ts';
 import { messagingStores } from '../../connections/stores.ts';
+import { receiveBatcher } from '../../connections/receive-batcher.ts';
 import { simulatedMessage } from '../../drivers/sandbox/simulator.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -23,10 +25,8 @@ export function sandboxRoutes(ctx: AppContext) {
   const sandboxConnection = async (actor: Actor, id: string) => {
     authorize(actor.roles, 'connections', 'write');
     const connection = await messagingStores(ctx.db, ctx).connections.get(actor.workspaceId, id);
-    if (!connection) throw connectionNotFound(id);
-    if (connection.driver !== 'sandbox') throw notFound('Sandbox endpoints exist only on sandbox connections');
-    if (connection.status !== 'CONNECTED') throw new DomainError('unprocessable', `The connection is ${connection.status}; connect it first`);
-    return connection;
+    checkSandbox(actor, id, connection);
+    return connection!;
   };
   const errors = { ...authErrors, 404: t.Union([CodedError, StandardError]), 422: StandardError };
   // A simulated contact edits or deletes one of their messages: the driver gets the network's event.
@@ -53,10 +53,12 @@ export function sandboxRoutes(ctx: AppContext) {
         .post(
           '/messages',
           async ({ actor, params, body, set }) => {
-            const connection = await sandboxConnection(actor, params.id);
+            authorize(actor.roles, 'connections', 'write');
             const received = simulatedMessage(body, ctx.clock.now());
-            await driverEventsFor(ctx, connection.id).message(received);
-            const stored = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, received.externalId);
+            // What the driver's `events.message` does (driver-events.ts), with the stored message
+            // back; the connection is checked as the batch reads it.
+            const outcome = await receiveBatcher(ctx).receive(params.id, received, (connection) => checkSandbox(actor, params.id, connection));
+            const stored = outcome.stored ? outcome.message : await messagingStores(ctx.db, ctx).messages.findByExternalId(params.id, received.externalId);
             set.status = 201;
             return presentMessage(stored!);
           },
@@ -133,4 +135,11 @@ export function sandboxRoutes(ctx: AppContext) {
           detail: { summary: 'A simulated contact deletes a message for everyone' },
         })
     );
+}
+
+/** The caller's workspace's sandbox connection, CONNECTED: 404 or 422 otherwise. */
+function checkSandbox(actor: Actor, id: string, connection: Connection | undefined): void {
+  if (!connection || connection.workspaceId !== actor.workspaceId) throw connectionNotFound(id);
+  if (connection.driver !== 'sandbox') throw notFound('Sandbox endpoints exist only on sandbox connections');
+  if (connection.status !== 'CONNECTED') throw new DomainError('unprocessable', `The connection is ${connection.status}; connect it first`);
 }

@@ -13,6 +13,13 @@ export function mediaStore(db: Kysely<Database>): MediaStore {
         .values({ ...snakeCased(item), size: bytes ? bytes.length : item.size, bytes: bytes ?? null })
         .execute();
     },
+    async insertMany(items) {
+      if (items.length === 0) return;
+      await db
+        .insertInto('media')
+        .values(items.map((item) => ({ ...snakeCased(item), bytes: null })))
+        .execute();
+    },
     async get(id) {
       if (!isUuid(id)) return undefined;
       const row = await db

@@ -35,6 +35,18 @@ export function messageStore(db: Kysely<Database>): MessageStore {
       const result = await insertMessage(db, ...MESSAGE_COLUMNS.map((column) => row[column]));
       return Number(result.numAffectedRows ?? 0n) > 0;
     },
+    async insertReceived(messages) {
+      if (messages.length === 0) return [];
+      // In network id order: two batches holding the same ids wait for each other, never deadlock.
+      const rows = messages.map(messageRow).sort((a, b) => (a.external_id! < b.external_id! ? -1 : a.external_id! > b.external_id! ? 1 : 0));
+      const inserted = await db
+        .insertInto('messages')
+        .values(rows)
+        .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing())
+        .returning('external_id')
+        .execute();
+      return inserted.map((row) => row.external_id!);
+    },
     async insertMany(messages) {
       if (messages.length === 0) return;
       await db.insertInto('messages').values(messages.map(messageRow)).execute();
@@ -144,6 +156,26 @@ export function chatStore(db: Kysely<Database>): ChatStore {
             last_contact_message_at: fromContact
               ? eb.fn('greatest', [eb.ref('chats.last_contact_message_at'), eb.ref('excluded.last_contact_message_at')])
               : eb.ref('chats.last_contact_message_at'),
+          })),
+        )
+        .execute();
+    },
+    async touchMany(connectionId, touches) {
+      if (touches.length === 0) return;
+      // In chat order: two writes touching the same chats wait for each other, never deadlock.
+      const sorted = [...touches].sort((a, b) => (a.remoteJid < b.remoteJid ? -1 : a.remoteJid > b.remoteJid ? 1 : 0));
+      await db
+        .insertInto('chats')
+        .values(
+          sorted.map((t) => ({ connection_id: connectionId, remote_jid: t.remoteJid, name: t.name ?? null, last_message_at: t.at, last_contact_message_at: t.contactAt ?? null })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['connection_id', 'remote_jid']).doUpdateSet((eb) => ({
+            name: eb.fn.coalesce(eb.ref('excluded.name'), eb.ref('chats.name')),
+            last_message_at: eb.fn('greatest', [eb.ref('chats.last_message_at'), eb.ref('excluded.last_message_at')]),
+            // greatest() skips nulls: a chat with no contact message here keeps its send window,
+            // and late-arriving old messages never move it back (spec 3.4).
+            last_contact_message_at: eb.fn('greatest', [eb.ref('chats.last_contact_message_at'), eb.ref('excluded.last_contact_message_at')]),
           })),
         )
         .execute();

@@ -6,6 +6,20 @@ import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb } from '../tables.ts';
 import { conversationStores } from './store.ts';
 
+/** Of these connections, those a CONNECTION inbox serves (`workspaceId|connectionId`). */
+export async function connectionsWithInboxes(base: DatabaseHandle, connections: ReadonlyArray<{ workspaceId: string; connectionId: string }>): Promise<Set<string>> {
+  if (connections.length === 0) return new Set();
+  const rows = await helpdeskDb(base)
+    .selectFrom('helpdesk_inboxes')
+    .select(['workspace_id', 'connection_id'])
+    .distinct()
+    .where('workspace_id', 'in', [...new Set(connections.map((c) => c.workspaceId))])
+    .where('connection_id', 'in', [...new Set(connections.map((c) => c.connectionId))])
+    .where('channel_type', '=', 'CONNECTION')
+    .execute();
+  return new Set(rows.map((row) => `${row.workspace_id}|${row.connection_id}`));
+}
+
 /**
  * What a contact's message arriving on a connection needs to join a conversation, bound to one
  * transaction: the inbox of the connection, the connection message it was stored as, a lock per

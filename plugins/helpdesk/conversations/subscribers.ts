@@ -3,7 +3,7 @@ import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import { receiveIncoming } from '../../../core/helpdesk/conversations/conversations.ts';
 import { followDeliveries, type DeliveryScope } from '../../../core/helpdesk/conversations/reply-status.ts';
 import { eventsWithLaggingReplies, replyStatusStores } from './reply-status-store.ts';
-import { incomingMessageStores, type IncomingMessageStores } from './incoming-message-store.ts';
+import { connectionsWithInboxes, incomingMessageStores, type IncomingMessageStores } from './incoming-message-store.ts';
 
 /** The stored event as the worker hands it to subscribers (plugins/kernel/events.ts). */
 interface StoredEvent {
@@ -119,8 +119,15 @@ function deliveryScope(event: StoredEvent): DeliveryScope | undefined {
   return { connectionId: event.connectionId, remoteJid: event.remoteJid, messageIds: namedMessageIds(event.data) };
 }
 
+/** Of a batch of incoming messages, those on a connection bound to an inbox (on most connections, none): one read. */
+export async function messagesForInboxes(payloads: unknown[], ctx: PluginContext): Promise<ReadonlySet<string>> {
+  const events = (payloads as StoredEvent[]).filter((event) => event.connectionId && !event.data?.key?.fromMe);
+  const bound = await ctx.storage.read((db) => connectionsWithInboxes(db, events.map((event) => ({ workspaceId: event.workspaceId, connectionId: event.connectionId! }))));
+  return new Set(events.filter((event) => bound.has(`${event.workspaceId}|${event.connectionId}`)).map((event) => event.eventId));
+}
+
 export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
-  { event: 'messages.upsert', handle: onIncomingMessage },
+  { event: 'messages.upsert', handle: onIncomingMessage, select: messagesForInboxes },
   { event: 'messages.update', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies },
   { event: 'send.message', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies },
 ];
