@@ -2,6 +2,7 @@ import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans
 import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/assignment/presence.ts';
 import { parseAllowList, type OutboundAllowList } from '../core/shared/outbound-policy.ts';
 import { DEFAULT_ALLOWED_ORIGINS, parseAllowedOrigins, type AllowedOrigins } from '../core/shared/allowed-origins.ts';
+import { isLogLevel, LOG_LEVELS, type LogLevel } from '../adapters/logging/logger.ts';
 
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
@@ -48,6 +49,10 @@ export interface Config {
   authFailureLimit: number;
   /** `TRUST_PROXY` (0): how many proxies in front of the service append to `X-Forwarded-For`; `true` is 1. */
   trustProxy: number;
+  /** `DRAIN_SECONDS` (0): after SIGTERM, how long `/readyz` answers 503 while the server still serves, before it stops. */
+  drainSeconds: number;
+  /** `LOG_LEVEL` (info): the least severe log lines written (`trace` … `fatal`, or `silent`). */
+  logLevel: LogLevel;
 }
 
 export class ConfigError extends Error {}
@@ -88,6 +93,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxMediaBytes: integer(env, 'MAX_MEDIA_BYTES', 16 * 1024 * 1024, 1024),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 100, 1),
     trustProxy: trustProxy(env),
+    drainSeconds: integer(env, 'DRAIN_SECONDS', 0, 0),
+    logLevel: logLevel(env.LOG_LEVEL),
   };
 }
 
@@ -131,6 +138,12 @@ function integer(env: Record<string, string | undefined>, key: string, fallback:
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new ConfigError(`${key} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+function logLevel(raw: string | undefined): LogLevel {
+  const value = raw?.trim().toLowerCase() || 'info';
+  if (!isLogLevel(value)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
   return value;
 }
 

@@ -33,6 +33,8 @@ import { corsHook } from './cors.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { oauthDiscoveryRoutes } from './routes/oauth-discovery.ts';
 import { oauthAppRoutes } from './routes/oauth-apps.ts';
+import { answeringEarly, beginRequest, finishRequest, noteStatus, requestLogger } from './request-log.ts';
+import { readinessRoute } from './readiness.ts';
 
 /**
  * The HTTP surface: base features always, then the routes of each enabled plugin. A
@@ -42,12 +44,19 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
   const limits = bodyLimits(ctx.config);
   const home = homePage(plugins);
   let app = new Elysia()
-    .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    .onError({ as: 'global' }, ({ code, error, request }) => {
+      const response = errorResponse(code, error, requestLogger(ctx.log, request));
+      noteStatus(request, response.status);
+      return response;
+    })
+    // The request id, on every answer, and the access line once the answer is sent.
+    .onRequest(beginRequest)
+    .onAfterResponse({ as: 'global' }, finishRequest(ctx))
     // CORS for browser MCP clients and the MCP endpoint's Origin check (DNS rebinding), before all else.
-    .onRequest(corsHook(ctx))
+    .onRequest(answeringEarly(ctx, corsHook(ctx)))
     // First for every request, before routing, authentication or any body is read: a declared
     // body larger than any route reads, and a URL with NUL, lone surrogates or broken escapes.
-    .onRequest(({ request }) => refuseEarly(request, limits))
+    .onRequest(answeringEarly(ctx, ({ request }: { request: Request }) => refuseEarly(request, limits)))
     // `parse: 'none'` (raw uploads, signed callbacks) alongside the global hook below: Elysia
     // then looks `none` up as a named parser; this one claims the body without reading it.
     .parser('none', () => null)
@@ -140,6 +149,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
       response: { 200: t.Object({ status: t.Literal('ok') }) },
       detail: { tags: ['Service'], summary: 'Liveness' },
     })
+    .use(readinessRoute(ctx))
     .use(accountRoutes(ctx))
     .use(apiTokenRoutes(ctx))
     .use(memberRoutes(ctx))

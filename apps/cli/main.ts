@@ -7,6 +7,10 @@ import { loadConfig } from '../config.ts';
 import { sendControlRequest } from '../control-socket.ts';
 import { DataDirBusyError } from '../data-dir-lock.ts';
 import { openRuntime } from '../runtime.ts';
+import { logToStandardError } from '../../adapters/logging/logger.ts';
+
+// Standard output is the command's answer (one JSON line): whatever the runtime logs goes to standard error.
+logToStandardError();
 
 const USAGE = `Usage:
   bun run cli bootstrap --email E --workspace NAME [--plan FREE|PRO] [--password-stdin | --password P]

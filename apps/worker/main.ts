@@ -8,13 +8,21 @@ if (!config.databaseUrl) {
   console.error('A separate worker needs DATABASE_URL; on the embedded database `bun run start` runs the worker itself.');
   process.exit(1);
 }
-const runtime = await openRuntime(config);
+const runtime = await openRuntime(config).catch((error: Error) => {
+  console.error(`Switchboard could not start: ${error.message}`);
+  process.exit(1);
+});
 const stopBackgroundWork = await startBackgroundWork(runtime);
-console.log(`Switchboard worker running ${runtime.jobs.length} job kind(s)`);
+runtime.ctx.log.info({ jobKinds: runtime.jobs.length }, `Switchboard worker running ${runtime.jobs.length} job kind(s)`);
+let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    runtime.ctx.log.info({ signal }, 'stopping');
     await stopBackgroundWork();
     await runtime.close();
+    runtime.ctx.log.info('stopped');
     process.exit(0);
   });
 }
