@@ -124,7 +124,7 @@ describe('logs of a running service', () => {
     } finally {
       await server.stop();
     }
-  });
+  }, 180_000);
 
   test('LOG_LEVEL=warn keeps info lines (start-up, access) out; warnings still come as JSON', async () => {
     // On a database nobody uses yet, the set-up link is a warning: it still shows, and tells where the server is.
@@ -144,7 +144,7 @@ describe('logs of a running service', () => {
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(['warn', 'error', 'fatal']).toContain(line.level);
     expect(lines.some((line) => line.msg === 'request' || line.msg.startsWith('Switchboard listening'))).toBe(false);
-  });
+  }, 120_000);
 
   test('an unknown LOG_LEVEL stops the start with one line and exit code 1', async () => {
     const child = Bun.spawn([process.execPath, 'apps/server/main.ts'], { cwd: ROOT, env: { ...quiet.env(), LOG_LEVEL: 'loud' }, stdout: 'pipe', stderr: 'pipe' });
@@ -175,5 +175,5 @@ describe('readiness while draining', () => {
     } finally {
       await server.stop();
     }
-  });
+  }, 120_000);
 });
