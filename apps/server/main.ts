@@ -13,19 +13,7 @@ const service = await startService(config, { worker }).catch((error: Error) => {
   process.exit(1);
 });
 const { ctx } = service.runtime;
-const where = config.databaseUrl ? 'Postgres' : `the embedded database in ${config.dataDir}`;
-ctx.log.info(
-  { url: service.url, bound: service.bound, publicUrl: ctx.config.publicUrl, database: config.databaseUrl ? 'postgres' : 'embedded', worker },
-  `Switchboard listening on ${service.url} (bound to ${service.bound}; public URL ${config.publicUrl}) on ${where}${worker ? ', with the worker' : ''}`,
-);
-const plugins = service.runtime.plugins.map((p) => p.name);
-ctx.log.info({ plugins }, `Plugins: ${plugins.join(', ') || 'none'}`);
-// First run: while nobody exists, the one-time link that makes the first Owner (pages/first-run.ts).
-// A warning: nobody can use the service until it is opened, and LOG_LEVEL=warn still shows it.
-if (!(await baseStores(ctx.db).identity.anyUser())) {
-  ctx.log.warn(`Nobody uses this Switchboard yet. Open this link to create its first Owner and workspace: ${firstRunUrl(ctx.config.publicUrl, ctx.keys.signing)}`);
-}
-
+// Before anything else is awaited: a SIGTERM from now on drains and stops in order.
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
@@ -41,4 +29,17 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     ctx.log.info('stopped');
     process.exit(0);
   });
+}
+
+const where = config.databaseUrl ? 'Postgres' : `the embedded database in ${config.dataDir}`;
+ctx.log.info(
+  { url: service.url, bound: service.bound, publicUrl: ctx.config.publicUrl, database: config.databaseUrl ? 'postgres' : 'embedded', worker },
+  `Switchboard listening on ${service.url} (bound to ${service.bound}; public URL ${config.publicUrl}) on ${where}${worker ? ', with the worker' : ''}`,
+);
+const plugins = service.runtime.plugins.map((p) => p.name);
+ctx.log.info({ plugins }, `Plugins: ${plugins.join(', ') || 'none'}`);
+// First run: while nobody exists, the one-time link that makes the first Owner (pages/first-run.ts).
+// A warning: nobody can use the service until it is opened, and LOG_LEVEL=warn still shows it.
+if (!(await baseStores(ctx.db).identity.anyUser())) {
+  ctx.log.warn(`Nobody uses this Switchboard yet. Open this link to create its first Owner and workspace: ${firstRunUrl(ctx.config.publicUrl, ctx.keys.signing)}`);
 }

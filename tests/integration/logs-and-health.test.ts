@@ -155,7 +155,7 @@ describe('logs of a running service', () => {
 
 describe('readiness while draining', () => {
   test('from SIGTERM, /readyz answers 503 draining while /healthz and the API still answer; then the process stops cleanly', async () => {
-    const server = await installation.startServer({ DRAIN_SECONDS: '3' });
+    const server = await installation.startServer({ DRAIN_SECONDS: '10' });
     try {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
       process.kill(server.pid, 'SIGTERM');
@@ -171,7 +171,7 @@ describe('readiness while draining', () => {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       await waitFor(() => (server.log().includes('"msg":"stopped"') ? true : undefined), { what: 'the stop', timeout: 20_000 });
       const lines = parsedLines(server.log());
-      expect(lines.find((line) => line.msg === 'stopping')).toMatchObject({ signal: 'SIGTERM', drainSeconds: 3 });
+      expect(lines.find((line) => line.msg === 'stopping')).toMatchObject({ signal: 'SIGTERM', drainSeconds: 10 });
     } finally {
       await server.stop();
     }
