@@ -8,6 +8,7 @@ import { passwordHasher } from '../adapters/crypto/password-hasher.ts';
 import { baseStores } from '../adapters/postgres/stores.ts';
 import { announceAccessChange } from '../adapters/realtime/hub.ts';
 import type { Runtime } from './runtime.ts';
+import { backupTo, type BackupResult } from './cli/embedded-backup.ts';
 
 /**
  * The CLI's administrative commands, once: `bun run cli` runs them on a runtime of its own, and
@@ -17,14 +18,18 @@ import type { Runtime } from './runtime.ts';
 export type AdminRequest =
   | { command: 'bootstrap'; email: string; workspace: string; plan: PlanName; password?: string }
   | { command: 'set-password'; email: string; password: string }
-  | { command: 'verify-client'; clientId: string; verified: boolean };
+  | { command: 'verify-client'; clientId: string; verified: boolean }
+  /** `to`: an absolute path, written by the process that holds the database. */
+  | { command: 'backup'; to: string; force: boolean };
 
-export type AdminResult = { userId: string; workspaceId: string; token: string } | { userId: string } | { clientId: string; verified: boolean };
+export type AdminResult = { userId: string; workspaceId: string; token: string } | { userId: string } | { clientId: string; verified: boolean } | BackupResult;
 
-export const ADMIN_COMMANDS = ['bootstrap', 'set-password', 'verify-client'] as const;
+export const ADMIN_COMMANDS = ['bootstrap', 'set-password', 'verify-client', 'backup'] as const;
 
 /** Longest email, workspace name or client id a request may carry (a bound, not a policy: core checks each). */
 const MAX_FIELD_LENGTH = 320;
+/** Longest path a backup may be written to (Linux's PATH_MAX). */
+const MAX_PATH_LENGTH = 4096;
 
 export async function runAdminCommand(runtime: Runtime, request: AdminRequest): Promise<AdminResult> {
   const { ctx } = runtime;
@@ -50,6 +55,10 @@ export async function runAdminCommand(runtime: Runtime, request: AdminRequest): 
     await announceAccessChange(ctx.realtime, { userId });
     return { userId };
   }
+  if (request.command === 'backup') {
+    if (!runtime.database.pglite) throw badRequest('backup is for the embedded database; back up Postgres with its own tools (pg_dump)');
+    return backupTo(runtime.database.pglite, request.to, request.force);
+  }
   const client = await setClientVerified(baseStores(ctx.db), request.clientId, request.verified);
   return { clientId: client.id, verified: client.verified };
 }
@@ -61,7 +70,7 @@ export function assertPassword(password: string): void {
 
 /**
  * A request as it arrives over the control socket (parsed JSON, anything at all), checked field
- * by field: exactly one of the three commands with its fields, of their types and bounded.
+ * by field: exactly one of the commands with its fields, of their types and bounded.
  * A request that is not one is `invalid_input`, listing what is wrong.
  */
 export function checkAdminRequest(value: unknown): AdminRequest {
@@ -76,7 +85,7 @@ export function checkAdminRequest(value: unknown): AdminRequest {
       if (typeof field === 'string') return field;
       problems.push('password must be a string');
     } else if (typeof field !== 'string' || !field.trim()) problems.push(`${name} must be a non-empty string`);
-    else if (field.length > MAX_FIELD_LENGTH) problems.push(`${name} must be at most ${MAX_FIELD_LENGTH} characters long`);
+    else if (field.length > (name === 'to' ? MAX_PATH_LENGTH : MAX_FIELD_LENGTH)) problems.push(`${name} must be at most ${name === 'to' ? MAX_PATH_LENGTH : MAX_FIELD_LENGTH} characters long`);
     else return field;
     return undefined;
   };
@@ -106,6 +115,13 @@ export function checkAdminRequest(value: unknown): AdminRequest {
       const clientId = text('clientId');
       if (typeof fields.verified !== 'boolean') problems.push('verified must be a boolean');
       return done({ command: 'verify-client', clientId: clientId!, verified: fields.verified as boolean });
+    }
+    case 'backup': {
+      allowed(['command', 'to', 'force']);
+      const to = text('to');
+      if (to !== undefined && !to.startsWith('/')) problems.push('to must be an absolute path');
+      if (typeof fields.force !== 'boolean') problems.push('force must be a boolean');
+      return done({ command: 'backup', to: to!, force: fields.force as boolean });
     }
     default:
       throw badRequest(`command must be one of ${ADMIN_COMMANDS.join(', ')}`);

@@ -127,6 +127,8 @@ function inode(path: string): number | undefined {
 
 /** How long the CLI waits for the running service's answer (a password hash takes about a second). */
 export const CONTROL_ANSWER_TIMEOUT_MS = 30_000;
+/** How long it waits for a backup, which writes the whole database. */
+export const CONTROL_BACKUP_TIMEOUT_MS = 30 * 60_000;
 
 /**
  * Sends one request to the process holding DATA_DIR; answers its reply, or undefined when no

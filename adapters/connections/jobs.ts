@@ -2,39 +2,16 @@ import { notFound } from '../../core/shared/errors.ts';
 import { DriverError, MEDIA_GONE } from '../../core/connections/driver.ts';
 import { mediaFetchFailure } from '../../core/media/media-fetch.ts';
 import { SESSION_QUEUE, type SessionCommand } from '../../core/connections/connections.ts';
-import { deliverMessages, driverView } from '../../core/messaging/deliver.ts';
+import { driverView } from '../../core/messaging/deliver.ts';
 import { MEDIA_FETCH_QUEUE } from '../../core/messaging/receive.ts';
-import { SEND_QUEUE } from '../../core/messaging/send.ts';
 import type { AppContext } from '../http/context.ts';
 import type { JobDefinition } from '../queue/queue.ts';
 import { driverEventsFor } from './driver-events.ts';
 import { messagingDeps, messagingStores, messagingUnitOfWork } from './stores.ts';
 
-const SEND_RETRY_LIMIT = 4;
-
-/** The base service's background work: sessions, driver sends, media fetching. */
+/** The base service's jobs: session commands and media fetching (sends have their engine: send-engine.ts). */
 export function messagingJobs(ctx: AppContext): JobDefinition[] {
-  const uow = messagingUnitOfWork(ctx);
-  const deps = messagingDeps(ctx);
   return [
-    {
-      queue: SEND_QUEUE,
-      retryLimit: SEND_RETRY_LIMIT,
-      retryDelay: 2,
-      retryBackoff: true,
-      expireInSeconds: 120,
-      // Every queued job wakes each local worker of the queue: two workers fetching 50 each cost
-      // the database less than four fetching 25, and a slow network still holds only one of them.
-      concurrency: 2,
-      batchSize: 50,
-      // A fetched batch is sent side by side and recorded in one transaction.
-      handleBatch: (jobs: Array<{ data: { messageId: string; hops?: number }; job: { retryCount: number } }>) =>
-        deliverMessages(
-          uow,
-          deps,
-          jobs.map(({ data, job }) => ({ messageId: data.messageId, retryCount: job.retryCount, retryLimit: SEND_RETRY_LIMIT, hops: data.hops })),
-        ),
-    },
     {
       queue: SESSION_QUEUE,
       retryLimit: 3,

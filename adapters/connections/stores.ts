@@ -8,6 +8,7 @@ import { baseStores } from '../postgres/stores.ts';
 import { connectionStore } from '../postgres/repositories/connection-store.ts';
 import { chatStore, messageStore } from '../postgres/repositories/message-store.ts';
 import { mediaStore } from '../postgres/repositories/media-store.ts';
+import { sendQueue } from '../postgres/repositories/send-queue.ts';
 import { templateStore } from '../postgres/repositories/template-store.ts';
 import { eventPublisher } from '../postgres/repositories/event-store.ts';
 import { batchStore, deliveryStore, eventLog, pendingFanouts, webhookStore } from '../postgres/repositories/webhook-store.ts';
@@ -19,6 +20,7 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
     ...baseStores(db),
     connections: connectionStore(db, ctx.box),
     messages: messageStore(db),
+    sendQueue: sendQueue(db),
     chats: chatStore(db),
     media: mediaStore(db),
     events: eventPublisher(db, ctx),

@@ -19,6 +19,7 @@ import * as creditAllowance from './migrations/base/0017_credit_allowance.ts';
 import * as dropWorkspaceHelpdeskEnabled from './migrations/base/0018_drop_workspace_helpdesk_enabled.ts';
 import * as webSessionLifetimes from './migrations/base/0019_web_session_lifetimes.ts';
 import * as pluginEventQueueNotify from './migrations/base/0020_plugin_event_queue_notify.ts';
+import * as messageSendQueue from './migrations/base/0021_message_send_queue.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -53,6 +54,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0018_drop_workspace_helpdesk_enabled': dropWorkspaceHelpdeskEnabled,
     '0019_web_session_lifetimes': webSessionLifetimes,
     '0020_plugin_event_queue_notify': pluginEventQueueNotify,
+    '0021_message_send_queue': messageSendQueue,
   },
 };
 

@@ -104,6 +104,12 @@ export interface MessagesTable {
   message_timestamp: Date;
   created_at: Date;
   updated_at: Date;
+  /** The send queue (core/messaging/send-record.ts): set while an outbound message's send is in progress. */
+  send_state: 'queued' | 'claimed' | 'in_flight' | 'in_doubt' | null;
+  send_due_at: Date | null;
+  send_owner: string | null;
+  send_attempts: Generated<number>;
+  send_hops: Generated<number>;
 }
 
 export interface MediaTable {

@@ -23,6 +23,12 @@ export interface DriverCapabilities {
   typing: boolean;
   /** How a session is paired: at once (sandbox), by QR / pairing code, or by credentials. */
   pairing: 'instant' | 'qr' | 'credentials';
+  /**
+   * The network recognises a repeat of a send by our message id and never makes it a second
+   * message: a send left in doubt by a crash may simply go again. False (the default) for
+   * networks that would deliver it twice.
+   */
+  idempotentSends?: boolean;
 }
 
 /** The feature flags clients see of a connection (REST and MCP); all false for an unknown driver. */
@@ -70,12 +76,18 @@ export interface SendResult {
   status?: DeliveryStatus;
 }
 
-/** A failure the network reported; `retryable` failures are retried by the queue. */
+/**
+ * A failure the network reported; `retryable` failures are retried by the queue. An `unanswered`
+ * failure of a send is a call that may have reached the network without its answer reaching us
+ * (a timeout, a connection reset after the request went out): that send is in doubt, and is
+ * settled from the network's evidence instead of being sent again.
+ */
 export class DriverError extends Error {
   constructor(
     message: string,
     readonly code: number | string,
     readonly retryable: boolean,
+    readonly unanswered = false,
   ) {
     super(message);
     this.name = 'DriverError';

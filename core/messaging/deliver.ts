@@ -1,4 +1,5 @@
 import { releaseCredits } from '../plans/metering.ts';
+import { gatheredWrites } from '../shared/gathered-writes.ts';
 import type { UnitOfWork } from '../shared/unit-of-work.ts';
 import type { Connection, EventPublisher } from '../connections/connection.ts';
 import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia, type SendResult } from '../connections/driver.ts';
@@ -7,67 +8,142 @@ import { statusUpdateData } from './status-update.ts';
 import { isMediaKind, type OutgoingContent, type OutgoingMessage } from './outgoing.ts';
 import { assertMediaFits } from '../media/media-limits.ts';
 import { recordAccepted } from './settle.ts';
-import { SEND_QUEUE, type SendDeps, type SendStores } from './send.ts';
+import type { ClaimedSend, Requeued, SendQueue } from './send-queue.ts';
+import {
+  IN_DOUBT_ERROR,
+  IN_DOUBT_GRACE_SECONDS,
+  MAX_SESSION_HOPS,
+  retryDelaySeconds,
+  SEND_LEASE_SECONDS,
+  SEND_RETRY_LIMIT,
+} from './send-record.ts';
+import type { SendDeps, SendStores } from './send.ts';
 
-export type DeliverStores = SendStores & { events: EventPublisher };
+export type DeliverStores = SendStores & { events: EventPublisher; sendQueue: SendQueue };
 
-/** How many times a send may be handed to another worker looking for its session (about a minute). */
-const MAX_HOPS = 60;
+/** A worker's hand on the send queue: who it is, and the queue (written outside transactions). */
+export interface SendWorker {
+  owner: string;
+  queue: SendQueue;
+  /** True once the worker stops: sends not started yet stay claimed, for the worker to give back. */
+  stopping?(): boolean;
+}
 
-/** One queued driver send: its message and where its job stands in the queue's retries. */
-export interface SendAttempt {
-  messageId: string;
-  retryCount: number;
-  retryLimit: number;
-  /** Times the send was handed on by workers that do not hold the session. */
-  hops?: number;
+export interface Sender {
+  /**
+   * Sends claimed sends to their networks and records each outcome; resolves when all are
+   * recorded, with the errors of writes that failed (those sends stay claimed or in flight, and
+   * the queue takes them back when their lease lapses).
+   */
+  deliver(claimed: readonly ClaimedSend[]): Promise<Error[]>;
+  /** Ends in-doubt sends whose grace is over and that no evidence settled: FAILED `send_in_doubt`. */
+  giveUp(ids: readonly string[]): Promise<void>;
 }
 
 /**
- * The worker's half of sends: hands PENDING messages to their drivers, then records the
- * outcomes. Network calls happen outside any transaction, side by side. Sends the network took
- * are recorded together in one transaction (their statuses, held receipts, credits and
- * `send.message` events in a few multi-row writes), which is what lets one worker keep up with
- * a connection's accepted sends. A retryable failure is answered as that send's error (the
- * queue retries its job) until the last attempt; a permanent one (or the last attempt) marks the
- * message FAILED and refunds its credit. Credit policy: a message consumes its credit once the
- * network has accepted it; a message that never went out costs nothing.
- * Answers, per attempt in order, the error its job should fail with, or undefined when done.
+ * The worker's half of sends (the message rows are the queue, see send-record.ts). Each claimed
+ * send is marked in flight right before its network call, and its outcome is written as soon
+ * as the call returns: the network's id (SENT, its credit consumed, its events), a retry later,
+ * a failure (its credit given back), or in doubt when the call went unanswered. Calls run side by
+ * side, one chat's messages one after another, oldest first. Writes of each kind arriving
+ * together are gathered into one statement (one transaction for the sends the network took), so
+ * under load a few statements carry many sends, and when idle each goes at once.
+ *
+ * What a crash leaves: a claimed send not yet in flight goes back to the queue when its lease
+ * lapses (it never reached the network); an in-flight one becomes in doubt and is settled only
+ * by the network's evidence (settle.ts) or given up, never sent again.
  */
-export async function deliverMessages(uow: UnitOfWork<DeliverStores>, deps: SendDeps, attempts: readonly SendAttempt[]): Promise<Array<Error | undefined>> {
-  const prepared = await uow.transaction((stores) => prepareSends(stores, attempts));
-  const outcomes = await sendByChat(deps, prepared);
-
-  const sent = prepared.flatMap((send, i) => (send && outcomes[i]?.kind === 'sent' ? [{ ...send, result: outcomes[i].result, index: i }] : []));
-  const errors: Array<Error | undefined> = attempts.map(() => undefined);
-  await recordSent(uow, deps, sent).catch(async () => {
-    // One of them could not be written with the others (a deadlock, a constraint): each alone,
-    // so one bad write fails (and retries) only its own job.
-    for (const one of sent) await recordSent(uow, deps, [one]).catch((error: Error) => (errors[one.index] = error));
+export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, worker: SendWorker): Sender {
+  const leaseUntil = () => new Date(deps.clock.now().getTime() + SEND_LEASE_SECONDS * 1000);
+  const start = gatheredWrites(async (ids: string[]) => {
+    const marked = await worker.queue.start(worker.owner, ids, leaseUntil());
+    return ids.map((id) => marked.has(id));
+  });
+  const took = gatheredWrites(async (sends: TookSend[]): Promise<Array<Error | undefined>> => {
+    const together = await recordTook(uow, deps, sends).then(
+      () => true,
+      () => false,
+    );
+    if (together) return sends.map(() => undefined);
+    // One of them could not be written with the others: each alone, so one bad write costs only its own.
+    const errors: Array<Error | undefined> = [];
+    for (const one of sends) errors.push(await recordTook(uow, deps, [one]).then(() => undefined, (error: Error) => error));
+    return errors;
+  });
+  const requeue = gatheredWrites(async (sends: Requeued[]) => {
+    await worker.queue.requeue(worker.owner, sends);
+    return sends.map(() => undefined);
+  });
+  const doubt = gatheredWrites(async (ids: string[]) => {
+    await worker.queue.doubt(worker.owner, ids, new Date(deps.clock.now().getTime() + IN_DOUBT_GRACE_SECONDS * 1000));
+    return ids.map(() => undefined);
   });
 
-  const hops: Array<SendAttempt & { index: number }> = [];
-  for (const [i, outcome] of outcomes.entries()) {
-    const message = prepared[i]?.message;
-    if (!outcome || !message) continue;
-    if (outcome.kind === 'hop') hops.push({ ...attempts[i]!, hops: (attempts[i]!.hops ?? 0) + 1, index: i });
-    if (outcome.kind === 'failed') {
-      const retryable = outcome.error instanceof DriverError ? outcome.error.retryable : true;
-      if (retryable && attempts[i]!.retryCount < attempts[i]!.retryLimit) errors[i] = outcome.error;
-      else await fail(uow, deps, message, failure(outcome.error)).catch((error: Error) => (errors[i] = error));
+  async function sendOne(send: ClaimedSend, connection: Connection | undefined): Promise<void> {
+    const { message } = send;
+    const prepared = await prepareOne(uow, message, connection);
+    if ('refused' in prepared) return fail(uow, deps, message, failure(prepared.refused));
+    if (worker.stopping?.()) return;
+    if (!(await start(message.id))) return; // its lease lapsed and another worker has it
+    let result: SendResult;
+    try {
+      result = await deps.drivers.get(prepared.connection.driver)!.send(driverView(prepared.connection), prepared.outgoing, prepared.media);
+    } catch (thrown) {
+      const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+      return settleFailure(send, error);
     }
+    const error = await took({ message, connection: prepared.connection, result });
+    if (error) throw error;
   }
-  if (hops.length > 0) {
-    // Only the worker holding the session can send: hand the jobs on until one of them takes them.
-    await uow
-      .transaction(async (stores) => {
-        for (const hop of hops) await stores.outbox.enqueue(SEND_QUEUE, { messageId: hop.messageId, hops: hop.hops }, { dedupeKey: `${hop.messageId}:hop:${hop.hops}`, startAfterSeconds: 1 });
-      })
-      .catch((error: Error) => {
-        for (const hop of hops) errors[hop.index] = error;
+
+  async function settleFailure(send: ClaimedSend, error: Error): Promise<void> {
+    const { message } = send;
+    const now = deps.clock.now().getTime();
+    if (error instanceof DriverError && error.unanswered) return doubt(message.id);
+    if (error instanceof DriverError && error.code === SESSION_ELSEWHERE && send.hops < MAX_SESSION_HOPS) {
+      // Only the worker holding the session can send: hand it on until one of them takes it.
+      return requeue({ id: message.id, dueAt: new Date(now + 1000), attempts: send.attempts, hops: send.hops + 1 });
+    }
+    const retryable = error instanceof DriverError ? error.retryable : true;
+    if (retryable && send.attempts < SEND_RETRY_LIMIT) {
+      return requeue({ id: message.id, dueAt: new Date(now + retryDelaySeconds(send.attempts + 1) * 1000), attempts: send.attempts + 1, hops: send.hops });
+    }
+    return fail(uow, deps, message, failure(error));
+  }
+
+  return {
+    async deliver(claimed) {
+      const connections = await uow.transaction(async (stores) => {
+        const found = new Map<string, Connection | undefined>();
+        for (const id of new Set(claimed.map((c) => c.message.connectionId))) found.set(id, await stores.connections.find(id));
+        return found;
       });
-  }
-  return errors;
+      const errors: Error[] = [];
+      await Promise.all(
+        byChat(claimed).map(async (chat) => {
+          for (const send of chat) {
+            await sendOne(send, connections.get(send.message.connectionId)).catch((error: Error) => {
+              errors.push(new Error(`message ${send.message.id}: ${error.message}`));
+            });
+          }
+        }),
+      );
+      return errors;
+    },
+
+    async giveUp(ids) {
+      for (const id of ids) {
+        await uow.transaction(async (stores) => {
+          const current = await stores.messages.lock(id);
+          if (!current || current.status !== 'PENDING' || (await stores.sendQueue.stateOf(id)) !== 'in_doubt') return;
+          const connection = await stores.connections.find(current.connectionId);
+          // A network that recognises a repeat by our id cannot make it a second message: send it again.
+          if (connection && deps.drivers.get(connection.driver)?.capabilities.idempotentSends) return stores.sendQueue.resend(worker.owner, [id], deps.clock.now());
+          await failIn(stores, deps, current, IN_DOUBT_ERROR);
+        });
+      }
+    },
+  };
 }
 
 /** What a driver needs of a connection. */
@@ -75,107 +151,74 @@ export function driverView(connection: Connection) {
   return { id: connection.id, workspaceId: connection.workspaceId, credentials: connection.credentials, phoneNumber: connection.phoneNumber };
 }
 
-/** A send ready for its driver: the PENDING message, its connection and its media (or why it cannot go). */
-interface PreparedSend {
-  attempt: SendAttempt;
+interface TookSend {
   message: ChatMessage;
-  connection: Connection | undefined;
-  media: OutgoingMedia | undefined;
-  mediaError?: Error;
+  connection: Connection;
+  result: SendResult;
 }
 
-type SendOutcome = { kind: 'sent'; result: SendResult } | { kind: 'hop' } | { kind: 'failed'; error: Error };
-
-/** The PENDING messages of these attempts with their connections (each read once); others are done already. */
-async function prepareSends(stores: DeliverStores, attempts: readonly SendAttempt[]): Promise<Array<PreparedSend | undefined>> {
-  const messages = new Map((await stores.messages.getMany(attempts.map((a) => a.messageId))).map((m) => [m.id, m]));
-  const connections = new Map<string, Connection | undefined>();
-  const prepared: Array<PreparedSend | undefined> = [];
-  for (const attempt of attempts) {
-    const message = messages.get(attempt.messageId);
-    // A job run again (a retry after its worker died, a duplicate hop) for a message already
-    // settled, or a second job of a message in this batch: done, nothing to send.
-    messages.delete(attempt.messageId);
-    if (!message || message.status !== 'PENDING') {
-      prepared.push(undefined);
-      continue;
-    }
-    if (!connections.has(message.connectionId)) connections.set(message.connectionId, await stores.connections.find(message.connectionId));
-    const connection = connections.get(message.connectionId);
-    const media = connection && (await mediaFor(stores, message.content as OutgoingContent).then((m) => ({ media: m }), (error: Error) => ({ media: undefined, error })));
-    prepared.push({ attempt, message, connection, media: media?.media, mediaError: media && 'error' in media ? media.error : undefined });
-  }
-  return prepared;
-}
-
-/**
- * Sends side by side, except that the messages of one chat go one after another, oldest first
- * (ids are UUID v7): a contact receives a burst of messages in the order they were accepted.
- */
-async function sendByChat(deps: SendDeps, prepared: ReadonlyArray<PreparedSend | undefined>): Promise<Array<SendOutcome | undefined>> {
-  const outcomes: Array<SendOutcome | undefined> = prepared.map(() => undefined);
-  const chats = new Map<string, number[]>();
-  for (const [i, send] of prepared.entries()) {
-    if (!send) continue;
+/** Claimed sends grouped by chat, each group oldest first (ids are UUID v7): a contact receives a burst in the order it was accepted. */
+function byChat(claimed: readonly ClaimedSend[]): ClaimedSend[][] {
+  const chats = new Map<string, ClaimedSend[]>();
+  for (const send of claimed) {
     const chat = `${send.message.connectionId}|${send.message.remoteJid}`;
-    chats.set(chat, [...(chats.get(chat) ?? []), i]);
+    chats.set(chat, [...(chats.get(chat) ?? []), send]);
   }
-  await Promise.all(
-    [...chats.values()].map(async (indexes) => {
-      for (const i of indexes.sort((a, b) => (prepared[a]!.message.id < prepared[b]!.message.id ? -1 : 1))) outcomes[i] = await sendOne(deps, prepared[i]!);
-    }),
-  );
-  return outcomes;
+  return [...chats.values()].map((sends) => sends.sort((a, b) => (a.message.id < b.message.id ? -1 : 1)));
 }
 
-async function sendOne(deps: SendDeps, { message, connection, media, mediaError, attempt }: PreparedSend): Promise<SendOutcome> {
-  if (!connection) return { kind: 'failed', error: new DriverError('The connection was deleted before the message went out', 'connection_deleted', false) };
-  if (mediaError) return { kind: 'failed', error: mediaError };
-  const outgoing: OutgoingMessage = {
-    to: message.remoteJid,
-    content: message.content as OutgoingContent,
-    replyToExternalId: message.replyTo ?? undefined,
-    clientMessageId: message.id,
-  };
+type PreparedSend = { connection: Connection; outgoing: OutgoingMessage; media: OutgoingMedia | undefined } | { refused: Error };
+
+/** The call a send makes, or why it cannot go at all (its connection deleted, its media gone): decided before the wire. */
+async function prepareOne(uow: UnitOfWork<DeliverStores>, message: ChatMessage, connection: Connection | undefined): Promise<PreparedSend> {
+  if (!connection) return { refused: new DriverError('The connection was deleted before the message went out', 'connection_deleted', false) };
+  const content = message.content as OutgoingContent;
+  let media: OutgoingMedia | undefined;
   try {
-    return { kind: 'sent', result: await deps.drivers.get(connection.driver)!.send(driverView(connection), outgoing, media) };
+    media = isMediaKind(content.kind) ? await uow.transaction((stores) => mediaFor(stores, content)) : undefined;
   } catch (error) {
-    if (error instanceof DriverError && error.code === SESSION_ELSEWHERE && (attempt.hops ?? 0) < MAX_HOPS) return { kind: 'hop' };
-    return { kind: 'failed', error: error instanceof Error ? error : new Error(String(error)) };
+    return { refused: error as Error };
   }
+  const outgoing: OutgoingMessage = { to: message.remoteJid, content, replyToExternalId: message.replyTo ?? undefined, clientMessageId: message.id };
+  return { connection, outgoing, media };
 }
 
 /**
  * Records sends the network took, in one transaction (`recordAccepted`). Messages settled
- * meanwhile (by the network's evidence, or a job run twice) are left as they are: the row locks
- * make this and `settleSendByEvidence` take turns, and only the one finding PENDING records.
+ * meanwhile (by the network's evidence) are left as they are: the row locks make this and
+ * `settleSendByEvidence` take turns, and only the one finding PENDING records.
  */
-async function recordSent(uow: UnitOfWork<DeliverStores>, deps: SendDeps, sent: ReadonlyArray<PreparedSend & { result: SendResult }>): Promise<void> {
+async function recordTook(uow: UnitOfWork<DeliverStores>, deps: SendDeps, sent: readonly TookSend[]): Promise<void> {
   if (sent.length === 0) return;
   await uow.transaction(async (stores) => {
     const current = new Map((await stores.messages.lockMany(sent.map((s) => s.message.id))).map((m) => [m.id, m]));
     const pending = sent.filter((s) => current.get(s.message.id)?.status === 'PENDING');
-    await recordAccepted(stores, deps, pending.map((s) => ({ message: current.get(s.message.id)!, connection: s.connection!, result: s.result })));
+    await recordAccepted(stores, deps, pending.map((s) => ({ message: current.get(s.message.id)!, connection: s.connection, result: s.result })));
   });
 }
 
-async function fail(uow: UnitOfWork<DeliverStores>, deps: Pick<SendDeps, 'clock'>, message: ChatMessage, error: { code: number | string; title: string }): Promise<void> {
+/** Marks a PENDING message FAILED (leaving the send queue), gives its credit back and publishes `messages.update`. */
+async function fail(uow: UnitOfWork<DeliverStores>, deps: Pick<SendDeps, 'clock'>, message: Pick<ChatMessage, 'id'>, error: { code: number | string; title: string }): Promise<void> {
   await uow.transaction(async (stores) => {
     const current = await stores.messages.lock(message.id);
-    if (!current || current.status !== 'PENDING') return;
-    await stores.messages.update({ ...current, status: 'FAILED', error, updatedAt: deps.clock.now() });
-    // Its one credit goes back; a campaign's reservation keeps the others' (the rest stay reserved).
-    if (current.reservationId) await releaseCredits(stores.credits, current.reservationId, 1);
-    const connection = await stores.connections.find(current.connectionId);
-    await stores.events.publish({
-      event: 'messages.update',
-      workspaceId: current.workspaceId,
-      connectionId: connection ? current.connectionId : '',
-      remoteJid: current.remoteJid,
-      sender: connection?.phoneNumber ?? null,
-      // Never reached the network: no network id, so the service's own id names it.
-      data: statusUpdateData({ messageId: current.id, remoteJid: current.remoteJid, status: 'FAILED', at: deps.clock.now(), error }),
-    });
+    if (current?.status === 'PENDING') await failIn(stores, deps, current, error);
+  });
+}
+
+/** `fail` in the caller's transaction, on the locked PENDING message. */
+async function failIn(stores: DeliverStores, deps: Pick<SendDeps, 'clock'>, current: ChatMessage, error: { code: number | string; title: string }): Promise<void> {
+  await stores.messages.update({ ...current, status: 'FAILED', error, updatedAt: deps.clock.now() });
+  // Its one credit goes back; a campaign's reservation keeps the others' (the rest stay reserved).
+  if (current.reservationId) await releaseCredits(stores.credits, current.reservationId, 1);
+  const connection = await stores.connections.find(current.connectionId);
+  await stores.events.publish({
+    event: 'messages.update',
+    workspaceId: current.workspaceId,
+    connectionId: connection ? current.connectionId : '',
+    remoteJid: current.remoteJid,
+    sender: connection?.phoneNumber ?? null,
+    // Never confirmed by the network: no network id, so the service's own id names it.
+    data: statusUpdateData({ messageId: current.id, remoteJid: current.remoteJid, status: 'FAILED', at: deps.clock.now(), error }),
   });
 }
 

@@ -1,9 +1,7 @@
 import type { Connection } from '../connections/connection.ts';
-import type { Outbox } from '../shared/outbox.ts';
 import type { Clock } from '../shared/ports.ts';
 import type { ChatMessage, ChatStore, MessageStore } from './message.ts';
 import type { OutgoingContent } from './outgoing.ts';
-import { SEND_QUEUE } from './send.ts';
 
 /** One message of a bulk send, already checked and paid for (its credit is in `reservationId`). */
 export interface PreparedSend {
@@ -17,13 +15,13 @@ export interface PreparedSend {
 }
 
 /**
- * Stores many outgoing messages PENDING and queues their driver sends, in the caller's
- * transaction (the transactional outbox): a campaign's batch. From here each message follows the
- * path of an API send (the worker's `deliverMessages`): retries, receipts, its credit consumed when the
- * network accepts it and given back when it fails.
+ * Stores many outgoing messages PENDING, which queues their driver sends (the message rows are
+ * the send queue), in the caller's transaction: a campaign's batch. From here each message
+ * follows the path of an API send (the worker's `createSender`): retries, receipts, its credit
+ * consumed when the network accepts it and given back when it fails.
  */
 export async function queueOutgoingMessages(
-  stores: { messages: MessageStore; chats: ChatStore; outbox: Outbox },
+  stores: { messages: MessageStore; chats: ChatStore },
   deps: { clock: Clock },
   connection: Pick<Connection, 'id' | 'workspaceId'>,
   sends: PreparedSend[],
@@ -53,9 +51,5 @@ export async function queueOutgoingMessages(
   );
   await stores.messages.insertMany(messages);
   await stores.chats.touchOutgoing(connection.id, [...new Set(messages.map((m) => m.remoteJid))], now);
-  await stores.outbox.enqueueMany(
-    SEND_QUEUE,
-    messages.map((m) => ({ data: { messageId: m.id }, dedupeKey: m.id })),
-  );
   return messages;
 }

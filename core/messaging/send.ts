@@ -17,9 +17,6 @@ import { templateAsText } from '../templates/template-text.ts';
 import { checkPluginComponents, checkSend } from '../templates/components.ts';
 import { checkTemplateSendOn, type SendableTemplates } from '../templates/template-send.ts';
 
-/** Queue of accepted messages waiting for their driver send. */
-export const SEND_QUEUE = 'messages.send';
-
 export interface SendStores {
   connections: ConnectionStore;
   messages: MessageStore;
@@ -53,8 +50,9 @@ export interface SendRequest {
 }
 
 /**
- * Accepts a message for sending: checks, reserves its credit, stores it PENDING and queues the
- * driver send, all in the caller's transaction. Returns at once; delivery is asynchronous.
+ * Accepts a message for sending: checks, reserves its credit and stores it PENDING, which queues
+ * its driver send (the message rows are the send queue: send-record.ts), all in the caller's
+ * transaction. Returns at once; delivery is asynchronous.
  */
 export async function acceptSend(
   stores: SendStores,
@@ -79,7 +77,6 @@ export async function acceptSend(
   // Independent writes of one transaction, sent together (the client pipelines them).
   await Promise.all([
     stores.chats.touch(connection.id, message.remoteJid, { at: message.createdAt, fromContact: false }),
-    stores.outbox.enqueue(SEND_QUEUE, { messageId: message.id }, { dedupeKey: message.id }),
     stores.messages.insert(message),
   ]);
   // Reserved last: the credit account's row lock is then held only until the commit.
@@ -104,7 +101,7 @@ export class BatchNotCovered extends Error {
 /**
  * Accepts several sends to one connection of one workspace at once, in the caller's
  * transaction: each is checked as `acceptSend` checks it (a send that fails its checks gets its
- * own error and takes nothing), then the accepted ones are stored, queued and reserved a credit
+ * own error and takes nothing), then the accepted ones are stored (queued) and reserved a credit
  * each in a few writes. Under load concurrent API sends arrive together; one transaction, one
  * debit of the credit account and multi-row writes for all of them take far less of the
  * database than one of each per send. Sends with an idempotency key are not batched.
@@ -139,7 +136,6 @@ export async function acceptSendBatch(
   await Promise.all([
     stores.messages.insertMany(accepted),
     stores.chats.touchOutgoing(connectionId, [...new Set(accepted.map((m) => m.remoteJid))], now),
-    stores.outbox.enqueueMany(SEND_QUEUE, accepted.map((m) => ({ data: { messageId: m.id }, dedupeKey: m.id }))),
   ]);
   // Last, as in a single send: the credit account's row lock is held only until the commit.
   const covered = await reserveCreditEach(stores.credits, deps, workspaceId, accepted.map((m) => ({ id: m.reservationId!, reason: `message:${m.id}` })));

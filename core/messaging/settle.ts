@@ -6,6 +6,7 @@ import { applyReceipt, type DeliveryStatus } from './delivery-status.ts';
 import type { ChatMessage, MessageStore } from './message.ts';
 import { outboundData } from './outbound-data.ts';
 import { statusUpdateData } from './status-update.ts';
+import { IN_DOUBT_ERROR } from './send-record.ts';
 
 export interface AcceptanceStores {
   messages: MessageStore;
@@ -73,7 +74,8 @@ export async function recordAccepted(stores: AcceptanceStores, deps: AcceptanceD
  * sending (Baileys, after a reconnect). This happens when the worker died between the network
  * call and the write of its answer: the send is in doubt, and its retry would send it again.
  *
- * When `messageId` names a PENDING outbound message of this very connection, the message is
+ * When `messageId` names a PENDING outbound message of this very connection (or one given up in
+ * doubt, FAILED `send_in_doubt`: the evidence came late), the message is
  * settled exactly as the worker would have recorded it (`recordAccepted`, status SENT: the
  * receipt that brought the evidence is applied after, by the normal receipt path), so the retry
  * finds it no longer PENDING and sends nothing. Evidence naming a message of another
@@ -89,9 +91,14 @@ export async function settleSendByEvidence(
 ): Promise<boolean> {
   const message = await stores.messages.lock(evidence.messageId);
   if (!message || message.connectionId !== connection.id || message.workspaceId !== connection.workspaceId) return false;
-  if (message.direction !== 'outbound' || message.status !== 'PENDING') return false;
+  if (message.direction !== 'outbound') return false;
+  const givenUp = message.status === 'FAILED' && message.error?.code === IN_DOUBT_ERROR.code;
+  if (message.status !== 'PENDING' && !givenUp) return false;
   // A network id already recorded belongs to its message: evidence never moves it to another.
   if (await stores.messages.findByExternalId(connection.id, evidence.externalId)) return false;
-  await recordAccepted(stores, deps, [{ message, connection, result: { externalId: evidence.externalId, status: 'SENT' } }]);
+  // Evidence after the send was given up in doubt: it did go out. Its credit went back when it
+  // was given up and is not taken again.
+  const settling = givenUp ? { ...message, status: 'PENDING' as const, error: null, reservationId: null } : message;
+  await recordAccepted(stores, deps, [{ message: settling, connection, result: { externalId: evidence.externalId, status: 'SENT' } }]);
   return true;
 }

@@ -129,13 +129,15 @@ describe('the CLI while the service runs', () => {
       await rawRequest(socketPath(), `${JSON.stringify({ command: 'verify-client', clientId: 'x', verified: 'yes' })}\n`),
       await rawRequest(socketPath(), `${JSON.stringify({ command: 'set-password', email: 'owner@example.com', password: 'long enough password', role: 'ADMIN' })}\n`),
       await rawRequest(socketPath(), `${JSON.stringify({ command: 'bootstrap', email: 'y@example.com', workspace: 'x'.repeat(20_000), plan: 'PRO' })}\n`),
+      await rawRequest(socketPath(), `${JSON.stringify({ command: 'backup', to: 'relative/file', force: 'no' })}\n`),
     ].map((text) => JSON.parse(text.trim()));
     expect(answers[0]).toEqual({ ok: false, error: 'request must be one line of JSON' });
     expect(answers[1]).toEqual({ ok: false, error: 'request must be a JSON object' });
-    expect(answers[2]).toEqual({ ok: false, error: 'command must be one of bootstrap, set-password, verify-client' });
+    expect(answers[2]).toEqual({ ok: false, error: 'command must be one of bootstrap, set-password, verify-client, backup' });
     expect(answers[3]).toEqual({ ok: false, error: 'verified must be a boolean' });
     expect(answers[4]).toEqual({ ok: false, error: 'role is not a field of set-password' });
     expect(answers[5]).toEqual({ ok: false, error: 'request must be at most 16384 bytes' });
+    expect(answers[6]).toEqual({ ok: false, error: 'to must be an absolute path; force must be a boolean' });
 
     // Nothing was changed by them: the password is still the one set above.
     expect(await signIn(server.url, 'owner@example.com', 'owner password two')).toBe(303);

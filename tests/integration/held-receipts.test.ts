@@ -4,7 +4,7 @@ import { messagingDeps, messagingStores, messagingUnitOfWork } from '../../adapt
 import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { applySessionUpdate, createConnection } from '../../core/connections/connections.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
-import { deliverMessages } from '../../core/messaging/deliver.ts';
+import { deliverNow } from '../support/sends.ts';
 import { receiveReceipt } from '../../core/messaging/receive.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
@@ -46,7 +46,7 @@ test('a READ receipt that arrives before the send is recorded is applied when it
   await uow.transaction((stores) => receiveReceipt(stores, deps, connection, { externalId, remoteJid: message.remoteJid, status: 'READ' }));
   expect((await messagingStores(ctx.db, ctx).messages.get(message.id))!.status).toBe('PENDING');
 
-  expect(await deliverMessages(uow, deps, [{ messageId: message.id, retryCount: 0, retryLimit: 4 }])).toEqual([undefined]);
+  expect(await deliverNow(ctx, [message.id], deps)).toEqual([]);
   const after = (await messagingStores(ctx.db, ctx).messages.get(message.id))!;
   expect(after.externalId).toBe(externalId);
   expect(after.status).toBe('READ');

@@ -5,16 +5,16 @@ import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { applySessionUpdate, createConnection } from '../../core/connections/connections.ts';
 import { DriverError, type NetworkDriver } from '../../core/connections/driver.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
-import { deliverMessages, type SendAttempt } from '../../core/messaging/deliver.ts';
 import { receiveReceipt } from '../../core/messaging/receive.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
+import { deliverNow, sendRecord } from '../support/sends.ts';
 
 /**
- * The worker sends a fetched batch of queued sends side by side and records those the network
- * took in one transaction (core `deliverMessages`). Batching must not change what happens to any
+ * The worker sends a claimed batch of queued sends side by side and records those the network
+ * took together (core `createSender`). Batching must not change what happens to any
  * one message (issue 3: "the driver send runs on the queue with retries; delivery receipts
  * update the message"; spec 3.6: "each sent message consumes one credit"): each is recorded
- * once with its own network id, a failure fails or retries only its own job, and a receipt that
+ * once with its own network id, a failure fails or retries only its own send, and a receipt that
  * overtook its send is applied. The use cases run on real stores (no worker: the test decides).
  */
 let testContext: TestContext;
@@ -45,7 +45,6 @@ async function accept(to: string, text: string): Promise<string> {
   return message.id;
 }
 
-const attempt = (messageId: string, retryCount = 0): SendAttempt => ({ messageId, retryCount, retryLimit: 4 });
 const stored = async (id: string) => (await messagingStores(ctx.db, ctx).messages.get(id))!;
 const sandboxId = (id: string) => `SANDBOX.${id.replace(/-/g, '').toUpperCase()}`;
 const consumed = async () => {
@@ -67,7 +66,7 @@ function depsWith(send: (original: NetworkDriver['send']) => NetworkDriver['send
 test('a batch: each message is sent and recorded once, with its own id, credit and send.message; a receipt that overtook one is applied', async () => {
   const ids = [await accept('+5511900000001', 'one'), await accept('+5511900000002', 'two'), await accept('+5511900000003', 'three')];
   const already = await accept('+5511900000004', 'sent before');
-  await deliverMessages(uow(), messagingDeps(ctx), [attempt(already)]);
+  await deliverNow(ctx, [already]);
   const connection = (await messagingStores(ctx.db, ctx).connections.find(connectionId))!;
   await uow().transaction((stores) =>
     receiveReceipt(stores, messagingDeps(ctx), connection, { externalId: sandboxId(ids[1]!), remoteJid: '5511900000002@s.whatsapp.net', status: 'READ' }),
@@ -79,10 +78,10 @@ test('a batch: each message is sent and recorded once, with its own id, credit a
     return send(c, m, media);
   });
 
-  // The second job of `ids[0]` (a duplicate in one fetch) and the job of a message already SENT send nothing.
-  const errors = await deliverMessages(uow(), deps, [attempt(ids[0]!), attempt(ids[1]!), attempt(already), attempt(ids[2]!), attempt(ids[0]!)]);
+  // `ids[0]` named twice and a message already SENT (no longer in the queue) send nothing more.
+  const errors = await deliverNow(ctx, [ids[0]!, ids[1]!, already, ids[2]!, ids[0]!], deps);
 
-  expect(errors).toEqual([undefined, undefined, undefined, undefined, undefined]);
+  expect(errors).toEqual([]);
   expect(sent.sort()).toEqual([...ids].sort());
   for (const id of ids) expect((await stored(id)).externalId).toBe(sandboxId(id));
   expect((await stored(ids[0]!)).status).toBe('SENT');
@@ -93,7 +92,7 @@ test('a batch: each message is sent and recorded once, with its own id, credit a
   expect(await ctx.db.selectFrom('held_receipts').selectAll().execute()).toEqual([]);
 });
 
-test('a retryable failure answers only its own job (retried); a permanent one fails its message and refunds it; the others are recorded', async () => {
+test('a retryable failure puts only its own send back in the queue, for later; a permanent one fails its message and refunds it; the others are recorded', async () => {
   const good = await accept('+5511900000011', 'good');
   const flaky = await accept('+5511900000012', 'flaky');
   const absent = await accept('+999100000013', 'not on the network');
@@ -104,14 +103,17 @@ test('a retryable failure answers only its own job (retried); a permanent one fa
   });
   const consumedBefore = await consumed();
 
-  const errors = await deliverMessages(uow(), deps, [attempt(good), attempt(flaky), attempt(absent), attempt(lastTry, 4)]);
+  const before = Date.now();
+  const errors = await deliverNow(ctx, [good, flaky, absent, { id: lastTry, attempts: 4 }], deps);
 
-  expect(errors[0]).toBeUndefined();
-  expect(errors[1]).toBeInstanceOf(DriverError);
-  expect(errors[2]).toBeUndefined();
-  expect(errors[3]).toBeUndefined();
+  expect(errors).toEqual([]);
   expect((await stored(good)).status).toBe('SENT');
   expect((await stored(flaky)).status).toBe('PENDING');
+  // Back in the queue, its first retry due after 2 s; sends that ended left the queue.
+  const retry = await sendRecord(ctx, flaky);
+  expect(retry).toMatchObject({ send_state: 'queued', send_attempts: 1, send_owner: null });
+  expect(new Date(retry.send_due_at!).getTime()).toBeGreaterThanOrEqual(before + 2000);
+  for (const id of [good, absent, lastTry]) expect((await sendRecord(ctx, id)).send_state).toBeNull();
   expect(await stored(absent)).toMatchObject({ status: 'FAILED', error: { code: 'not_on_network' } });
   // The last attempt of a retryable failure is final.
   expect(await stored(lastTry)).toMatchObject({ status: 'FAILED', error: { code: 130429 } });
@@ -123,22 +125,24 @@ test('a retryable failure answers only its own job (retried); a permanent one fa
   ]);
 
   // Its retry goes out.
-  expect(await deliverMessages(uow(), messagingDeps(ctx), [attempt(flaky, 1)])).toEqual([undefined]);
+  expect(await deliverNow(ctx, [{ id: flaky, attempts: 1 }])).toEqual([]);
   expect((await stored(flaky)).status).toBe('SENT');
 });
 
-test('a send the batch cannot record with the others fails only its own job; the others are recorded', async () => {
+test('a send the batch cannot record with the others stays in flight (never sent again) with its error; the others are recorded', async () => {
   const first = await accept('+5511900000021', 'first');
   const second = await accept('+5511900000022', 'second');
   // A network that answers both with one id: the second cannot be stored (a network id is unique per connection).
   const deps = depsWith(() => async () => ({ externalId: `SANDBOX.SAME-${first}`, status: 'SENT' }));
 
-  const errors = await deliverMessages(uow(), deps, [attempt(first), attempt(second)]);
+  const errors = await deliverNow(ctx, [first, second], deps);
 
-  expect(errors[0]).toBeUndefined();
-  expect(errors[1]).toBeInstanceOf(Error);
+  expect(errors).toHaveLength(1);
+  expect(errors[0]!.message).toContain(second);
   expect(await stored(first)).toMatchObject({ status: 'SENT', externalId: `SANDBOX.SAME-${first}` });
   expect(await stored(second)).toMatchObject({ status: 'PENDING', externalId: null });
+  // The network took it, so it is never sent again: when its lease lapses it waits in doubt for evidence.
+  expect((await sendRecord(ctx, second)).send_state).toBe('in_flight');
 });
 
 test('a send whose media is not held (received media never fetched) fails for good, with its credit back, instead of retrying', async () => {
@@ -158,7 +162,7 @@ test('a send whose media is not held (received media never fetched) fails for go
     acceptSend(stores, messagingDeps(ctx), actor, connectionId, { to: '+5511900000031', content: { kind: 'image', image: { mediaId } } }),
   );
 
-  expect(await deliverMessages(uow(), messagingDeps(ctx), [attempt(message.id)])).toEqual([undefined]);
+  expect(await deliverNow(ctx, [message.id])).toEqual([]);
 
   expect(await stored(message.id)).toMatchObject({ status: 'FAILED', error: { code: 'media_missing' } });
   const reservation = await ctx.db.selectFrom('credit_reservations').select(['consumed', 'refunded']).where('reason', '=', `message:${message.id}`).executeTakeFirstOrThrow();
@@ -179,9 +183,9 @@ test('a contact receives the messages of a batch in the order they were accepted
   });
 
   // Fetched in another order than they were accepted.
-  const errors = await deliverMessages(uow(), deps, [attempt(burst[2]!), attempt(other), attempt(burst[0]!), attempt(burst[1]!)]);
+  const errors = await deliverNow(ctx, [burst[2]!, other, burst[0]!, burst[1]!], deps);
 
-  expect(errors).toEqual([undefined, undefined, undefined, undefined]);
+  expect(errors).toEqual([]);
   expect(calls.filter((c) => c.at === 'start' && burst.includes(c.id)).map((c) => c.id)).toEqual(burst);
   // One after another within the chat: the second starts only after the first ended.
   expect(calls.findIndex((c) => c.id === burst[1] && c.at === 'start')).toBeGreaterThan(calls.findIndex((c) => c.id === burst[0] && c.at === 'end'));

@@ -9,7 +9,8 @@ import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { applySessionUpdate, createConnection } from '../../core/connections/connections.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
-import { deliverMessages, driverView } from '../../core/messaging/deliver.ts';
+import { driverView } from '../../core/messaging/deliver.ts';
+import { deliverNow } from '../support/sends.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -155,7 +156,7 @@ describe('Baileys: our own echo settles a send the worker never recorded', () =>
 
     // The dead worker's job, retried: nothing to send, nothing recorded twice.
     const sends = socket().sent.length;
-    expect(await deliverMessages(uow(), messagingDeps(ctx), [{ messageId: message.id, retryCount: 1, retryLimit: 4 }])).toEqual([undefined]);
+    expect(await deliverNow(ctx, [message.id])).toEqual([]);
     expect(socket().sent.length).toBe(sends);
     // A second echo changes nothing either.
     socket().echo(message.remoteJid, networkId, 'in doubt');
@@ -168,7 +169,7 @@ describe('Baileys: our own echo settles a send the worker never recorded', () =>
   test('recorded by the worker first, the echo changes nothing', async () => {
     const message = await accept(actor, connectionId, '+5511988880002', 'recorded');
     const before = await consumed(actor.workspaceId);
-    expect(await deliverMessages(uow(), messagingDeps(ctx), [{ messageId: message.id, retryCount: 0, retryLimit: 4 }])).toEqual([undefined]);
+    expect(await deliverNow(ctx, [message.id])).toEqual([]);
     const networkId = networkIdFor(message.id)!;
     expect((await stores().messages.get(message.id))!.externalId).toBe(networkId);
     socket().echo(message.remoteJid, networkId, 'recorded');

@@ -7,7 +7,8 @@ import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
 import { applySessionUpdate, createConnection } from '../../core/connections/connections.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
-import { deliverMessages, driverView } from '../../core/messaging/deliver.ts';
+import { driverView } from '../../core/messaging/deliver.ts';
+import { deliverNow } from '../support/sends.ts';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { waitFor } from '../support/wait.ts';
@@ -103,7 +104,7 @@ describe('Cloud API: status callbacks carrying our id settle a send never record
   test('every send carries our message id as biz_opaque_callback_data; the callbacks bring it back', async () => {
     sim.statusCallbacks = { upTo: 'read', delayMs: 5 };
     const message = await accept(actor, connectionId, `+${CONTACTS[0]}`, 'tracked');
-    expect(await deliverMessages(uow(), messagingDeps(ctx), [{ messageId: message.id, retryCount: 0, retryLimit: 4 }])).toEqual([undefined]);
+    expect(await deliverNow(ctx, [message.id])).toEqual([]);
     const wamid = (await status(message.id)).externalId!;
     const graph = sim.sent.find((m) => m.id === wamid)!;
     expect(graph.body.biz_opaque_callback_data).toBe(message.id);
@@ -133,7 +134,7 @@ describe('Cloud API: status callbacks carrying our id settle a send never record
     expect(await statusEvents(wamid)).toEqual(['messages.update:sent', 'messages.update:delivered']);
 
     const sends = sim.sent.length;
-    expect(await deliverMessages(uow(), messagingDeps(ctx), [{ messageId: message.id, retryCount: 1, retryLimit: 4 }])).toEqual([undefined]);
+    expect(await deliverNow(ctx, [message.id])).toEqual([]);
     expect(sim.sent.length).toBe(sends);
     expect(await consumed(actor.workspaceId)).toBe(before + 1);
     expect(sim.sendsByOpaque().get(message.id)).toBe(1);
@@ -156,7 +157,7 @@ describe('Cloud API: status callbacks carrying our id settle a send never record
     sim.statusCallbacks = { upTo: 'sent', delayMs: 0 };
     const before = await consumed(actor.workspaceId);
     const messages = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((i) => accept(actor, connectionId, `+${CONTACTS[3]}`, `race ${i}`)));
-    await Promise.all(messages.map((m) => deliverMessages(uow(), messagingDeps(ctx), [{ messageId: m.id, retryCount: 0, retryLimit: 4 }])));
+    await Promise.all(messages.map((m) => deliverNow(ctx, [m.id])));
     await sim.settle();
     for (const m of messages) {
       const stored = await status(m.id);

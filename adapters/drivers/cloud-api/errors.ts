@@ -56,9 +56,16 @@ export async function graphError(response: Response, action: string): Promise<Dr
   return new DriverError(`${action} failed: HTTP ${response.status}${snippet ? ` ${snippet}` : ''}`, `HTTP_${response.status}`, retryable);
 }
 
-/** A request that never got an answer (DNS, refused connection, reset, timeout): retryable. */
+/**
+ * A request that never got an answer (DNS, refused connection, reset, timeout): retryable. Unless
+ * the connection was never made, the request may have reached the platform: `unanswered`.
+ */
 export function networkError(cause: unknown, action: string): DriverError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   const timeout = cause instanceof Error && (cause.name === 'TimeoutError' || cause.name === 'AbortError');
-  return new DriverError(`${action} failed: ${reason}`, timeout ? 'TIMEOUT' : 'NETWORK', true);
+  const code = String((cause as { code?: unknown } | undefined)?.code ?? '');
+  return new DriverError(`${action} failed: ${reason}`, timeout ? 'TIMEOUT' : 'NETWORK', true, !NEVER_CONNECTED.has(code));
 }
+
+/** Failures (Node's and Bun's spellings) before any byte of the request left: it cannot have arrived. */
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ConnectionRefused', 'ENOTFOUND', 'EAI_AGAIN', 'FailedToOpenSocket', 'ERR_INVALID_URL']);

@@ -114,9 +114,9 @@ async function parsed<T>(response: Response, action: string): Promise<T> {
   }
 }
 
-/** A 2xx answer that is not what the API documents: treated like a server fault. */
+/** A 2xx answer that is not what the API documents: treated like a server fault, except that a send it answered may have gone out (`unanswered`). */
 function badAnswer(action: string, problem: string): DriverError {
-  return new DriverError(`${action} failed: ${problem}`, 'BAD_RESPONSE', true);
+  return new DriverError(`${action} failed: ${problem}`, 'BAD_RESPONSE', true, true);
 }
 
 function defaultFileName(mimetype: string): string {

@@ -112,8 +112,8 @@ export function createCloudApiDriver(options: CloudApiDriverOptions): NetworkDri
       }
       const answer = await client.sendMessage(toGraphBody(message, ref, media?.fileName));
       const externalId = answer.messages?.[0]?.id;
-      // A 2xx without an id may still have sent the message: retrying could send it twice.
-      if (!externalId) throw new DriverError('Sending the message failed: the answer has no message id', 'BAD_RESPONSE', false);
+      // A 2xx without an id may still have sent the message: in doubt, never retried.
+      if (!externalId) throw new DriverError('Sending the message failed: the answer has no message id', 'BAD_RESPONSE', false, true);
       // Accepted is not delivered (spec 4.3: "201 means the platform accepted the call");
       // sent / delivered / read / failed arrive later as `statuses[]` callbacks.
       return { externalId };

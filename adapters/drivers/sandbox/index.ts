@@ -25,7 +25,7 @@ export function createSandboxDriver(): SandboxDriver {
   return {
     name: 'sandbox',
     typingLog,
-    capabilities: { official: false, sendWindow: false, templates: false, carousels: false, flows: false, typing: true, pairing: 'instant' },
+    capabilities: { official: false, sendWindow: false, templates: false, carousels: false, flows: false, typing: true, pairing: 'instant', idempotentSends: true },
 
     async connect(connection: DriverConnection, events: DriverEvents) {
       // A number the connection already has (an imported session's account) stays its number.

@@ -58,7 +58,7 @@ export function messageStore(db: Kysely<Database>): MessageStore {
     async update(m) {
       await db
         .updateTable('messages')
-        .set({ external_id: m.externalId, status: m.status, error: m.error ?? null, content: m.content, updated_at: m.updatedAt })
+        .set({ external_id: m.externalId, status: m.status, error: m.error ?? null, content: m.content, updated_at: m.updatedAt, ...leavesQueueUnlessPending(m.status) })
         .where('id', '=', m.id)
         .execute();
     },
@@ -79,6 +79,7 @@ export function messageStore(db: Kysely<Database>): MessageStore {
             error: error ?? null,
             updated_at: updatedAt,
             external_id: group.reduce((kase: any, m) => kase.when(m.id).then(m.externalId), eb.case('id')).else(eb.ref('external_id')).end(),
+            ...leavesQueueUnlessPending(status),
           }))
           .where('id', 'in', group.map((m) => m.id))
           .execute();
@@ -190,10 +191,14 @@ const MESSAGE_COLUMNS = [
   'message_timestamp',
   'created_at',
   'updated_at',
+  'send_state',
+  'send_due_at',
 ] as const satisfies ReadonlyArray<keyof MessagesTable>;
 
+/** An outbound message stored PENDING is a send waiting for the network: it enters the send queue as it is stored. */
 function messageRow(m: ChatMessage): Insertable<MessagesTable> {
-  return { ...snakeCased(m), error: m.error ?? null };
+  const queued = m.direction === 'outbound' && m.status === 'PENDING';
+  return { ...snakeCased(m), error: m.error ?? null, send_state: queued ? 'queued' : null, send_due_at: queued ? m.createdAt : null };
 }
 
 /** Every send and every received message inserts one: compiled once. A replayed network id is skipped. */
@@ -204,9 +209,11 @@ const insertMessage = compiledOnce((db: Kysely<Database>, ...values: unknown[]) 
     .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing()),
 );
 
-function toMessage(row: Selectable<MessagesTable>): ChatMessage {
+/** A message as the domain sees it: its send's queue columns stay in the send queue (send-queue.ts). */
+export function toMessage(row: Selectable<MessagesTable>): ChatMessage {
+  const { send_state, send_due_at, send_owner, send_attempts, send_hops, ...message } = row;
   return {
-    ...camelCased(row),
+    ...camelCased(message),
     content: parseJson(row.content),
     status: row.status as ChatMessage['status'],
     error: parseJson(row.error) as ChatMessage['error'],
@@ -215,6 +222,11 @@ function toMessage(row: Selectable<MessagesTable>): ChatMessage {
 
 function toChat(row: Selectable<ChatsTable>): Chat {
   return camelCased(row);
+}
+
+/** A message whose status leaves PENDING (sent, settled, failed) leaves the send queue in the same write. */
+function leavesQueueUnlessPending(status: string) {
+  return status === 'PENDING' ? {} : { send_state: null, send_due_at: null, send_owner: null };
 }
 
 /** jsonb comes back parsed from pg and PGlite alike; tolerate a string just in case. */
