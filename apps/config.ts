@@ -2,6 +2,7 @@ import { DEFAULT_PLANS, PLAN_NAMES, type PlanCatalog } from '../core/plans/plans
 import { DEFAULT_PRESENCE_TTL_SECONDS } from '../core/helpdesk/assignment/presence.ts';
 import { parseAllowList, type OutboundAllowList } from '../core/shared/outbound-policy.ts';
 import { DEFAULT_ALLOWED_ORIGINS, parseAllowedOrigins, type AllowedOrigins } from '../core/shared/allowed-origins.ts';
+import { isLogLevel, LOG_LEVELS, type LogLevel } from '../adapters/logging/logger.ts';
 
 /** Everything the service reads from its environment, checked once at start. */
 export interface Config {
@@ -52,6 +53,10 @@ export interface Config {
   metricsToken: string | undefined;
   /** `METRICS_PORT`: a second listener on HOST serving only `GET /metrics`, without a token (for a scraper on a private network). */
   metricsPort: number | undefined;
+  /** `DRAIN_SECONDS` (0): after SIGTERM, how long `/readyz` answers 503 while the server still serves, before it stops. */
+  drainSeconds: number;
+  /** `LOG_LEVEL` (info): the least severe log lines written (`trace` … `fatal`, or `silent`). */
+  logLevel: LogLevel;
 }
 
 export class ConfigError extends Error {}
@@ -94,6 +99,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: trustProxy(env),
     metricsToken: metricsToken(env.METRICS_TOKEN),
     metricsPort: env.METRICS_PORT ? portNumber(env, 'METRICS_PORT') : undefined,
+    drainSeconds: integer(env, 'DRAIN_SECONDS', 0, 0),
+    logLevel: logLevel(env.LOG_LEVEL),
   };
 }
 
@@ -150,6 +157,12 @@ function integer(env: Record<string, string | undefined>, key: string, fallback:
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new ConfigError(`${key} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+function logLevel(raw: string | undefined): LogLevel {
+  const value = raw?.trim().toLowerCase() || 'info';
+  if (!isLogLevel(value)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
   return value;
 }
 

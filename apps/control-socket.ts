@@ -1,3 +1,4 @@
+import { log } from '../adapters/logging/logger.ts';
 import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkAdminRequest, type AdminRequest, type AdminResult } from './admin-commands.ts';
@@ -83,10 +84,10 @@ export function openControlSocket(dataDir: string, run: (request: AdminRequest) 
               const request = checkAdminRequest(parsed);
               command = request.command;
               reply = { ok: true, result: await run(request) };
-              console.log(`Control socket: ${request.command} done`);
+              log.info({ command: request.command }, `Control socket: ${request.command} done`);
             } catch (error) {
               reply = refuse(error);
-              console.log(`Control socket: ${command} refused or failed`);
+              log.warn({ command }, `Control socket: ${command} refused or failed`);
             }
             socket.end(`${JSON.stringify(reply)}\n`);
           })();

@@ -1,3 +1,4 @@
+import { errorField } from '../adapters/logging/logger.ts';
 import type { Selectable } from 'kysely';
 import type { AppContext } from '../adapters/http/context.ts';
 import { PLUGIN_EVENTS_QUEUE } from '../adapters/postgres/repositories/event-store.ts';
@@ -32,9 +33,9 @@ export function pluginEvents(plugins: Plugin[]): ReadonlySet<string> {
  * idempotent by contract (the helpdesk's key on the connection message id), as they are when a
  * worker dies mid-batch and another takes the batch over.
  */
-export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], database: DatabaseHandle): { stop(): Promise<void> } {
+export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], database: DatabaseHandle): { running(): boolean; stop(): Promise<void> } {
   const subscribed = plugins.flatMap((p) => p.subscribers ?? []);
-  if (subscribed.length === 0) return { stop: async () => {} };
+  if (subscribed.length === 0) return { running: () => true, stop: async () => {} };
   const queue = pluginEventQueue(ctx.db);
   // Between batches the loop waits for the queue's NOTIFY (base migration 0020), or polls: every
   // 40 ms while busy, backing off to 250 ms when idle. A batch is whatever arrived while the one
@@ -67,12 +68,12 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], datab
               await runSubscribers(subscribed, ctx, event, selected);
               done.push(event.id);
             } catch (error) {
-              const message = error instanceof Error ? error.message : String(error);
+              const fields = { event: event.event, eventId: event.id, runs: attempts + 1, error: errorField(error) };
               if (attempts + 1 >= MAX_RUNS) {
-                console.error(`[plugin events] ${event.event} ${event.id}: giving up after ${MAX_RUNS} runs: ${message}`);
+                ctx.log.error(fields, 'plugin event subscriber failed; giving up');
                 done.push(event.id);
               } else {
-                console.error(`[plugin events] ${event.event} ${event.id}: ${message}; trying again`);
+                ctx.log.warn(fields, 'plugin event subscriber failed; trying again');
                 await queue.retry(claimId, event.id, new Date(Date.now() + 1000 * 2 ** attempts));
               }
             }
@@ -85,6 +86,7 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], datab
   }
 
   return {
+    running: () => loop.isRunning,
     async stop() {
       await stopListening();
       await loop.stop();
@@ -117,7 +119,7 @@ async function selections(subscribed: EventSubscriber[], ctx: AppContext, rows: 
     try {
       selected.set(subscriber, await subscriber.select(theirs.map(payloadOf), ctx));
     } catch (error) {
-      console.error(`[plugin events] selecting ${subscriber.event} events failed, running them all: ${error instanceof Error ? error.message : String(error)}`);
+      ctx.log.error({ event: subscriber.event, error: errorField(error) }, 'selecting plugin events failed, running them all');
     }
   }
   return selected;

@@ -2,7 +2,7 @@ import { databaseStorage } from '../adapters/postgres/storage.ts';
 import { followPlanQuotas } from '../core/plans/metering.ts';
 import { baseStores } from '../adapters/postgres/stores.ts';
 import { openDatabase, type DatabaseHandle } from '../adapters/postgres/database.ts';
-import { BASE_MIGRATIONS, migrate, type MigrationSet } from '../adapters/postgres/migrator.ts';
+import { BASE_MIGRATIONS, migrate, migrationState, type MigrationSet } from '../adapters/postgres/migrator.ts';
 import { JobQueue, type JobDefinition } from '../adapters/queue/queue.ts';
 import { secureRandom, systemClock, uuidV7 } from '../adapters/system.ts';
 import type { Clock } from '../core/shared/ports.ts';
@@ -26,6 +26,8 @@ import { defaultMailFrom, smtpMailer } from '../adapters/mail/smtp-mailer.ts';
 import { createMetrics } from '../adapters/metrics/metrics.ts';
 import { countedDrivers } from '../adapters/metrics/counted-drivers.ts';
 import { serviceGauges } from '../adapters/metrics/service-gauges.ts';
+import { createLogger } from '../adapters/logging/logger.ts';
+import { databaseCheck, Readiness } from '../adapters/http/readiness.ts';
 
 /** What server, worker and CLI share: the database (migrated), the queue, the enabled plugins. */
 export interface Runtime {
@@ -49,7 +51,8 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
   const lock: DataDirLock | undefined = embedded && !config.dataDir.startsWith('memory://') ? holdDataDir(config.dataDir) : undefined;
   try {
     const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
-    await migrate(database.db, migrationSets(plugins));
+    // Every available plugin's migrations are known, enabled or not: a newer version's are refused.
+    await migrate(database.db, migrationSets(plugins), migrationSets(available));
     const queue = await JobQueue.start(database);
     const keys = await loadServiceKeys(database.db, config.secretKey);
     const realtime = openRealtimeHub({ databaseUrl: config.databaseUrl });
@@ -63,6 +66,14 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       clock: options.clock ?? systemClock,
       ids: uuidV7,
       random: secureRandom,
+      log: createLogger({ level: config.logLevel }),
+      readiness: new Readiness()
+        .check('database', databaseCheck(database))
+        .check('migrations', async () => {
+          const { pending, unknown } = await migrationState(database.db, migrationSets(plugins), migrationSets(available));
+          if (unknown.length > 0) return `unknown to this version: ${unknown.join(', ')}`;
+          return pending.length > 0 ? `not applied: ${pending.join(', ')}` : undefined;
+        }),
       plans: config.plans,
       config: {
         publicUrl: config.publicUrl,

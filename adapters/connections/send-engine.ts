@@ -17,6 +17,8 @@ const MAX_HELD = 400;
 const STOP_WAIT_MS = 10_000;
 
 export interface SendEngine {
+  /** Its loop runs (readiness). */
+  running(): boolean;
   /** Stops claiming, lets the sends on the wire finish (up to 10 s) and gives back the rest. */
   stop(): Promise<void>;
 }
@@ -77,6 +79,7 @@ export function startSendEngine(ctx: AppContext, database: DatabaseHandle): Send
   }
 
   return {
+    running: () => !stopping && loop.isRunning,
     async stop() {
       stopping = true;
       await loop.stop();

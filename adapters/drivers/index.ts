@@ -1,3 +1,4 @@
+import { errorField, log } from '../logging/logger.ts';
 import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { createSandboxDriver } from './sandbox/index.ts';
 import { createCloudApiDriver } from './cloud-api/index.ts';
@@ -44,7 +45,7 @@ export function createDrivers(options: DriverOptions): Map<string, NetworkDriver
       owner: options.worker,
       outbound: options.outbound,
       maxMediaBytes: options.maxMediaBytes,
-      onError: (error, context) => console.error(`[baileys] ${context}:`, error instanceof Error ? error.message : error),
+      onError: (error, context) => log.error({ driver: 'baileys', context, error: errorField(error) }, 'unofficial session failed'),
     }),
     ...(options.extra ?? []),
   ];

@@ -35,6 +35,8 @@ import { oauthDiscoveryRoutes } from './routes/oauth-discovery.ts';
 import { oauthAppRoutes } from './routes/oauth-apps.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { httpMetrics } from '../metrics/http-metrics.ts';
+import { answeringEarly, beginRequest, finishRequest, noteStatus, requestLogger } from './request-log.ts';
+import { readinessRoute } from './readiness.ts';
 
 /**
  * The HTTP surface: base features always, then the routes of each enabled plugin. A
@@ -44,14 +46,21 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
   const limits = bodyLimits(ctx.config);
   const home = homePage(plugins);
   let app = new Elysia()
-    .onError({ as: 'global' }, ({ code, error }) => errorResponse(code, error))
+    .onError({ as: 'global' }, ({ code, error, request }) => {
+      const response = errorResponse(code, error, requestLogger(ctx.log, request));
+      noteStatus(request, response.status);
+      return response;
+    })
     // Requests by route template and status, with their duration (GET /metrics).
     .use(httpMetrics(ctx.metrics))
+    // The request id, on every answer, and the access line once the answer is sent.
+    .onRequest(beginRequest)
+    .onAfterResponse({ as: 'global' }, finishRequest(ctx))
     // CORS for browser MCP clients and the MCP endpoint's Origin check (DNS rebinding), before all else.
-    .onRequest(corsHook(ctx))
+    .onRequest(answeringEarly(ctx, corsHook(ctx)))
     // First for every request, before routing, authentication or any body is read: a declared
     // body larger than any route reads, and a URL with NUL, lone surrogates or broken escapes.
-    .onRequest(({ request }) => refuseEarly(request, limits))
+    .onRequest(answeringEarly(ctx, ({ request }: { request: Request }) => refuseEarly(request, limits)))
     // `parse: 'none'` (raw uploads, signed callbacks) alongside the global hook below: Elysia
     // then looks `none` up as a named parser; this one claims the body without reading it.
     .parser('none', () => null)
@@ -146,6 +155,7 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
       detail: { tags: ['Service'], summary: 'Liveness' },
     })
     .use(metricsRoutes(ctx))
+    .use(readinessRoute(ctx))
     .use(accountRoutes(ctx))
     .use(apiTokenRoutes(ctx))
     .use(memberRoutes(ctx))

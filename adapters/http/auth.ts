@@ -1,3 +1,4 @@
+import { noteWorkspace } from './request-log.ts';
 import { Elysia } from 'elysia';
 import { authenticateApiKey } from '../../core/tokens/api-tokens.ts';
 import type { Actor } from '../../core/identity/identity.ts';
@@ -86,7 +87,9 @@ export async function authenticateRequest(
   challengeScope?: string,
 ): Promise<Actor> {
   try {
-    return await authenticateCredential(ctx, request, headers, route, challengeScope);
+    const actor = await authenticateCredential(ctx, request, headers, route, challengeScope);
+    noteWorkspace(request, actor.workspaceId);
+    return actor;
   } catch (error) {
     // A credential presented and refused counts against the client's address: 429 once over the
     // limit. Valid credentials never reach this (no database work for them).

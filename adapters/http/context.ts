@@ -16,6 +16,8 @@ import type { Mailer } from '../../core/identity/invitation-mail.ts';
 import type { Outbound } from '../outbound/outbound.ts';
 import type { AllowedOrigins } from '../../core/shared/allowed-origins.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { Readiness } from './readiness.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -33,6 +35,10 @@ export interface AppContext {
   clock: Clock;
   ids: IdGen;
   random: Random;
+  /** The process's logger (adapters/logging/logger.ts): JSON lines, never a secret or a message's content. */
+  log: Logger;
+  /** What `/readyz` answers: the process's phase (starting, serving, draining) and its checks. */
+  readiness: Readiness;
   plans: PlanCatalog;
   config: {
     publicUrl: string;

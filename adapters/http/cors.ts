@@ -25,8 +25,8 @@ const OPEN_PATHS: Record<string, string> = {
   '/v3/oauth/revoke': 'POST',
 };
 
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, apikey, X-Account-Id';
-export const CORS_EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate';
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, apikey, X-Account-Id, X-Request-Id';
+export const CORS_EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id';
 /** Chromium caps a preflight's cache at 2 hours. */
 const MAX_AGE_SECONDS = '7200';
 

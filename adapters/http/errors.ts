@@ -2,6 +2,7 @@ import { DomainError } from '../../core/shared/errors.ts';
 import { OAuthError } from '../../core/oauth/errors.ts';
 import { httpStatusOf } from './error-status.ts';
 import { TooManyRequests } from './rate-limit.ts';
+import { errorField, log as processLog, type Logger } from '../logging/logger.ts';
 
 /** A failure whose whole answer is already built (a challenge with its headers, say). */
 export class HttpResponseError extends Error {
@@ -23,7 +24,7 @@ export function oauthResponse(error: OAuthError, headers: Record<string, string>
  * `{ statusCode, message, error }` and the coded shape `{ message, hint }`.
  * Anything unexpected is logged (never with request secrets) and answered as a plain 500.
  */
-export function errorResponse(code: string | number, error: unknown): Response {
+export function errorResponse(code: string | number, error: unknown, log: Logger = processLog): Response {
   if (error instanceof HttpResponseError) return error.response;
   if (error instanceof TooManyRequests) {
     const response = standard(httpStatusOf(error), error.message);
@@ -38,10 +39,10 @@ export function errorResponse(code: string | number, error: unknown): Response {
   }
   switch (code) {
     case 'VALIDATION':
-      return validation(error);
+      return validation(error, log);
     case 'PARSE': {
       const cause = (error as { cause?: unknown }).cause;
-      if (cause instanceof DomainError) return errorResponse(code, cause);
+      if (cause instanceof DomainError) return errorResponse(code, cause, log);
       return standard(400, 'Request body is not valid JSON or does not match its content type');
     }
     case 'NOT_FOUND':
@@ -51,7 +52,7 @@ export function errorResponse(code: string | number, error: unknown): Response {
   }
   const status = statusOf(error);
   if (status && status < 500) return standard(status, error instanceof Error ? error.message : String(error));
-  console.error('[http] unexpected error:', error instanceof Error ? error.stack ?? error.message : error);
+  log.error({ error: errorField(error, true) }, 'unexpected error');
   return standard(500, 'Internal server error');
 }
 
@@ -77,11 +78,11 @@ function capMessage(message: string): string {
 }
 
 /** One message per broken rule, naming the field the caller sent (`body.name ...`, `query.limit ...`). */
-function validation(error: unknown): Response {
+function validation(error: unknown, log: Logger): Response {
   const v = error as { type?: string; all?: ValidationIssue[]; message?: string };
   // A response that does not match its own schema is our bug, not the caller's.
   if (v.type === 'response') {
-    console.error('[http] response failed its schema:', v.message);
+    log.error({ error: { message: v.message } }, 'response failed its schema');
     return standard(500, 'Internal server error');
   }
   const where = v.type === 'query' ? 'query' : v.type === 'params' ? 'params' : v.type === 'headers' ? 'headers' : v.type === 'cookie' ? 'cookie' : 'body';

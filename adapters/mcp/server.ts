@@ -1,3 +1,4 @@
+import { errorField } from '../logging/logger.ts';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { TObject } from '@sinclair/typebox';
@@ -50,7 +51,7 @@ export async function runTool(tool: McpToolDefinition, input: unknown, context: 
     return success(await tool.run(input as never, context));
   } catch (error) {
     if (error instanceof DomainError) return domainFailure(error);
-    console.error(`[mcp] tool ${tool.name} failed:`, error instanceof Error ? error.stack ?? error.message : error);
+    context.ctx.log.error({ tool: tool.name, workspaceId: context.actor.workspaceId, error: errorField(error, true) }, 'MCP tool failed');
     return failure('INTERNAL_ERROR', 500, 'Internal server error');
   }
 }

@@ -59,17 +59,51 @@ export const BASE_MIGRATIONS: MigrationSet = {
 };
 
 /**
+ * The database was migrated by a newer version of the service: it has migrations this code does
+ * not know, so this code's queries may no longer fit its tables. Nothing is applied or served.
+ */
+export class NewerDatabaseError extends Error {
+  constructor(readonly unknown: string[]) {
+    super(
+      `the database was migrated by a newer version of Switchboard (${unknown.slice(0, 3).join(', ')}${unknown.length > 3 ? ', …' : ''} unknown to this version); run that version or a newer one`,
+    );
+  }
+}
+
+/**
+ * What the database holds against what this code knows: migrations of `sets` not applied yet
+ * (`pending`), and applied migrations of a module this code knows (`known`: the base and every
+ * available plugin, enabled or not) that it has no file for (`unknown`: a newer version ran).
+ * A module this code does not know at all is left alone (a plugin taken out of the catalogue).
+ */
+export async function migrationState(db: Kysely<any>, sets: MigrationSet[], known: MigrationSet[] = sets): Promise<{ pending: string[]; unknown: string[] }> {
+  const rows: { module: string; name: string }[] = await db.selectFrom('schema_migrations').select(['module', 'name']).execute();
+  const applied = new Set(rows.map((row) => `${row.module}/${row.name}`));
+  const names = new Map<string, Set<string>>();
+  for (const set of [...known, ...sets]) names.set(set.module, new Set([...(names.get(set.module) ?? []), ...Object.keys(set.migrations)]));
+  const pending = sets.flatMap((set) => Object.keys(set.migrations).sort().map((name) => `${set.module}/${name}`)).filter((id) => !applied.has(id));
+  const unknown = rows
+    .filter((row) => names.has(row.module) && !names.get(row.module)!.has(row.name))
+    .map((row) => `${row.module}/${row.name}`)
+    .sort();
+  return { pending, unknown };
+}
+
+/**
  * Applies what has not run yet: the base first, then each plugin in dependency order. Each
  * migration runs in its own transaction under an advisory lock, so several processes starting
- * at once apply every migration exactly once; a failed migration leaves no trace.
+ * at once apply every migration exactly once; a failed migration leaves no trace. A database
+ * with migrations of a known module that this code lacks is refused first (NewerDatabaseError).
  */
-export async function migrate(db: Kysely<any>, sets: MigrationSet[]): Promise<string[]> {
+export async function migrate(db: Kysely<any>, sets: MigrationSet[], known: MigrationSet[] = sets): Promise<string[]> {
   await sql`create table if not exists schema_migrations (
     module text not null,
     name text not null,
     executed_at timestamptz not null default now(),
     primary key (module, name)
   )`.execute(db);
+  const { unknown } = await migrationState(db, sets, known);
+  if (unknown.length > 0) throw new NewerDatabaseError(unknown);
 
   const applied: string[] = [];
   for (const set of sets) {

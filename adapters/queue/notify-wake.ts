@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { DatabaseHandle } from '../postgres/database.ts';
+import { errorField, log } from '../logging/logger.ts';
 
 /** Reconnection delay of a lost listening connection (polling covers the gap). */
 const RECONNECT_MS = 1000;
@@ -28,7 +29,7 @@ export function wakeOnNotify(database: DatabaseHandle, channel: string, wake: ()
     const connection = new pg.Client({ connectionString: url });
     client = connection;
     connection.on('notification', () => wake());
-    connection.on('error', (error) => console.error(`[${channel}] listening connection failed:`, error.message));
+    connection.on('error', (error) => log.error({ channel, error: errorField(error) }, 'listening connection failed'));
     connection.on('end', () => {
       if (!stopped && client === connection) retry = setTimeout(() => void listen(), RECONNECT_MS);
     });
@@ -37,7 +38,7 @@ export function wakeOnNotify(database: DatabaseHandle, channel: string, wake: ()
       await connection.query(`listen ${channel}`);
       wake();
     } catch (error) {
-      console.error(`[${channel}] cannot listen:`, error instanceof Error ? error.message : error);
+      log.error({ channel, error: errorField(error) }, 'cannot listen');
       await connection.end().catch(() => {});
     }
   }

@@ -1,3 +1,5 @@
+import { errorField, log } from '../logging/logger.ts';
+
 /**
  * A step run over and over: at once again while it reports a full batch, `gatherMs` after it
  * found some work (so a busy queue is taken in batches, not one item per transaction), and ever
@@ -12,6 +14,7 @@ export class PollingLoop {
   private wakeUp: (() => void) | undefined;
   private woken = false;
   private running: Promise<void> | undefined;
+  private ended = false;
 
   constructor(
     private readonly name: string,
@@ -27,6 +30,11 @@ export class PollingLoop {
     return this;
   }
 
+  /** Started, not stopped, and its loop has not ended (readiness). */
+  get isRunning(): boolean {
+    return this.running !== undefined && !this.stopped && !this.ended;
+  }
+
   wake(): void {
     this.woken = true;
     this.wakeUp?.();
@@ -39,13 +47,21 @@ export class PollingLoop {
   }
 
   private async run(): Promise<void> {
+    try {
+      await this.turns();
+    } finally {
+      this.ended = true;
+    }
+  }
+
+  private async turns(): Promise<void> {
     while (!this.stopped) {
       this.woken = false;
       let result: StepResult;
       try {
         result = await this.step();
       } catch (error) {
-        console.error(`[${this.name}] ${error instanceof Error ? error.message : String(error)}`);
+        log.error({ loop: this.name, error: errorField(error) }, 'loop step failed');
         this.delayMs = this.maxMs;
         result = 'none';
       }

@@ -1,3 +1,4 @@
+import { errorField, log } from '../logging/logger.ts';
 import { PgBoss, fromKysely, fromPglite, type Job } from 'pg-boss';
 import type { Kysely, Transaction } from 'kysely';
 import type { Outbox } from '../../core/shared/outbox.ts';
@@ -68,14 +69,18 @@ export class JobQueue {
       ? new PgBoss({ db: fromPglite(database.pglite), backend: 'pglite', schedule: false, useListenNotify: true, ...supervision })
       : new PgBoss({ connectionString: database.url!, max: 5, schedule: false, useListenNotify: true, ...supervision });
     // pg-boss reports background failures as events; they must never crash the process.
-    boss.on('error', (error) => console.error('[queue]', error.message));
+    boss.on('error', (error) => log.error({ error: errorField(error) }, 'job queue failed'));
     await boss.start();
     const queue = new JobQueue(boss);
+    boss.on('stopped', () => (queue.working = false));
     queue.pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
     return queue;
   }
 
   private pollingIntervalSeconds = 0.5;
+
+  /** This process handles jobs: `work` ran and pg-boss has not stopped (readiness). */
+  working = false;
 
   /** Creates the queues of these jobs (idempotent); the server needs this to enqueue. */
   async declare(jobs: JobDefinition[]): Promise<void> {
@@ -147,6 +152,7 @@ export class JobQueue {
         },
       );
     }
+    this.working = true;
   }
 
   /** An outbox bound to `trx`: jobs become visible only if that transaction commits. */
@@ -174,6 +180,7 @@ export class JobQueue {
   }
 
   async stop(): Promise<void> {
+    this.working = false;
     await this.boss.stop({ graceful: true, timeout: 5_000, close: true });
   }
 }

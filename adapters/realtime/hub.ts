@@ -1,3 +1,4 @@
+import { errorField, log } from '../logging/logger.ts';
 import type { Server } from 'socket.io';
 import { postgresHub } from './postgres-hub.ts';
 
@@ -38,7 +39,7 @@ export async function announceAccessChange(hub: RealtimeHub | undefined, change:
   try {
     await hub?.accessChanged(change);
   } catch (error) {
-    console.error('[realtime] access change not announced:', error instanceof Error ? error.message : error);
+    log.error({ error: errorField(error) }, 'realtime access change not announced');
   }
 }
 

@@ -1,3 +1,4 @@
+import { errorField, log } from '../logging/logger.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Emitter } from '@socket.io/postgres-emitter';
 import pg from 'pg';
@@ -17,7 +18,7 @@ import { ACCESS_CHANGED, type OpenRealtimeHub } from './hub.ts';
 export function postgresHub(databaseUrl: string): OpenRealtimeHub {
   // Small: an emit is one short query; the pool is separate from Kysely's and pg-boss's.
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
-  pool.on('error', (error) => console.error('[realtime] idle connection failed:', error.message));
+  pool.on('error', (error) => log.error({ error: errorField(error) }, 'realtime hub idle connection failed'));
   const started = new AsyncLocalStorage<Promise<unknown>[]>();
   const facade = {
     query(text: string, values?: unknown[]) {

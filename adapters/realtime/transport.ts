@@ -1,3 +1,4 @@
+import { errorField } from '../logging/logger.ts';
 import { Server as Engine } from '@socket.io/bun-engine';
 import { createAdapter } from '@socket.io/postgres-adapter';
 import { Elysia } from 'elysia';
@@ -35,11 +36,11 @@ export interface RealtimeTransport {
  */
 export function openRealtimeTransport(ctx: AppContext, plugins: Plugin[], options: { databaseUrl?: string }): RealtimeTransport {
   const pool = options.databaseUrl ? new AdapterPool({ connectionString: options.databaseUrl, max: 4 }) : undefined;
-  pool?.on('error', (error) => console.error('[realtime] idle connection failed:', error.message));
+  pool?.on('error', (error) => ctx.log.error({ error: errorField(error) }, 'realtime adapter idle connection failed'));
   const io = new Server({
     serveClient: false,
     ...(pool && {
-      adapter: createAdapter(pool, { errorHandler: (error) => pool.isClosing || console.error('[realtime] adapter:', error.message) }),
+      adapter: createAdapter(pool, { errorHandler: (error) => pool.isClosing || ctx.log.error({ error: errorField(error) }, 'realtime adapter failed') }),
     }),
   });
   const engine = new Engine({ path: REALTIME_PATH });
@@ -55,7 +56,7 @@ export function openRealtimeTransport(ctx: AppContext, plugins: Plugin[], option
       try {
         listener(change);
       } catch (error) {
-        console.error('[realtime] access change failed:', error instanceof Error ? error.message : error);
+        ctx.log.error({ error: errorField(error) }, 'realtime access change failed');
       }
     }
   });

@@ -17,6 +17,7 @@ import { deliveryEndpoints } from './endpoints.ts';
 import { webhookSender } from './http-sender.ts';
 import { dispatchDeps, simulateTyping } from './jobs.ts';
 import { PollingLoop, type StepResult } from '../queue/polling-loop.ts';
+import { errorField } from '../logging/logger.ts';
 
 /** Events fanned out per transaction. */
 const FANOUT_BATCH = 200;
@@ -34,6 +35,8 @@ const HELD_PER_WEBHOOK = 256;
 const MAX_HELD = 4096;
 
 export interface DeliveryEngine {
+  /** Both loops run (readiness). */
+  running(): boolean;
   stop(): Promise<void>;
 }
 
@@ -74,7 +77,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
     } catch (error) {
       // An event the batch cannot fan out must not hold the others back: each goes to a job of
       // its own, retried on its own (the fan-out job queue).
-      console.error(`[webhooks] fan-out batch failed, queueing its events one by one: ${(error as Error).message}`);
+      ctx.log.error({ error: errorField(error) }, 'webhook fan-out batch failed, queueing its events one by one');
       await uow.transaction(async (stores) => {
         const events = await stores.fanouts.take(FANOUT_BATCH);
         await stores.outbox.enqueueMany(FANOUT_QUEUE, events.map((e) => ({ data: { eventId: e.id }, dedupeKey: e.id })));
@@ -127,7 +130,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
       attemptClaimed(sender, deps, delivery, endpoint)
         .then((record) => void toRecord.push(record))
         .catch((error: Error) => {
-          console.error(`[webhooks] delivery ${delivery.id}: ${error.message}`);
+          ctx.log.error({ deliveryId: delivery.id, error: errorField(error) }, 'webhook delivery failed');
           toRelease.push(delivery);
         })
         .finally(() => {
@@ -156,7 +159,7 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
         await recordAttempts(claims, deps, attempts);
         if (released.length > 0) await claims.release(released, 'due', deps.clock.now());
       } catch (error) {
-        console.error(`[webhooks] recording ${attempts.length} attempt(s) failed: ${(error as Error).message}`);
+        ctx.log.error({ attempts: attempts.length, error: errorField(error) }, 'recording webhook attempts failed');
         // Still claimed by this worker, so a later try may write them (the claim guards the
         // write). Past the lease another worker may have taken them over, and a stopped engine
         // does not linger: give up then (the claims lapse and the deliveries go out again).
@@ -195,11 +198,12 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
         else settleLocally(delivery);
       }
     } catch (error) {
-      console.error(`[webhooks] renewing claims failed: ${(error as Error).message}`);
+      ctx.log.error({ error: errorField(error) }, 'renewing webhook delivery claims failed');
     }
   }
 
   return {
+    running: () => !stopped && fanOutLoop.isRunning && claimLoop.isRunning,
     async stop() {
       stopped = true;
       clearInterval(renewal);

@@ -1,3 +1,4 @@
+import { errorField } from '../logging/logger.ts';
 import { createHash } from 'node:crypto';
 import { fanOut, FANOUT_QUEUE, flushBatch, FLUSH_QUEUE, type Batch, type DispatchDeps } from '../../core/webhooks/dispatch.ts';
 import { driverView } from '../../core/messaging/deliver.ts';
@@ -56,7 +57,7 @@ export async function simulateTyping(ctx: AppContext, batch: Batch, on: boolean)
   const driver = connection && ctx.drivers.get(connection.driver);
   if (!connection || !driver?.sendTyping || connection.status !== 'CONNECTED') return;
   await driver.sendTyping(driverView(connection), batch.remoteJid.split('@')[0]!, on, lastMessageId(batch)).catch((error: Error) =>
-    console.error(`[webhooks] typing for ${batch.remoteJid} failed: ${error.message}`),
+    ctx.log.warn({ connectionId: batch.connectionId, error: errorField(error) }, 'typing indicator not sent'),
   );
 }
 

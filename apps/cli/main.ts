@@ -10,6 +10,10 @@ import { DataDirBusyError } from '../data-dir-lock.ts';
 import { openRuntime } from '../runtime.ts';
 import { backupStopped, restoreFrom } from './embedded-backup.ts';
 import { exportTo, importInto } from './move-to-postgres.ts';
+import { logToStandardError } from '../../adapters/logging/logger.ts';
+
+// Standard output is the command's answer (one JSON line): whatever the runtime logs goes to standard error.
+logToStandardError();
 
 const USAGE = `Usage:
   bun run cli bootstrap --email E --workspace NAME [--plan FREE|PRO] [--password-stdin | --password P]

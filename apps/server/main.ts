@@ -2,27 +2,45 @@ import { loadConfigOrExit } from '../config.ts';
 import { startService } from './server.ts';
 import { firstRunUrl } from '../../core/identity/first-run.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
+import { errorField } from '../../adapters/logging/logger.ts';
 
 /** `bun run start`: server and worker in one process. `--no-worker` serves HTTP only. */
 const config = loadConfigOrExit();
 const worker = !process.argv.includes('--no-worker');
 const service = await startService(config, { worker }).catch((error: Error) => {
+  // One plain line, before any log line: what an operator reads when the start is refused.
   console.error(`Switchboard could not start: ${error.message}`);
   process.exit(1);
 });
-const where = config.databaseUrl ? 'Postgres' : `the embedded database in ${config.dataDir}`;
-console.log(`Switchboard listening on ${service.url} (bound to ${service.bound}; public URL ${config.publicUrl}) on ${where}${worker ? ', with the worker' : ''}`);
-console.log(`Plugins: ${service.runtime.plugins.map((p) => p.name).join(', ') || 'none'}`);
-if (service.metricsPort !== undefined) console.log(`Metrics on ${config.host}:${service.metricsPort}/metrics`);
-// First run: while nobody exists, the one-time link that makes the first Owner (pages/first-run.ts).
-if (!(await baseStores(service.runtime.ctx.db).identity.anyUser())) {
-  const { ctx } = service.runtime;
-  console.log(`Nobody uses this Switchboard yet. Open this link to create its first Owner and workspace:\n  ${firstRunUrl(ctx.config.publicUrl, ctx.keys.signing)}`);
-}
-
+const { ctx } = service.runtime;
+// Before anything else is awaited: a SIGTERM from now on drains and stops in order.
+let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
-    await service.stop();
+    if (stopping) return;
+    stopping = true;
+    ctx.log.info({ signal, drainSeconds: config.drainSeconds }, 'stopping');
+    try {
+      await service.stop();
+    } catch (error) {
+      ctx.log.error({ error: errorField(error, true) }, 'stop failed');
+      process.exit(1);
+    }
+    ctx.log.info('stopped');
     process.exit(0);
   });
+}
+
+const where = config.databaseUrl ? 'Postgres' : `the embedded database in ${config.dataDir}`;
+ctx.log.info(
+  { url: service.url, bound: service.bound, publicUrl: ctx.config.publicUrl, database: config.databaseUrl ? 'postgres' : 'embedded', worker },
+  `Switchboard listening on ${service.url} (bound to ${service.bound}; public URL ${config.publicUrl}) on ${where}${worker ? ', with the worker' : ''}`,
+);
+const plugins = service.runtime.plugins.map((p) => p.name);
+ctx.log.info({ plugins }, `Plugins: ${plugins.join(', ') || 'none'}`);
+if (service.metricsPort !== undefined) ctx.log.info({ metricsPort: service.metricsPort }, `Metrics on ${config.host}:${service.metricsPort}/metrics`);
+// First run: while nobody exists, the one-time link that makes the first Owner (pages/first-run.ts).
+// A warning: nobody can use the service until it is opened, and LOG_LEVEL=warn still shows it.
+if (!(await baseStores(ctx.db).identity.anyUser())) {
+  ctx.log.warn(`Nobody uses this Switchboard yet. Open this link to create its first Owner and workspace: ${firstRunUrl(ctx.config.publicUrl, ctx.keys.signing)}`);
 }

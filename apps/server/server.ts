@@ -10,6 +10,7 @@ import { runAdminCommand } from '../admin-commands.ts';
 import { openControlSocket, type ControlSocket } from '../control-socket.ts';
 import { realtimeGauges } from '../../adapters/realtime/gauges.ts';
 import { openMetricsListener } from '../metrics-listener.ts';
+import { errorField } from '../../adapters/logging/logger.ts';
 
 export interface RunningService {
   /** Where this machine reaches the server (loopback when bound to every interface). */
@@ -19,6 +20,10 @@ export interface RunningService {
   runtime: Runtime;
   /** The port of the `METRICS_PORT` listener, when there is one. */
   metricsPort?: number;
+  /**
+   * Drains, then stops: `/readyz` answers 503 at once while everything still serves for
+   * `drainSeconds` (DRAIN_SECONDS), so a load balancer takes the process out before it closes.
+   */
   stop(): Promise<void>;
 }
 
@@ -44,7 +49,7 @@ export async function startService(config: Config, options: { worker: boolean; p
         idleTimeout: realtime.idleTimeout,
         // Never Bun's HTML debug page (paths, source lines), whatever NODE_ENV says; what escapes Elysia is a JSON 500.
         development: false,
-        error: (error: Error) => errorResponse('UNKNOWN', error),
+        error: (error: Error) => errorResponse('UNKNOWN', error, runtime.ctx.log),
         // Bun answers its own limit with an empty 413, so it is set out of reach: the service's
         // own limits (adapters/http/body.ts) refuse first, in JSON, and every body is read bounded.
         maxRequestBodySize: Number.MAX_SAFE_INTEGER,
@@ -75,12 +80,15 @@ export async function startService(config: Config, options: { worker: boolean; p
     await runtime.close();
     throw error;
   }
+  runtime.ctx.readiness.serving();
   return {
     url: `http://${reachableHost(host)}:${port}`,
     bound: `${host.includes(':') ? `[${host}]` : host}:${port}`,
     runtime,
     metricsPort: metricsListener?.port,
     async stop() {
+      runtime.ctx.readiness.draining();
+      if (config.drainSeconds > 0) await Bun.sleep(config.drainSeconds * 1000);
       await metricsListener?.stop();
       for (const remove of removeGauges) remove();
       await control?.close();
@@ -103,7 +111,7 @@ function controlSocket(config: Config, runtime: Runtime): ControlSocket | undefi
   try {
     return openControlSocket(config.dataDir, (request) => runAdminCommand(runtime, request));
   } catch (error) {
-    console.error(`Switchboard: no control socket in ${config.dataDir} (${error instanceof Error ? error.message : String(error)}); stop the service to use the CLI.`);
+    runtime.ctx.log.warn({ dataDir: config.dataDir, error: errorField(error) }, 'no control socket: stop the service to use the CLI');
     return undefined;
   }
 }

@@ -9,7 +9,10 @@ if (!config.databaseUrl) {
   console.error('A separate worker needs DATABASE_URL; on the embedded database `bun run start` runs the worker itself.');
   process.exit(1);
 }
-const runtime = await openRuntime(config);
+const runtime = await openRuntime(config).catch((error: Error) => {
+  console.error(`Switchboard could not start: ${error.message}`);
+  process.exit(1);
+});
 const stopBackgroundWork = await startBackgroundWork(runtime);
 // A worker has no HTTP port: its counters (sends, webhook attempts) are scraped here.
 let metrics;
@@ -21,12 +24,20 @@ try {
   await runtime.close();
   process.exit(1);
 }
-console.log(`Switchboard worker running ${runtime.jobs.length} job kind(s)${metrics ? `; metrics on ${config.host}:${metrics.port}/metrics` : ''}`);
+runtime.ctx.log.info(
+  { jobKinds: runtime.jobs.length, ...(metrics && { metricsPort: metrics.port }) },
+  `Switchboard worker running ${runtime.jobs.length} job kind(s)${metrics ? `; metrics on ${config.host}:${metrics.port}/metrics` : ''}`,
+);
+let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    runtime.ctx.log.info({ signal }, 'stopping');
     await metrics?.stop();
     await stopBackgroundWork();
     await runtime.close();
+    runtime.ctx.log.info('stopped');
     process.exit(0);
   });
 }

@@ -11,9 +11,9 @@ export const CONSOLE_CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** `GET /` (the one document of every console page) and its hashed assets. */
-export function consoleRoutes(_ctx: PluginContext) {
+export function consoleRoutes(ctx: PluginContext) {
   // Built now, while the service starts, so the first visitor does not wait for it.
-  void consoleBundle().catch((error) => console.error('[console]', error instanceof Error ? error.message : error));
+  void consoleBundle().catch((error) => ctx.log.error({ error: { message: error instanceof Error ? error.message : String(error) } }, 'console bundle not built'));
 
   return new Elysia({ name: 'plugins.console', detail: { hide: true } })
     .get('/', async () => documentResponse(await consoleBundle()))

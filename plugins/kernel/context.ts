@@ -14,6 +14,7 @@ type HostServices = Pick<
   AppContext,
   | 'queue' // the outbox and the plugin's own jobs
   | 'clock'
+  | 'log' // JSON lines; never a secret or a message's content
   | 'ids'
   | 'random'
   | 'plans'

@@ -1,3 +1,5 @@
+import { createLogger, isLogLevel, type LogLevel } from '../../adapters/logging/logger.ts';
+import { databaseCheck, Readiness } from '../../adapters/http/readiness.ts';
 import { databaseStorage } from '../../adapters/postgres/storage.ts';
 import { BASE_ROUTE_SCOPES, routeScopeTable } from '../../adapters/http/route-scopes.ts';
 import type { AppContext } from '../../adapters/http/context.ts';
@@ -35,6 +37,9 @@ export async function openTestContext(options: { clock?: Clock } = {}): Promise<
     clock: options.clock ?? systemClock,
     ids: uuidV7,
     random: secureRandom,
+    // Tests' own output stays readable: warnings and errors only, unless LOG_LEVEL says otherwise.
+    log: createLogger({ level: isLogLevel(process.env.LOG_LEVEL ?? '') ? (process.env.LOG_LEVEL as LogLevel) : 'warn' }),
+    readiness: new Readiness().check('database', databaseCheck(database)),
     plans: DEFAULT_PLANS,
     config: { publicUrl: 'http://localhost' },
     routeScopes: routeScopeTable(BASE_ROUTE_SCOPES),

@@ -13,11 +13,14 @@ import { freshDatabase, HOOK_TIMEOUT, onPostgres } from './service.ts';
  */
 export interface Installation {
   cli(args: string[], stdin?: string): { code: number | null; stdout: string; stderr: string };
-  startServer(): Promise<ServerProcess>;
+  /** `extra`: settings of this start only (`LOG_LEVEL`, `DRAIN_SECONDS`). */
+  startServer(extra?: Record<string, string>): Promise<ServerProcess>;
   /** `cli bootstrap` of a PRO Owner, the README's first-run path; answers their token. */
   bootstrapOwner(email: string, workspace: string): string;
   /** The installation's DATA_DIR (known once the file's tests run). */
   dataDir(): string;
+  /** The environment its processes run with (DATA_DIR, DATABASE_URL, PORT=0 …). */
+  env(): Record<string, string>;
 }
 
 export function useInstallation(dataDirPrefix: string): Installation {
@@ -42,8 +45,9 @@ export function useInstallation(dataDirPrefix: string): Installation {
       });
       return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
     },
-    startServer: () => startServer(env),
+    startServer: (extra = {}) => startServer({ ...env, ...extra }),
     dataDir: () => dataDir,
+    env: () => env,
     bootstrapOwner(email, workspace) {
       const result = this.cli(['bootstrap', '--email', email, '--workspace', workspace, '--plan', 'PRO']);
       if (result.code !== 0) throw new Error(`bootstrap failed: ${result.stderr}`);

@@ -122,6 +122,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.database?.url && { DATABASE_URL: options.database.url }),
     // Test receivers listen on this machine; a test of the outbound policy sets its own.
     OUTBOUND_ALLOW: '127.0.0.0/8',
+    // The tests' own output stays readable: no access lines unless LOG_LEVEL asks for them.
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     ...(database && { DATABASE_URL: database.url }),
     ...options.env,
   });

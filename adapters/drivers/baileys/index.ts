@@ -1,3 +1,4 @@
+import { errorField, log } from '../../logging/logger.ts';
 import type { Kysely } from 'kysely';
 import {
   DisconnectReason,
@@ -205,7 +206,7 @@ export function createBaileysDriver(options: BaileysDriverOptions): BaileysDrive
   const outbound = options.outbound ?? createOutbound(NOTHING_ALLOWED);
   const retentionMs = options.messageRetentionMs ?? 30 * 24 * 60 * 60 * 1000;
   const nowMs = () => (options.clock ? options.clock.now().getTime() : Date.now());
-  const onError = options.onError ?? ((error: unknown, context: string) => console.error(`[baileys] ${context}:`, error));
+  const onError = options.onError ?? ((error: unknown, context: string) => log.error({ driver: 'baileys', context, error: errorField(error) }, 'unofficial session failed'));
   const socketFactory: SocketFactory =
     options.socketFactory ??
     ((config) =>

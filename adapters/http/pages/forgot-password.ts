@@ -1,3 +1,4 @@
+import { errorField } from '../../logging/logger.ts';
 import { passwordResetMail, resetLinkForEmail } from '../../../core/identity/password-reset.ts';
 import { PASSWORD_RESET_MINUTES } from '../../../core/identity/passwords.ts';
 import { normalizeEmail } from '../../../core/identity/workspaces.ts';
@@ -48,7 +49,7 @@ export function forgotPasswordPages(ctx: AppContext) {
       // Not awaited: the answer must not wait longer when the address has an account.
       void resetLinkForEmail(baseStores(ctx.db), deps, email)
         .then((link) => link && mailer.send(passwordResetMail({ to: link.user.email, url: link.url, expiresAt: link.expiresAt })))
-        .catch((error) => console.error('[mail] password reset not sent:', error instanceof Error ? error.message : String(error)));
+        .catch((error) => ctx.log.error({ error: errorField(error) }, 'password reset mail not sent'));
       return htmlResponse(
         messagePage('Check your mail', `If an account uses ${email}, a link to choose a new password is on its way there. It works once, for ${PASSWORD_RESET_MINUTES} minutes.`, {
           kind: 'notice',

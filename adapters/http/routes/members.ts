@@ -1,3 +1,4 @@
+import { errorField } from '../../logging/logger.ts';
 import { t } from 'elysia';
 import { changeMemberRoles, listMembers, removeMember } from '../../../core/identity/members.ts';
 import { INVITATION_DAYS, inviteMember, listInvitations, revokeInvitation, type Invitation } from '../../../core/identity/invitations.ts';
@@ -82,7 +83,7 @@ export function memberRoutes(ctx: AppContext) {
           } catch (error) {
             // Not delivered: withdraw it, so no pending invitation waits for a mail that never left.
             await ctx.db.transaction().execute((trx) => revokeInvitation(baseStores(trx), ctx, actor, invitation.id)).catch(() => {});
-            console.error('[mail] invitation not sent:', error instanceof Error ? error.message : String(error));
+            ctx.log.error({ workspaceId: actor.workspaceId, error: errorField(error) }, 'invitation mail not sent');
             throw new DomainError('upstream_failed', 'The invitation mail could not be sent (SMTP_URL); nothing was sent. Try again later.');
           }
         }

@@ -29,7 +29,7 @@ export async function onConversationResolved(payload: unknown, ctx: PluginContex
     await ctx.storage.transaction(surveySendPorts, (ports) => sendSurveyOnResolve(ports, { clock: ctx.clock, publicUrl: ctx.config.publicUrl }, data));
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
-    console.warn(`[helpdesk] CSAT survey of conversation ${data.conversationId} not sent: ${error.message}`);
+    ctx.log.warn({ conversationId: data.conversationId, error: { message: error.message } }, 'CSAT survey not sent');
   }
 }
 

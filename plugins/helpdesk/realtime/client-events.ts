@@ -22,6 +22,7 @@ const MIN_HEARTBEAT_SPACING_MS = 1_000;
 export function listenToClient(socket: Socket, session: HelpdeskSession, presence: PresenceDeps): void {
   const { userId } = session.actor;
 
+  const on = listener(presence.log);
   on(socket, 'subscribe:conversation', async (payload) => {
     const conversationId = idField(payload, 'conversationId');
     if (!conversationId) return INVALID;
@@ -75,18 +76,18 @@ export function listenToClient(socket: Socket, session: HelpdeskSession, presenc
 }
 
 /** The acknowledgement, when the client asked for one, is the last argument. */
-function on(socket: Socket, event: string, handle: (payload: unknown) => Promise<Answer>): void {
+const listener = (log: PresenceDeps['log']) => (socket: Socket, event: string, handle: (payload: unknown) => Promise<Answer>): void => {
   socket.on(event, (...args: unknown[]) => {
     const ack = typeof args.at(-1) === 'function' ? (args.pop() as (answer: Answer) => void) : undefined;
     handle(args[0]).then(
       (answer) => ack?.(answer),
       (error: unknown) => {
-        console.error(`[realtime] /helpdesk ${event} failed:`, error instanceof Error ? error.message : error);
+        log.error({ event, error: { message: error instanceof Error ? error.message : String(error) } }, 'helpdesk websocket event failed');
         ack?.({ ok: false, error: 'internal error' });
       },
     );
   });
-}
+};
 
 /**
  * An id field of an object payload: a string of reasonable length, else malformed. An id that

@@ -35,7 +35,7 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals
       },
       (error: unknown) => {
         if (isCredentialFailure(error)) return next(new Error(UNAUTHORIZED));
-        console.error('[realtime] /helpdesk authentication failed:', error instanceof Error ? error.message : error);
+        ctx.log.error({ error: errorMessage(error) }, 'helpdesk websocket authentication failed');
         next(new Error('service unavailable'));
       },
     );
@@ -48,7 +48,7 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals
     void socket.join(session.rooms());
     listenToClient(socket, session, presence);
     void greet(socket, session, presence);
-    if (countAtAuthentication.get(socket) !== accessChanges) void recheck(socket, session);
+    if (countAtAuthentication.get(socket) !== accessChanges) void recheck(socket, session, ctx.log);
   });
 
   // Within moments of a revocation, a removal or an inbox's new members, not at the next heartbeat.
@@ -56,7 +56,7 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals
     accessChanges += 1;
     for (const socket of namespace.sockets.values()) {
       const session = sessions.get(socket);
-      if (session && accessChangeConcerns(change, session.actor)) void recheck(socket, session);
+      if (session && accessChangeConcerns(change, session.actor)) void recheck(socket, session, ctx.log);
     }
   });
 
@@ -64,12 +64,12 @@ export function helpdeskRealtime(io: RealtimeServer, ctx: PluginContext, signals
 }
 
 /** The session re-checked now: a failed credential ends it, otherwise the socket moves between rooms. */
-async function recheck(socket: Socket, session: HelpdeskSession): Promise<void> {
+async function recheck(socket: Socket, session: HelpdeskSession, log: PluginContext['log']): Promise<void> {
   try {
     if (!(await session.refresh(socket))) socket.disconnect();
   } catch (error) {
     // The heartbeat's re-check is still to come.
-    console.error('[realtime] /helpdesk re-check after an access change failed:', error instanceof Error ? error.message : error);
+    log.error({ workspaceId: session.actor.workspaceId, error: errorMessage(error) }, 'helpdesk websocket re-check after an access change failed');
   }
 }
 
@@ -80,7 +80,7 @@ async function greet(socket: Socket, session: HelpdeskSession, presence: Presenc
     await recordContact(presence, workspaceId, userId);
     socket.emit('presence.update', { users: await workspacePresence(presence, workspaceId) });
   } catch (error) {
-    console.error('[realtime] /helpdesk presence on connect failed:', error instanceof Error ? error.message : error);
+    presence.log.error({ workspaceId, error: errorMessage(error) }, 'helpdesk presence on connect failed');
   }
 }
 
@@ -97,7 +97,7 @@ function sweepEvery(presence: PresenceDeps): () => Promise<void> {
   const timer = setInterval(() => {
     if (running) return;
     running = sweepPresence(presence)
-      .catch((error: unknown) => console.error('[realtime] presence sweep failed:', error instanceof Error ? error.message : error))
+      .catch((error: unknown) => presence.log.error({ error: errorMessage(error) }, 'helpdesk presence sweep failed'))
       .finally(() => (running = undefined));
   }, sweepIntervalMs(presence.ttlMs));
   return async () => {
@@ -116,4 +116,8 @@ function handshakeHeaders(handshake: { headers: HandshakeHeaders; auth: unknown 
   const chosen = (handshake.auth as { accountId?: unknown } | undefined)?.accountId;
   if (typeof chosen !== 'string' || handshake.headers['x-account-id'] !== undefined) return handshake.headers;
   return { ...handshake.headers, 'x-account-id': chosen };
+}
+
+function errorMessage(error: unknown): { message: string } {
+  return { message: error instanceof Error ? error.message : String(error) };
 }

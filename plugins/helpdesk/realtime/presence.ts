@@ -26,6 +26,7 @@ export interface PresenceDeps {
   hub: RealtimeHub | undefined;
   clock: Clock;
   ttlMs: number;
+  log: PluginContext['log'];
 }
 
 export function presenceDeps(ctx: PluginContext): PresenceDeps {
@@ -33,6 +34,7 @@ export function presenceDeps(ctx: PluginContext): PresenceDeps {
     store: ctx.storage.read(presenceStore),
     hub: ctx.realtime,
     clock: ctx.clock,
+    log: ctx.log,
     ttlMs: (ctx.config.helpdeskPresenceTtlSeconds ?? DEFAULT_PRESENCE_TTL_SECONDS) * 1000,
   };
 }
@@ -124,7 +126,7 @@ async function publish(deps: PresenceDeps, workspaceId: string): Promise<void> {
     pending.delete(workspaceId);
     workspacePresence(deps, workspaceId)
       .then((users) => hub.emit(HELPDESK_NAMESPACE, [workspaceRoom(workspaceId)], 'presence.update', { users }))
-      .catch((error: unknown) => console.error('[realtime] presence announcement failed:', error instanceof Error ? error.message : error));
+      .catch((error: unknown) => deps.log.error({ workspaceId, error: { message: error instanceof Error ? error.message : String(error) } }, 'helpdesk presence announcement failed'));
   }, PRESENCE_COALESCE_MS);
   timer.unref?.();
   pending.set(workspaceId, timer);

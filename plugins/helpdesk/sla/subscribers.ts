@@ -60,7 +60,7 @@ export async function onContactMessage(payload: unknown, ctx: PluginContext): Pr
     );
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
-    console.warn(`[helpdesk] out-of-office reply of conversation ${data.conversationId} not sent: ${error.message}`);
+    ctx.log.warn({ conversationId: data.conversationId, error: { message: error.message } }, 'out-of-office reply not sent');
   }
 }
 

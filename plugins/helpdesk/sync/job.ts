@@ -32,7 +32,7 @@ export function inboxSyncJobs(ctx: PluginContext): JobDefinition[] {
         } catch (error) {
           // The last attempt failed: the sync FAILS (so a new one may start) instead of staying RUNNING.
           if (job.retryCount >= RETRY_LIMIT) {
-            console.error(`[helpdesk] history sync ${data.syncId} failed:`, error instanceof Error ? error.message : error);
+            ctx.log.error({ syncId: data.syncId, error: { message: error instanceof Error ? error.message : String(error) } }, 'helpdesk history sync failed');
             const reason = 'A page of chats kept failing; start the sync again to import the rest (what was imported stays)';
             await ctx.storage.transaction(inboxSyncStores, (s) => failInboxSync(s, deps, data, reason));
           }

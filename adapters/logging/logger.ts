@@ -1,0 +1,84 @@
+import pino from 'pino';
+import { prettyLine } from './pretty.ts';
+
+/**
+ * The service's logger: one JSON object a line (`level`, `time`, `msg` and fields), or a
+ * readable line when a terminal is attached. Fields name things (ids, routes, statuses, counts),
+ * never a secret or a message's content; the keys below are blanked as a second line of defence.
+ */
+export type Logger = pino.Logger;
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export function isLogLevel(value: string): value is LogLevel {
+  return (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+const REDACTED_KEYS = ['password', 'token', 'apikey', 'authorization', 'cookie', 'secret', 'body', 'text', 'content'];
+
+/** Where lines go: standard output for the service's processes, standard error for the CLI (its answer is on stdout). */
+let targetFd = 1;
+const destinations = new Map<number, pino.DestinationStream>();
+
+function destination(fd: number): pino.DestinationStream {
+  let stream = destinations.get(fd);
+  // Synchronous: a line written just before `process.exit` is not lost.
+  if (!stream) destinations.set(fd, (stream = pino.destination({ fd, sync: true })));
+  return stream;
+}
+
+/** The stream a logger writes to: follows `logToStandardError`, and formats for people on a terminal. */
+function outputStream(pretty: boolean | undefined): pino.DestinationStream {
+  return {
+    write(line: string) {
+      const readable = pretty ?? Boolean(targetFd === 2 ? process.stderr.isTTY : process.stdout.isTTY);
+      destination(targetFd).write(readable ? prettyLine(line, { color: true }) : line);
+    },
+  };
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Readable lines instead of JSON; unset, readable exactly when the output is a terminal. */
+  pretty?: boolean;
+  /** Takes the JSON lines instead of the process's output (tests). */
+  stream?: pino.DestinationStream;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_KEYS.flatMap((key) => [key, `*.${key}`]), censor: '[redacted]' },
+    },
+    options.stream ?? outputStream(options.pretty),
+  );
+}
+
+/** `LOG_LEVEL` as the process was given it; an unknown value is refused by apps/config.ts before anything logs. */
+function levelOf(raw: string | undefined): LogLevel {
+  const value = raw?.trim().toLowerCase() ?? '';
+  return isLogLevel(value) ? value : 'info';
+}
+
+/**
+ * The process's logger (`LOG_LEVEL`, default `info`), for the few pieces that run with no
+ * context (pools, loops, the queue's events). Features log through their context's (`ctx.log`,
+ * made by the runtime from the same setting), which tests may quiet or capture.
+ */
+export const log: Logger = createLogger({ level: levelOf(process.env.LOG_LEVEL) });
+
+/** For the CLI, whose standard output is its answer: log lines go to standard error instead. */
+export function logToStandardError(): void {
+  targetFd = 2;
+}
+
+/** An error as a log field: its message, and its stack when `withStack` (unexpected failures). */
+export function errorField(error: unknown, withStack = false): { message: string; stack?: string } {
+  if (!(error instanceof Error)) return { message: String(error) };
+  return withStack && error.stack ? { message: error.message, stack: error.stack } : { message: error.message };
+}
