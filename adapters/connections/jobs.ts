@@ -7,7 +7,8 @@ import { MEDIA_FETCH_QUEUE } from '../../core/messaging/receive.ts';
 import type { AppContext } from '../http/context.ts';
 import type { JobDefinition } from '../queue/queue.ts';
 import { driverEventsFor } from './driver-events.ts';
-import { messagingDeps, messagingStores, messagingUnitOfWork } from './stores.ts';
+import { messagingStores } from './stores.ts';
+import { errorField } from '../logging/logger.ts';
 
 /** The base service's jobs: session commands and media fetching (sends have their engine: send-engine.ts). */
 export function messagingJobs(ctx: AppContext): JobDefinition[] {
@@ -80,7 +81,7 @@ export async function superviseSessions(ctx: AppContext, everyMs = 15_000): Prom
   await resumeSessions(ctx, () => true);
   const timer = setInterval(() => {
     resumeSessions(ctx, (driver) => ctx.drivers.get(driver)?.capabilities.pairing === 'qr').catch((error: Error) =>
-      console.error(`[sessions] supervision failed: ${error.message}`),
+      ctx.log.error({ loop: 'sessions', error: errorField(error) }, 'session supervision failed'),
     );
   }, everyMs);
   return () => clearInterval(timer);
@@ -91,7 +92,7 @@ async function resumeSessions(ctx: AppContext, which: (driver: string) => boolea
   for (const connection of await stores.connections.wantingSession()) {
     if (!which(connection.driver)) continue;
     await runSessionCommand(ctx, { connectionId: connection.id, action: 'connect' }).catch((error: Error) =>
-      console.error(`[sessions] could not resume connection ${connection.id}: ${error.message}`),
+      ctx.log.error({ connectionId: connection.id, error: errorField(error) }, 'could not resume the session'),
     );
   }
 }

@@ -4,6 +4,7 @@ import { receiveMessage, ReplayedMessage, type ReceiveOutcome } from '../../core
 import { receiveMessages } from '../../core/messaging/receive-many.ts';
 import { onePerContext, type AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
+import { errorField } from '../logging/logger.ts';
 
 /** Messages stored together at most (one transaction). */
 const MAX_BATCH = 64;
@@ -86,7 +87,7 @@ function createBatcher(ctx: AppContext) {
         if (batch.length === 1) return batch[0]!.reject(error);
         // Rolled back as a whole: each message is stored on its own below, so one that cannot
         // be stored fails alone.
-        console.error(`[receive] a batch of ${batch.length} messages failed, storing them one by one: ${(error as Error).message}`);
+        ctx.log.warn({ connectionId, messages: batch.length, error: errorField(error) }, 'a batch of received messages failed; storing them one by one');
       }
     }
     for (const waiter of batch) await receiveOne(connectionId, waiter).then(waiter.resolve, waiter.reject);

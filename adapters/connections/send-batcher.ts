@@ -3,6 +3,7 @@ import type { ChatMessage } from '../../core/messaging/message.ts';
 import { acceptSend, acceptSendBatch, BatchNotCovered, type SendRequest } from '../../core/messaging/send.ts';
 import { onePerContext, type AppContext } from '../http/context.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
+import { errorField } from '../logging/logger.ts';
 
 /** Sends accepted together at most (one transaction). */
 const MAX_BATCH = 64;
@@ -71,7 +72,7 @@ function createBatcher(ctx: AppContext) {
       } catch (error) {
         // Rolled back as a whole: each send is accepted on its own below, so the credits refuse
         // exactly those they do not cover and a failing write fails only its own send.
-        if (!(error instanceof BatchNotCovered)) console.error(`[sends] a batch of ${batch.length} failed, accepting them one by one: ${(error as Error).message}`);
+        if (!(error instanceof BatchNotCovered)) ctx.log.warn({ sends: batch.length, error: errorField(error) }, 'a batch of sends failed; accepting them one by one');
       }
     }
     await Promise.all(

@@ -8,6 +8,7 @@ import { sendQueue } from '../postgres/repositories/send-queue.ts';
 import { wakeOnNotify } from '../queue/notify-wake.ts';
 import { PollingLoop, type StepResult } from '../queue/polling-loop.ts';
 import { messagingDeps, messagingUnitOfWork } from './stores.ts';
+import { errorField } from '../logging/logger.ts';
 
 /** Sends claimed per statement. */
 const CLAIM_BATCH = 100;
@@ -55,7 +56,7 @@ export function startSendEngine(ctx: AppContext, database: DatabaseHandle): Send
     const batch = sender
       .deliver(claimed)
       .then((errors) => {
-        for (const error of errors) console.error(`[sends] ${error.message}`);
+        for (const error of errors) ctx.log.error({ loop: 'sends', error: errorField(error) }, 'recording a send failed; its lease will lapse');
       })
       .finally(() => {
         for (const send of claimed) held.delete(send.message.id);
@@ -74,7 +75,7 @@ export function startSendEngine(ctx: AppContext, database: DatabaseHandle): Send
       const kept = await queue.renew(owner, ids, after(deps.clock.now(), SEND_LEASE_SECONDS));
       for (const id of ids) if (!kept.has(id)) held.delete(id);
     } catch (error) {
-      console.error(`[sends] renewing leases failed: ${(error as Error).message}`);
+      ctx.log.error({ loop: 'sends', error: errorField(error) }, 'renewing leases failed');
     }
   }
 
@@ -89,7 +90,7 @@ export function startSendEngine(ctx: AppContext, database: DatabaseHandle): Send
       clearInterval(renewal);
       // Sends still only claimed go back at once (nothing waits for a lease to lapse); any still
       // on the wire keep their lease until it lapses and are then settled as in doubt.
-      await queue.release(owner, [...held.keys()], deps.clock.now()).catch((error: Error) => console.error(`[sends] releasing claims failed: ${error.message}`));
+      await queue.release(owner, [...held.keys()], deps.clock.now()).catch((error: Error) => ctx.log.error({ loop: 'sends', error: errorField(error) }, 'releasing claims failed'));
     },
   };
 }
