@@ -21,8 +21,11 @@ import { waitFor } from '../support/wait.ts';
  *
  * Production layout on Postgres: the HTTP server (`--no-worker`, it keeps receiving the
  * platform's callbacks) and a separate worker, which is SIGKILLed twice mid-batch (the Graph
- * simulator holds every answer 150 ms after taking the send, so a batch is on the wire when the
- * worker dies) and started again. Target: 0 duplicates at the network, 0 lost, 0 PENDING, all
+ * simulator holds every answer 150 ms after taking the send; the kill comes 75 ms after a wave
+ * of sends began to arrive, so the network holds the batch and the worker has no answer) and
+ * started again. A send killed between its in-flight mark and its request leaving the process
+ * would be in doubt with no evidence and end FAILED `send_in_doubt` (never resent): the
+ * property test covers that path. Target: 0 duplicates at the network, 0 lost, 0 PENDING, all
  * settled within 45 s of the last kill.
  */
 const CONTACTS = 60;
@@ -114,6 +117,8 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
         // The dead worker's sends come back when its lease lapses (12 s): on a loaded machine that
         // may be all the next worker finds left to send.
         await waitFor(async () => (sim.sent.length >= seen + 5 ? true : undefined), { what: 'a batch on the wire', timeout: 60_000, interval: 2 });
+        // The rest of that wave reaches the network too; its answers are still held (150 ms).
+        await Bun.sleep(75);
         worker.process.kill('SIGKILL');
         await worker.process.exited;
         const taken = [...sim.sendsByOpaque().keys()];
@@ -180,6 +185,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       for (let kill = 0; kill < KILLS; kill += 1) {
         const seen = sim.sent.length;
         await waitFor(async () => (sim.sent.length >= seen + 5 ? true : undefined), { what: 'a batch of the campaign on the wire', timeout: 60_000, interval: 2 });
+        await Bun.sleep(75);
         worker.process.kill('SIGKILL');
         await worker.process.exited;
         worker = await spawnWorker();
