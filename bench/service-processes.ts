@@ -95,7 +95,10 @@ async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string>
     if (done) throw new Error(`the server stopped before listening: ${seen}`);
     seen += new TextDecoder().decode(value);
   }
-  reader.releaseLock();
+  // Read on: its log (an access line per request) must never fill the pipe and stall the server.
+  void (async () => {
+    while (!(await reader.read()).done);
+  })().catch(() => {});
   return seen.match(/listening on (http:\/\/\S+)/)![1]!;
 }
 
