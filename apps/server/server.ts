@@ -68,16 +68,19 @@ export async function startService(config: Config, options: { worker: boolean; p
   if (!config.publicUrlSet) runtime.ctx.config.publicUrl = `http://localhost:${port}`;
   const control = controlSocket(config, runtime);
   const removeGauges = realtimeGauges(realtime.io).map((gauge) => runtime.ctx.metrics!.addGauge(gauge));
-  let metricsListener;
-  try {
-    metricsListener = openMetricsListener(config, runtime);
-  } catch (error) {
+  const closeAll = async () => {
     await control?.close();
     await stopBackgroundWork();
     detachRealtime();
     await realtime.close();
     await app.stop(true);
     await runtime.close();
+  };
+  let metricsListener;
+  try {
+    metricsListener = openMetricsListener(config, runtime);
+  } catch (error) {
+    await closeAll();
     throw error;
   }
   runtime.ctx.readiness.serving();
@@ -91,12 +94,7 @@ export async function startService(config: Config, options: { worker: boolean; p
       if (config.drainSeconds > 0) await Bun.sleep(config.drainSeconds * 1000);
       await metricsListener?.stop();
       for (const remove of removeGauges) remove();
-      await control?.close();
-      await stopBackgroundWork();
-      detachRealtime();
-      await realtime.close();
-      await app.stop(true);
-      await runtime.close();
+      await closeAll();
     },
   };
 }

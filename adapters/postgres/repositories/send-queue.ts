@@ -88,42 +88,33 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
       }
     },
 
-    async release(owner, ids, dueAt) {
-      if (ids.length === 0) return;
-      await db
-        .updateTable('messages')
-        .set({ send_state: 'queued', send_owner: null, send_due_at: dueAt })
-        .where('id', 'in', ids)
-        .where('send_owner', '=', owner)
-        .where('send_state', '=', 'claimed')
-        .execute();
-    },
+    release: (owner, ids, dueAt) => moveHeld(db, owner, ids, 'claimed', { send_state: 'queued', send_due_at: dueAt }),
 
-    async resend(owner, ids, dueAt) {
-      if (ids.length === 0) return;
-      await db
-        .updateTable('messages')
-        .set({ send_state: 'queued', send_owner: null, send_due_at: dueAt })
-        .where('id', 'in', ids)
-        .where('send_owner', '=', owner)
-        .where('send_state', '=', 'in_doubt')
-        .execute();
-    },
+    resend: (owner, ids, dueAt) => moveHeld(db, owner, ids, 'in_doubt', { send_state: 'queued', send_due_at: dueAt }),
 
     async stateOf(id) {
       const row = await db.selectFrom('messages').select('send_state').where('id', '=', id).executeTakeFirst();
       return row?.send_state ?? undefined;
     },
 
-    async doubt(owner, ids, until) {
-      if (ids.length === 0) return;
-      await db
-        .updateTable('messages')
-        .set({ send_state: 'in_doubt', send_owner: null, send_due_at: until })
-        .where('id', 'in', ids)
-        .where('send_owner', '=', owner)
-        .where('send_state', '=', 'in_flight')
-        .execute();
-    },
+    doubt: (owner, ids, until) => moveHeld(db, owner, ids, 'in_flight', { send_state: 'in_doubt', send_due_at: until }),
   };
+}
+
+/** Moves sends `owner` holds in state `from` (its hand leaves them: the owner is cleared). */
+async function moveHeld(
+  db: Kysely<Database>,
+  owner: string,
+  ids: readonly string[],
+  from: 'claimed' | 'in_flight' | 'in_doubt',
+  to: { send_state: 'queued' | 'in_doubt'; send_due_at: Date },
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('messages')
+    .set({ ...to, send_owner: null })
+    .where('id', 'in', ids)
+    .where('send_owner', '=', owner)
+    .where('send_state', '=', from)
+    .execute();
 }
