@@ -57,6 +57,15 @@ export interface Sender {
 export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, worker: SendWorker): Sender {
   const leaseUntil = () => new Date(deps.clock.now().getTime() + SEND_LEASE_SECONDS * 1000);
   const calls = new CallSlots(CALLS_PER_CONNECTION);
+  /** The last work queued for each chat: a chat's next sends start when it ends. */
+  const chatTails = new Map<string, Promise<void>>();
+  function afterChat(chat: string, work: () => Promise<void>): Promise<void> {
+    const run = (chatTails.get(chat) ?? Promise.resolve()).then(work);
+    chatTails.set(chat, run);
+    return run.finally(() => {
+      if (chatTails.get(chat) === run) chatTails.delete(chat);
+    });
+  }
   const start = gatheredWrites(async (ids: string[]) => {
     const marked = await worker.queue.start(worker.owner, ids, leaseUntil());
     return ids.map((id) => marked.has(id));
@@ -128,13 +137,16 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
       });
       const errors: Error[] = [];
       await Promise.all(
-        byChat(claimed).map(async (chat) => {
-          for (const send of chat) {
-            await sendOne(send, connections.get(send.message.connectionId)).catch((error: Error) => {
-              errors.push(new Error(`message ${send.message.id}: ${error.message}`));
-            });
-          }
-        }),
+        byChat(claimed).map(([chat, sends]) =>
+          // After the chat's sends of batches this worker is still sending: order holds across batches too.
+          afterChat(chat, async () => {
+            for (const send of sends) {
+              await sendOne(send, connections.get(send.message.connectionId)).catch((error: Error) => {
+                errors.push(new Error(`message ${send.message.id}: ${error.message}`));
+              });
+            }
+          }),
+        ),
       );
       return errors;
     },
@@ -169,13 +181,13 @@ interface TookSend {
 }
 
 /** Claimed sends grouped by chat, each group oldest first (ids are UUID v7): a contact receives a burst in the order it was accepted. */
-function byChat(claimed: readonly ClaimedSend[]): ClaimedSend[][] {
+function byChat(claimed: readonly ClaimedSend[]): Array<[string, ClaimedSend[]]> {
   const chats = new Map<string, ClaimedSend[]>();
   for (const send of claimed) {
     const chat = `${send.message.connectionId}|${send.message.remoteJid}`;
     chats.set(chat, [...(chats.get(chat) ?? []), send]);
   }
-  return [...chats.values()].map((sends) => sends.sort((a, b) => (a.message.id < b.message.id ? -1 : 1)));
+  return [...chats].map(([chat, sends]) => [chat, sends.sort((a, b) => (a.message.id < b.message.id ? -1 : 1))]);
 }
 
 type PreparedSend = { connection: Connection; outgoing: OutgoingMessage; media: OutgoingMedia | undefined } | { refused: Error };

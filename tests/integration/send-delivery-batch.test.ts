@@ -7,7 +7,9 @@ import { DriverError, type NetworkDriver } from '../../core/connections/driver.t
 import { acceptSend } from '../../core/messaging/send.ts';
 import { receiveReceipt } from '../../core/messaging/receive.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
-import { deliverNow, sendRecord } from '../support/sends.ts';
+import { claimNow, deliverNow, sendRecord } from '../support/sends.ts';
+import { createSender } from '../../core/messaging/deliver.ts';
+import { sendQueue } from '../../adapters/postgres/repositories/send-queue.ts';
 
 /**
  * The worker sends a claimed batch of queued sends side by side and records those the network
@@ -192,4 +194,26 @@ test('a contact receives the messages of a batch in the order they were accepted
   // The other chat did not wait for the slow one.
   expect(calls.findIndex((c) => c.id === other && c.at === 'end')).toBeLessThan(calls.findIndex((c) => c.id === burst[0] && c.at === 'end'));
   for (const id of [...burst, other]) expect((await stored(id)).status).toBe('SENT');
+});
+
+test('two batches of one worker keep a chat in order: the later batch waits for the chat\'s send in the earlier one', async () => {
+  const first = await accept('+5511900000051', 'first');
+  const second = await accept('+5511900000051', 'second');
+  const calls: Array<{ id: string; at: 'start' | 'end' }> = [];
+  const deps = depsWith((send) => async (c, m, media) => {
+    calls.push({ id: m.clientMessageId!, at: 'start' });
+    if (m.clientMessageId === first) await Bun.sleep(40);
+    const result = await send(c, m, media);
+    calls.push({ id: m.clientMessageId!, at: 'end' });
+    return result;
+  });
+  const owner = `test-worker-${crypto.randomUUID()}`;
+  const sender = createSender(uow(), deps, { owner, queue: sendQueue(ctx.db) });
+  const earlier = await claimNow(ctx, owner, [first], deps);
+  const later = await claimNow(ctx, owner, [second], deps);
+
+  expect(await Promise.all([sender.deliver(earlier), sender.deliver(later)])).toEqual([[], []]);
+
+  expect(calls.findIndex((c) => c.id === second && c.at === 'start')).toBeGreaterThan(calls.findIndex((c) => c.id === first && c.at === 'end'));
+  for (const id of [first, second]) expect((await stored(id)).status).toBe('SENT');
 });

@@ -4,6 +4,7 @@ import { toMessage } from '../../adapters/postgres/repositories/message-store.ts
 import { sendQueue } from '../../adapters/postgres/repositories/send-queue.ts';
 import { createSender } from '../../core/messaging/deliver.ts';
 import type { SendDeps } from '../../core/messaging/send.ts';
+import type { ClaimedSend } from '../../core/messaging/send-queue.ts';
 import { SEND_LEASE_SECONDS } from '../../core/messaging/send-record.ts';
 
 /**
@@ -15,8 +16,14 @@ import { SEND_LEASE_SECONDS } from '../../core/messaging/send-record.ts';
  */
 export async function deliverNow(ctx: AppContext, sends: ReadonlyArray<string | { id: string; attempts: number }>, deps: SendDeps = messagingDeps(ctx)): Promise<Error[]> {
   const owner = `test-worker-${crypto.randomUUID()}`;
+  const claimed = await claimNow(ctx, owner, sends, deps);
+  return createSender(messagingUnitOfWork(ctx), deps, { owner, queue: sendQueue(ctx.db) }).deliver(claimed);
+}
+
+/** Claims these queued messages for `owner` (whatever their due time), as the send engine's claim would. */
+export async function claimNow(ctx: AppContext, owner: string, sends: ReadonlyArray<string | { id: string; attempts: number }>, deps: SendDeps = messagingDeps(ctx)): Promise<ClaimedSend[]> {
   const wanted = sends.map((s) => (typeof s === 'string' ? { id: s, attempts: 0 } : s));
-  const claimed = [];
+  const claimed: ClaimedSend[] = [];
   for (const { id, attempts } of new Map(wanted.map((w) => [w.id, w])).values()) {
     const row = await ctx.db
       .updateTable('messages')
@@ -27,7 +34,7 @@ export async function deliverNow(ctx: AppContext, sends: ReadonlyArray<string | 
       .executeTakeFirst();
     if (row) claimed.push({ message: toMessage(row), attempts: row.send_attempts, hops: row.send_hops });
   }
-  return createSender(messagingUnitOfWork(ctx), deps, { owner, queue: sendQueue(ctx.db) }).deliver(claimed);
+  return claimed;
 }
 
 /** Where a message's send stands in the queue (null once it left it), with its retry counter. */
