@@ -28,7 +28,7 @@ describe('from the set-up link to an Agent at work', () => {
   test('the whole path in the browser, with no curl', async () => {
     const server = await installation.startServer();
     try {
-      const link = await waitFor(() => server.log().match(/(http:\/\/\S+\/setup\?token=\S+)/)?.[1], { what: 'the set-up link' });
+      const link = await waitFor(() => server.log().match(/(http:\/\/[^\s"]+\/setup\?token=[^\s"]+)/)?.[1], { what: 'the set-up link' });
       const origin = new URL(link).origin;
       const owner = await browser.openPage();
       const agent = await browser.openPage();
