@@ -1,4 +1,4 @@
-import { nextState, type TransitionTable } from '../shared/transition-table.ts';
+import type { TransitionTable } from '../shared/transition-table.ts';
 
 /**
  * A send's journey to the network, recorded per message (the message row is the send queue).
@@ -42,6 +42,11 @@ export type QueuedSendState = (typeof QUEUED_SEND_STATES)[number];
 export const SEND_EVENTS = ['claim', 'start', 'took', 'retry', 'refuse', 'unanswered', 'lapse', 'release', 'evidence', 'give_up', 'resend'] as const;
 export type SendEvent = (typeof SEND_EVENTS)[number];
 
+/**
+ * The record's transitions. The queue's statements (adapters/postgres/repositories/send-queue.ts)
+ * move rows only along it, each guarded by the state it leaves; the property test
+ * (tests/property/send-record.test.ts) checks every observed move against this table.
+ */
 export const SEND_TRANSITIONS: TransitionTable<SendState, SendEvent> = {
   queued: { claim: 'claimed', evidence: 'settled', refuse: 'failed' },
   claimed: { start: 'in_flight', lapse: 'queued', release: 'queued', retry: 'queued', refuse: 'failed', evidence: 'settled' },
@@ -52,16 +57,6 @@ export const SEND_TRANSITIONS: TransitionTable<SendState, SendEvent> = {
   settled: {},
   failed: {},
 };
-
-/** The state after `event`, or undefined when the record does not accept it (a stale or duplicate step: ignored). */
-export function nextSendState(from: SendState, event: SendEvent): SendState | undefined {
-  return nextState(SEND_TRANSITIONS, from, event);
-}
-
-/** Whether the network may have received this send: from here it is never sent again. */
-export function mayBeOnTheNetwork(state: SendState): boolean {
-  return state === 'in_flight' || state === 'in_doubt' || state === 'unconfirmed' || state === 'sent' || state === 'settled';
-}
 
 /** How long a worker's claim lasts without renewal: a dead worker's sends are taken over after this. */
 export const SEND_LEASE_SECONDS = 12;
