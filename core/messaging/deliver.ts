@@ -60,7 +60,8 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
   /** The last work queued for each chat: a chat's next sends start when it ends. */
   const chatTails = new Map<string, Promise<void>>();
   function afterChat(chat: string, work: () => Promise<void>): Promise<void> {
-    const run = (chatTails.get(chat) ?? Promise.resolve()).then(work);
+    // Whatever became of the earlier work (its batch's lookup may have failed), this one runs.
+    const run = (chatTails.get(chat) ?? Promise.resolve()).then(work, work);
     chatTails.set(chat, run);
     return run.finally(() => {
       if (chatTails.get(chat) === run) chatTails.delete(chat);
@@ -130,24 +131,25 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
 
   return {
     async deliver(claimed) {
-      const connections = await uow.transaction(async (stores) => {
+      const connections = uow.transaction(async (stores) => {
         const found = new Map<string, Connection | undefined>();
         for (const id of new Set(claimed.map((c) => c.message.connectionId))) found.set(id, await stores.connections.find(id));
         return found;
       });
       const errors: Error[] = [];
-      await Promise.all(
-        byChat(claimed).map(([chat, sends]) =>
-          // After the chat's sends of batches this worker is still sending: order holds across batches too.
-          afterChat(chat, async () => {
-            for (const send of sends) {
-              await sendOne(send, connections.get(send.message.connectionId)).catch((error: Error) => {
-                errors.push(new Error(`message ${send.message.id}: ${error.message}`));
-              });
-            }
-          }),
-        ),
+      // Each chat takes its place behind the sends of batches this worker is still sending before
+      // anything is awaited: order holds across batches whatever their lookups take.
+      const chats = byChat(claimed).map(([chat, sends]) =>
+        afterChat(chat, async () => {
+          const found = await connections;
+          for (const send of sends) {
+            await sendOne(send, found.get(send.message.connectionId)).catch((error: Error) => {
+              errors.push(new Error(`message ${send.message.id}: ${error.message}`));
+            });
+          }
+        }),
       );
+      await Promise.all([connections, ...chats]);
       return errors;
     },
 
