@@ -42,6 +42,7 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], datab
   // before ran, so the queue is still taken in batches under load.
   const loop = new PollingLoop('plugin events', runBatch, 40, 250).start();
   const stopListening = wakeOnNotify(database, 'plugin_event_queue', () => loop.wake());
+  let stopping = false;
 
   async function runBatch(): Promise<StepResult> {
     const now = new Date();
@@ -60,10 +61,16 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], datab
     const lanes = [...chats.values()];
     const selected = await selections(subscribed, ctx, claimed.map((c) => c.event));
     const done: string[] = [];
+    const left: string[] = [];
     await Promise.all(
       Array.from({ length: Math.min(LANES, lanes.length) }, async () => {
         for (let chat = lanes.shift(); chat; chat = lanes.shift()) {
           for (const { event, attempts } of chat) {
+            // A stopping worker runs no further event: the rest go back at once, in their order.
+            if (stopping) {
+              left.push(event.id);
+              continue;
+            }
             try {
               await runSubscribers(subscribed, ctx, event, selected);
               done.push(event.id);
@@ -82,12 +89,14 @@ export function startPluginEventRunner(ctx: AppContext, plugins: Plugin[], datab
       }),
     );
     await queue.done(claimId, done);
+    await queue.release(claimId, left);
     return claimed.length >= BATCH ? 'full' : 'some';
   }
 
   return {
     running: () => loop.isRunning,
     async stop() {
+      stopping = true;
       await stopListening();
       await loop.stop();
     },

@@ -59,7 +59,9 @@ export function startSendEngine(ctx: AppContext, database: DatabaseHandle): Send
         for (const error of errors) ctx.log.error({ loop: 'sends', error: errorField(error) }, 'recording a send failed; its lease will lapse');
       })
       .finally(() => {
-        for (const send of claimed) held.delete(send.message.id);
+        // A stopping sender leaves the sends it did not start claimed: they stay held, for stop()
+        // to give back (the release moves only sends still claimed, never one sent).
+        if (!stopping) for (const send of claimed) held.delete(send.message.id);
         running.delete(batch);
         loop.wake();
       });

@@ -10,6 +10,7 @@ import {
   type ClaimedDelivery,
   type EngineDeps,
 } from '../../core/webhooks/delivery-engine.ts';
+import { REQUEST_TIMEOUT_MS } from '../../core/webhooks/delivery.ts';
 import { messagingUnitOfWork } from '../connections/stores.ts';
 import type { AppContext } from '../http/context.ts';
 import { deliveryClaims } from '../postgres/repositories/delivery-claims.ts';
@@ -208,11 +209,13 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
       stopped = true;
       clearInterval(renewal);
       await Promise.all([fanOutLoop.stop(), claimLoop.stop()]);
-      // Requests in flight finish (bounded by their timeout, waited on briefly); the rest are let go.
-      const deadline = Date.now() + 2_000;
-      while ([...inFlight.values()].some((n) => n > 0) && Date.now() < deadline) await Bun.sleep(20);
+      // Deliveries not started go back at once; requests in flight finish and are recorded (each
+      // is bounded by its timeout), so nothing is left to a lapsing lease.
       for (const queue of waiting.values()) for (const { delivery } of queue) toRelease.push(delivery);
       waiting.clear();
+      void record().catch(() => {});
+      const deadline = Date.now() + REQUEST_TIMEOUT_MS + 1_000;
+      while ([...inFlight.values()].some((n) => n > 0) && Date.now() < deadline) await Bun.sleep(20);
       await record().catch(() => {});
     },
   };

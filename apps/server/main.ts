@@ -2,7 +2,7 @@ import { loadConfigOrExit } from '../config.ts';
 import { startService } from './server.ts';
 import { firstRunUrl } from '../../core/identity/first-run.ts';
 import { baseStores } from '../../adapters/postgres/stores.ts';
-import { errorField } from '../../adapters/logging/logger.ts';
+import { STOP_BOUND_MS, stopOnSignal } from '../stop-on-signal.ts';
 
 /** `bun run start`: server and worker in one process. `--no-worker` serves HTTP only. */
 const config = loadConfigOrExit();
@@ -13,23 +13,8 @@ const service = await startService(config, { worker }).catch((error: Error) => {
   process.exit(1);
 });
 const { ctx } = service.runtime;
-// Before anything else is awaited: a SIGTERM from now on drains and stops in order.
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    ctx.log.info({ signal, drainSeconds: config.drainSeconds }, 'stopping');
-    try {
-      await service.stop();
-    } catch (error) {
-      ctx.log.error({ error: errorField(error, true) }, 'stop failed');
-      process.exit(1);
-    }
-    ctx.log.info('stopped');
-    process.exit(0);
-  });
-}
+// Before anything else is awaited: a SIGTERM from now on drains and stops in order, within a bound.
+stopOnSignal(ctx.log, () => service.stop(), { drainSeconds: config.drainSeconds }, config.drainSeconds * 1000 + STOP_BOUND_MS);
 
 const where = config.databaseUrl ? 'Postgres' : `the embedded database in ${config.dataDir}`;
 ctx.log.info(

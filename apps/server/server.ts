@@ -11,6 +11,8 @@ import { openControlSocket, type ControlSocket } from '../control-socket.ts';
 import { realtimeGauges } from '../../adapters/realtime/gauges.ts';
 import { openMetricsListener } from '../metrics-listener.ts';
 import { errorField } from '../../adapters/logging/logger.ts';
+import { announceShutdown } from '../../adapters/realtime/shutdown-notice.ts';
+import { closeHttpServer } from './http-close.ts';
 
 export interface RunningService {
   /** Where this machine reaches the server (loopback when bound to every interface). */
@@ -70,10 +72,14 @@ export async function startService(config: Config, options: { worker: boolean; p
   const removeGauges = realtimeGauges(realtime.io).map((gauge) => runtime.ctx.metrics!.addGauge(gauge));
   const closeAll = async () => {
     await control?.close();
-    await stopBackgroundWork();
-    detachRealtime();
-    await realtime.close();
-    await app.stop(true);
+    // Sockets are told to reconnect elsewhere; then no new connection is taken, requests in
+    // flight finish (bounded) while the worker's part stops, and only then the database closes.
+    await announceShutdown(realtime.io);
+    const closingHttp = closeHttpServer(server, async () => {
+      detachRealtime();
+      await realtime.close();
+    }, runtime.ctx.log);
+    await Promise.all([closingHttp, stopBackgroundWork()]);
     await runtime.close();
   };
   let metricsListener;

@@ -2,6 +2,7 @@ import { loadConfigOrExit } from '../config.ts';
 import { openRuntime } from '../runtime.ts';
 import { startBackgroundWork } from '../background.ts';
 import { openMetricsListener } from '../metrics-listener.ts';
+import { stopOnSignal } from '../stop-on-signal.ts';
 
 /** The worker alone, for production on Postgres: run as many as you like. */
 const config = loadConfigOrExit();
@@ -28,16 +29,8 @@ runtime.ctx.log.info(
   { jobKinds: runtime.jobs.length, ...(metrics && { metricsPort: metrics.port }) },
   `Switchboard worker running ${runtime.jobs.length} job kind(s)${metrics ? `; metrics on ${config.host}:${metrics.port}/metrics` : ''}`,
 );
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    runtime.ctx.log.info({ signal }, 'stopping');
-    await metrics?.stop();
-    await stopBackgroundWork();
-    await runtime.close();
-    runtime.ctx.log.info('stopped');
-    process.exit(0);
-  });
-}
+stopOnSignal(runtime.ctx.log, async () => {
+  await metrics?.stop();
+  await stopBackgroundWork();
+  await runtime.close();
+});

@@ -47,6 +47,12 @@ export function pluginEventQueue(db: Kysely<Database>) {
       await db.deleteFrom('plugin_event_queue').where('event_id', 'in', [...eventIds]).where('claim_id', '=', claimId).execute();
     },
 
+    /** Events of this claim that were not run (the worker stops): anyone's to claim at once. */
+    async release(claimId: string, eventIds: readonly string[]): Promise<void> {
+      if (eventIds.length === 0) return;
+      await db.updateTable('plugin_event_queue').set({ claim_id: null, claimed_until: null }).where('event_id', 'in', [...eventIds]).where('claim_id', '=', claimId).execute();
+    },
+
     /** An event whose subscriber threw: due again at `dueAt`. */
     async retry(claimId: string, eventId: string, dueAt: Date): Promise<void> {
       await db
