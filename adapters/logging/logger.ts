@@ -56,20 +56,9 @@ const destinations = new Map<number, pino.DestinationStream>();
 
 function destination(fd: number): pino.DestinationStream {
   let stream = destinations.get(fd);
-  if (!stream) {
-    // Written without blocking (a busy server spent a twentieth of its time in synchronous
-    // writes of access lines; lines that pile up meanwhile go out in one write), and flushed
-    // synchronously when the process exits, so a line written just before `process.exit` is not lost.
-    const opened = pino.destination({ fd, sync: false });
-    process.on('exit', () => {
-      try {
-        opened.flushSync();
-      } catch {
-        // The output is gone (a closed pipe): nothing left to tell.
-      }
-    });
-    destinations.set(fd, (stream = opened));
-  }
+  // Synchronous: a line written just before `process.exit` is not lost (and, measured under load,
+  // one write a line cost a server less than sonic-boom's asynchronous writes and their callbacks).
+  if (!stream) destinations.set(fd, (stream = pino.destination({ fd, sync: true })));
   return stream;
 }
 
