@@ -67,11 +67,14 @@ export async function startCluster(adminUrl: string, options: { servers: number;
       all.push(child);
       return child;
     };
-    // One at a time: the first applies the migrations, the others find them done.
-    const servers: ClusterProcess[] = [];
-    for (let i = 0; i < options.servers; i += 1) servers.push(await spawn(['apps/server/main.ts', '--no-worker'], /listening on (http:\/\/[^\s"]+)/));
-    const workers: ClusterProcess[] = [];
-    for (let i = 0; i < options.workers; i += 1) workers.push(await spawn(['apps/worker/main.ts'], /Switchboard worker running/));
+    // The first applies the migrations; the others, started together once it is up, find them done.
+    const server = () => spawn(['apps/server/main.ts', '--no-worker'], /listening on (http:\/\/[^\s"]+)/);
+    const worker = () => spawn(['apps/worker/main.ts'], /Switchboard worker running/);
+    const firstServer = await server();
+    const [servers, workers] = await Promise.all([
+      Promise.all(Array.from({ length: options.servers - 1 }, server)).then((rest) => [firstServer, ...rest]),
+      Promise.all(Array.from({ length: options.workers }, worker)),
+    ]);
     proxy.setBackends(servers.map((s) => s.port!));
 
     return {
