@@ -53,6 +53,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** `METRICS_PORT`: a second listener on HOST serving only `GET /metrics`, without a token (for a scraper on a private network). */
   metricsPort: number | undefined;
+  /** `DATABASE_POOL_SIZE` (10): connections of the process's own pool on Postgres (pg-boss and the realtime adapter add theirs). */
+  databasePoolSize: number;
   /** `DRAIN_SECONDS` (0): after SIGTERM, how long `/readyz` answers 503 while the server still serves, before it stops. */
   drainSeconds: number;
   /** `LOG_LEVEL` (info): the least severe log lines written (`trace` … `fatal`, or `silent`). */
@@ -99,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: trustProxy(env),
     metricsToken: metricsToken(env.METRICS_TOKEN),
     metricsPort: env.METRICS_PORT ? portNumber(env, 'METRICS_PORT') : undefined,
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1),
     drainSeconds: integer(env, 'DRAIN_SECONDS', 0, 0),
     logLevel: logLevel(env.LOG_LEVEL),
   };

@@ -50,7 +50,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
   const embedded = !config.databaseUrl;
   const lock: DataDirLock | undefined = embedded && !config.dataDir.startsWith('memory://') ? holdDataDir(config.dataDir) : undefined;
   try {
-    const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
     // Every available plugin's migrations are known, enabled or not: a newer version's are refused.
     await migrate(database.db, migrationSets(plugins), migrationSets(available));
     const queue = await JobQueue.start(database);

@@ -22,15 +22,16 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/** Connections of the service's own pool on Postgres (pg-boss and the realtime adapter have theirs). */
+/** Connections of the service's own pool on Postgres unless told (pg-boss and the realtime adapter have theirs). */
 const POOL_MAX = 10;
 
-export async function openDatabase(options: { url?: string; dataDir: string }): Promise<DatabaseHandle> {
+export async function openDatabase(options: { url?: string; dataDir: string; poolSize?: number }): Promise<DatabaseHandle> {
   if (options.url) {
-    const sql = new SQL({ url: options.url, max: POOL_MAX });
+    const max = options.poolSize ?? POOL_MAX;
+    const sql = new SQL({ url: options.url, max });
     const use = newPoolUse();
     const db = new Kysely<Database>({ dialect: bunSqlDialect(sql, use) });
-    return { db, dialect: 'postgres', url: options.url, pool: { max: POOL_MAX, use }, close: () => db.destroy() };
+    return { db, dialect: 'postgres', url: options.url, pool: { max, use }, close: () => db.destroy() };
   }
 
   if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });

@@ -15,7 +15,7 @@ import { parseExposition, sample, type Exposition } from '../support/prometheus-
  */
 const TOKEN = 'metrics-test-token-0123456789abcdef';
 const receiver = useReceiver();
-const service = useTestService({ env: { METRICS_TOKEN: TOKEN, METRICS_PORT: '0', HOST: '127.0.0.1' } });
+const service = useTestService({ env: { METRICS_TOKEN: TOKEN, METRICS_PORT: '0', HOST: '127.0.0.1', DATABASE_POOL_SIZE: '7' } });
 const owner = useOwner(service, { plan: 'PRO' });
 
 const scrape = async (): Promise<Exposition> => {
@@ -180,7 +180,7 @@ describe('what the service did shows in the numbers', () => {
     expect(after.types.get('switchboard_nodejs_eventloop_lag_seconds')).toBe('gauge');
     expect(sample(after, 'switchboard_nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
     if (onPostgres) {
-      expect(sample(after, 'switchboard_db_pool_max_connections')).toBe(10);
+      expect(sample(after, 'switchboard_db_pool_max_connections')).toBe(7); // DATABASE_POOL_SIZE
       expect(sample(after, 'switchboard_db_pool_in_use', { kind: 'statement' })).toBeGreaterThanOrEqual(0);
       expect(after.types.get('switchboard_db_pool_waiting')).toBe('gauge');
     } else {

@@ -44,6 +44,8 @@ export async function startCluster(adminUrl: string, options: { servers: number;
     DATABASE_URL: database.url,
     PUBLIC_URL: proxy.url,
     OUTBOUND_ALLOW: '127.0.0.0/8',
+    // Four processes on one Postgres (max_connections 100 on the test machine): small pools.
+    DATABASE_POOL_SIZE: '4',
     ...options.env,
   };
   const all: ClusterProcess[] = [];

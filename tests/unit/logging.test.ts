@@ -65,6 +65,13 @@ describe('LOG_LEVEL and DRAIN_SECONDS', () => {
     expect(() => loadConfig({ LOG_LEVEL: 'verbose' })).toThrow(/LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent/);
   });
 
+  test('DATABASE_POOL_SIZE defaults to 10 and must be a whole number of at least 1', () => {
+    expect(loadConfig({}).databasePoolSize).toBe(10);
+    expect(loadConfig({ DATABASE_POOL_SIZE: '4' }).databasePoolSize).toBe(4);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: '0' })).toThrow(/DATABASE_POOL_SIZE must be an integer of at least 1/);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: 'many' })).toThrow(/DATABASE_POOL_SIZE/);
+  });
+
   test('DRAIN_SECONDS defaults to 0 and must be a whole number', () => {
     expect(loadConfig({}).drainSeconds).toBe(0);
     expect(loadConfig({ DRAIN_SECONDS: '10' }).drainSeconds).toBe(10);
