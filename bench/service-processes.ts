@@ -72,7 +72,7 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
       add(database ? 'server' : 'service', server.pid);
       add('worker', worker?.pid);
       add('load generator', process.pid);
-      if (database) for (const pid of postgresPids()) add('postgres', pid);
+      if (database) parts.postgres = postgresCpuSeconds();
       return parts;
     },
     async stop({ keepDatabase = false } = {}) {
@@ -100,6 +100,24 @@ async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string>
     while (!(await reader.read()).done);
   })().catch(() => {});
   return seen.match(/listening on (http:\/\/\S+)/)![1]!;
+}
+
+/**
+ * The Postgres server's CPU seconds so far, summed from each of its processes' own time since it
+ * was first seen: a backend that exits takes its time with it, and must not make the sum go back
+ * (the CPU it used between the last reading and its exit is missed: the service's pools keep their
+ * connections, so that is little).
+ */
+const postgresSeen = new Map<number, number>();
+let postgresTotal = 0;
+function postgresCpuSeconds(): number {
+  for (const pid of postgresPids()) {
+    const seconds = processCpuSeconds(pid);
+    if (seconds === undefined) continue;
+    postgresTotal += seconds - (postgresSeen.get(pid) ?? 0);
+    postgresSeen.set(pid, seconds);
+  }
+  return postgresTotal;
 }
 
 /** utime + stime of a process, in seconds (Linux); undefined where /proc is not there. */
