@@ -25,6 +25,7 @@ const sendsPerSecond = Number(process.env.BENCH_SENDS_PER_SECOND ?? 20);
 const inboundPerSecond = Number(process.env.BENCH_INBOUND_PER_SECOND ?? 5);
 const socketCount = Number(process.env.BENCH_SOCKETS ?? 20);
 
+// The production default pool size (the cluster test runs its processes with smaller pools).
 const cluster = await startCluster(adminUrl, { servers: 2, workers: 2, env: { PLAN_PRO_MESSAGES: '100000000', DATABASE_POOL_SIZE: '10' } });
 const receiver = startReceiver();
 const sockets: TestSocket[] = [];
