@@ -73,7 +73,7 @@ export interface PostedStatus {
   bizOpaque?: string;
   /** The service's last answer (0: not reached). */
   answer?: number;
-  /** Times it was posted (more than 1 with `retry`). */
+  /** Times it was posted, when more than once (with `retry`); absent when once. */
   attempts?: number;
 }
 
@@ -377,14 +377,13 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
         statuses.push(posted);
         const post = () => sim.deliverStatus(sim.statusCallbacks.retry ? (sim.callbackUrl ?? callbackUrl) : callbackUrl, { messageId: id, status }).then((a) => a.status, () => 0);
         posted.answer = await post();
-        posted.attempts = 1;
         // A service that is down misses the callback, unless it is posted again (see `StatusCallbacks`).
         const retry = sim.statusCallbacks.retry;
         const until = Date.now() + (retry?.forMs ?? 0);
         while (retry && posted.answer !== 200 && !stopping && Date.now() < until) {
           await Bun.sleep(retry.everyMs);
           posted.answer = await post();
-          posted.attempts += 1;
+          posted.attempts = (posted.attempts ?? 1) + 1;
         }
       }
     });
