@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { freshDatabase } from '../support/database.ts';
+import { midBatch } from '../support/mid-batch.ts';
+import { cloudApiCredentials } from '../support/official-connection.ts';
 import { ROOT, spawnServiceProcess } from '../support/server-process.ts';
 import { HOOK_TIMEOUT, onPostgres } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
@@ -81,7 +83,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       const created = await api('POST', '/v3/connections', {
         name: 'official',
         driver: 'cloud-api',
-        credentials: { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken },
+        credentials: cloudApiCredentials(sim),
       });
       expect(created.status).toBe(201);
       connectionId = created.body.id;
@@ -113,12 +115,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       const inDoubtAtKills: number[] = [];
       for (let kill = 0; kill < KILLS; kill += 1) {
         // Mid-batch: sends the simulator has just taken, whose answers (held 150 ms) are not back yet.
-        const seen = sim.sent.length;
-        // The dead worker's sends come back when its lease lapses (12 s): on a loaded machine that
-        // may be all the next worker finds left to send.
-        await waitFor(async () => (sim.sent.length >= seen + 5 ? true : undefined), { what: 'a batch on the wire', timeout: 60_000, interval: 2 });
-        // The rest of that wave reaches the network too; its answers are still held (150 ms).
-        await Bun.sleep(75);
+        await midBatch(sim);
         worker.process.kill('SIGKILL');
         await worker.process.exited;
         const taken = [...sim.sendsByOpaque().keys()];
@@ -183,9 +180,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       });
       expect(created.status).toBe(201);
       for (let kill = 0; kill < KILLS; kill += 1) {
-        const seen = sim.sent.length;
-        await waitFor(async () => (sim.sent.length >= seen + 5 ? true : undefined), { what: 'a batch of the campaign on the wire', timeout: 60_000, interval: 2 });
-        await Bun.sleep(75);
+        await midBatch(sim, 'a batch of the campaign on the wire');
         worker.process.kill('SIGKILL');
         await worker.process.exited;
         worker = await spawnWorker();

@@ -41,10 +41,17 @@ export interface GraphSimulatorOptions {
  * then `delivered`, then `read` (the contact opened it), each `delayMs` after the one before.
  * `upTo` stops the chain early (`none`: no callbacks at all, as for a phone that never comes
  * online: `sent` only; a contact that never opens it: up to `delivered`).
+ *
+ * Without `retry`, a callback the service does not take (it is down) is missed: tests post it
+ * again themselves. With `retry`, it is posted again as the platform does (the Cloud API retries
+ * an undelivered webhook with backoff for days): every `everyMs`, to the callback URL registered
+ * at that moment, until the service answers 200, `forMs` have passed, or the simulator stops.
+ * The next status of the chain waits for it.
  */
 export interface StatusCallbacks {
   upTo: 'none' | 'sent' | 'delivered' | 'read';
   delayMs: number;
+  retry?: { everyMs: number; forMs: number };
 }
 
 const STATUS_CHAIN = ['sent', 'delivered', 'read'] as const;
@@ -64,7 +71,10 @@ export interface PostedStatus {
   id: string;
   status: string;
   bizOpaque?: string;
+  /** The service's last answer (0: not reached). */
   answer?: number;
+  /** Times it was posted, when more than once (with `retry`); absent when once. */
+  attempts?: number;
 }
 
 export interface StoredMedia {
@@ -166,6 +176,8 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
   const conversations = new Map<string, { id: string; expires: number }>();
   let throttle = { remaining: 0, code: 130429, httpStatus: 429 };
   let outage = 0;
+  /** Set by `stop()`: callbacks are no longer posted again. */
+  let stopping = false;
   let baseUrl = '';
   /** Tokens of other businesses → the one phone number id each may read (see `addBusiness`). */
   const otherBusinesses = new Map<string, string>();
@@ -298,6 +310,7 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
       while (pending.size > 0) await Promise.allSettled([...pending]);
     },
     async stop() {
+      stopping = true;
       await sim.settle();
       server.stop(true);
     },
@@ -362,8 +375,16 @@ export async function startGraphSimulator(options: GraphSimulatorOptions = {}) {
         const opaque = sentById.get(id)?.body.biz_opaque_callback_data;
         if (typeof opaque === 'string') posted.bizOpaque = opaque;
         statuses.push(posted);
-        // A service that is down misses the callback (the real platform retries; tests post again themselves).
-        posted.answer = await sim.deliverStatus(callbackUrl, { messageId: id, status }).then((a) => a.status, () => 0);
+        const post = () => sim.deliverStatus(sim.statusCallbacks.retry ? (sim.callbackUrl ?? callbackUrl) : callbackUrl, { messageId: id, status }).then((a) => a.status, () => 0);
+        posted.answer = await post();
+        // A service that is down misses the callback, unless it is posted again (see `StatusCallbacks`).
+        const retry = sim.statusCallbacks.retry;
+        const until = Date.now() + (retry?.forMs ?? 0);
+        while (retry && posted.answer !== 200 && !stopping && Date.now() < until) {
+          await Bun.sleep(retry.everyMs);
+          posted.answer = await post();
+          posted.attempts = (posted.attempts ?? 1) + 1;
+        }
       }
     });
   }

@@ -13,7 +13,7 @@ export async function officialConnection(service: TestService, sim: GraphSimulat
     body: {
       name,
       driver: 'cloud-api',
-      credentials: { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken },
+      credentials: cloudApiCredentials(sim),
     },
   });
   expect(created.status).toBe(201);
@@ -22,4 +22,9 @@ export async function officialConnection(service: TestService, sim: GraphSimulat
   sim.callbackUrl = callbackUrl;
   expect((await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey })).body.status).toBe('CONNECTED');
   return { connectionId, callbackUrl };
+}
+
+/** The customer's own credentials of the simulator's number, as a `cloud-api` connection takes them. */
+export function cloudApiCredentials(sim: GraphSimulator) {
+  return { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken };
 }
