@@ -1,4 +1,5 @@
 import { onePerContext, type AppContext } from '../http/context.ts';
+import { errorField } from '../logging/logger.ts';
 
 /**
  * Counts a send accepted (stored PENDING and queued) once its transaction has committed, under
@@ -18,7 +19,7 @@ export const countAcceptedSend = onePerContext((ctx: AppContext) => {
       }
       ctx.metrics.sendsRecorded(driver, 'accepted');
     } catch (error) {
-      console.error(`[metrics] an accepted send could not be counted: ${error instanceof Error ? error.message : String(error)}`);
+      ctx.log.warn({ connectionId: message.connectionId, error: errorField(error) }, 'an accepted send could not be counted');
     }
   };
 });

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { errorField, log } from '../logging/logger.ts';
 
 /** The Prometheus text format's content type, as the registry writes it. */
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -127,7 +128,7 @@ export function createMetrics(): Metrics {
           } catch (error) {
             // One source that cannot be read (the database is away) leaves its gauge empty;
             // the rest of the scrape still answers.
-            console.error(`[metrics] ${definition.name} could not be read: ${error instanceof Error ? error.message : String(error)}`);
+            log.warn({ gauge: definition.name, error: errorField(error) }, 'a metric could not be read');
             return;
           }
           for (const sample of samples) {
