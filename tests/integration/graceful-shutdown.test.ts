@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { freshDatabase } from '../support/database.ts';
-import { ROOT, spawnServiceProcess } from '../support/server-process.ts';
+import type pg from 'pg';
+import type { GraphSimulator } from '../support/graph-simulator.ts';
+import { cloudApiCredentials } from '../support/official-connection.ts';
+import { openOfficialLayout, type OfficialLayout } from '../support/official-layout.ts';
 import { HOOK_TIMEOUT, onPostgres } from '../support/service.ts';
 import { connectHelpdesk } from '../support/socket.ts';
 import { waitFor } from '../support/wait.ts';
@@ -28,33 +25,21 @@ const SENDS = CLIENTS * PER_CLIENT;
 const IN_FLIGHT = 3;
 
 describe.skipIf(!onPostgres)('graceful shutdown under load (Postgres, server and worker processes)', () => {
+  let layout: OfficialLayout;
   let sim: GraphSimulator;
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
-  let dataDir: string;
   let env: Record<string, string>;
   let db: pg.Client;
   let token: string;
   let connectionId: string;
-  const children: Child[] = [];
 
   beforeAll(async () => {
-    sim = await startGraphSimulator({ sendLatencyMs: 100 });
-    database = await freshDatabase(process.env.TEST_DATABASE_URL!);
-    dataDir = mkdtempSync(join(tmpdir(), 'switchboard-shutdown-'));
-    env = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: '0', DATABASE_URL: database.url, OUTBOUND_ALLOW: '127.0.0.0/8', CLOUD_API_BASE_URL: sim.baseUrl, DRAIN_SECONDS: '0' };
-    db = new pg.Client({ connectionString: database.url });
-    await db.connect();
-    const bootstrap = Bun.spawnSync([process.execPath, 'apps/cli/main.ts', 'bootstrap', '--email', 'stop@example.com', '--workspace', 'Stop', '--plan', 'PRO'], { cwd: ROOT, env });
-    expect(bootstrap.exitCode).toBe(0);
-    token = (JSON.parse(bootstrap.stdout.toString()) as { token: string }).token;
+    layout = await openOfficialLayout('shutdown', { sendLatencyMs: 100 }, { DRAIN_SECONDS: '0' });
+    ({ sim, env, db } = layout);
+    token = layout.bootstrap('stop@example.com', 'Stop');
   }, HOOK_TIMEOUT);
 
   afterAll(async () => {
-    for (const child of children) child.process.kill('SIGKILL');
-    await sim?.stop();
-    await db?.end();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await layout?.close();
   }, HOOK_TIMEOUT);
 
   test(
@@ -181,23 +166,12 @@ describe.skipIf(!onPostgres)('graceful shutdown under load (Postgres, server and
     180_000,
   );
 
-  type Child = Awaited<ReturnType<typeof spawnServiceProcess>>;
-
   function headers(): Record<string, string> {
     return { apikey: token, 'content-type': 'application/json' };
   }
 
-  async function spawnServer(): Promise<Child> {
-    const child = await spawnServiceProcess(['apps/server/main.ts', '--no-worker'], env, /listening on (http:\/\/\S+)/);
-    children.push(child);
-    return child;
-  }
-
-  async function spawnWorker(): Promise<Child> {
-    const child = await spawnServiceProcess(['apps/worker/main.ts'], env, /Switchboard worker running/);
-    children.push(child);
-    return child;
-  }
+  const spawnServer = () => layout.spawnServer();
+  const spawnWorker = () => layout.spawnWorker();
 
   /** The simulator's number as a cloud-api connection, opened by the running worker. */
   async function connect(url: string): Promise<string> {
@@ -208,7 +182,7 @@ describe.skipIf(!onPostgres)('graceful shutdown under load (Postgres, server and
     const created = await call('POST', '/v3/connections', {
       name: 'official',
       driver: 'cloud-api',
-      credentials: { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken },
+      credentials: cloudApiCredentials(sim),
     });
     expect(created.status).toBe(201);
     const id: string = created.body.id;
