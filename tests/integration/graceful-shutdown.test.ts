@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type pg from 'pg';
 import type { GraphSimulator } from '../support/graph-simulator.ts';
-import { cloudApiCredentials } from '../support/official-connection.ts';
-import { openOfficialLayout, type OfficialLayout } from '../support/official-layout.ts';
+import { apiOf, createOfficialConnection, openOfficialLayout, type OfficialLayout } from '../support/official-layout.ts';
 import { HOOK_TIMEOUT, onPostgres } from '../support/service.ts';
 import { connectHelpdesk } from '../support/socket.ts';
 import { waitFor } from '../support/wait.ts';
@@ -175,17 +174,8 @@ describe.skipIf(!onPostgres)('graceful shutdown under load (Postgres, server and
 
   /** The simulator's number as a cloud-api connection, opened by the running worker. */
   async function connect(url: string): Promise<string> {
-    const call = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}${path}`, { method, headers: headers(), body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: response.status, body: (await response.json()) as any };
-    };
-    const created = await call('POST', '/v3/connections', {
-      name: 'official',
-      driver: 'cloud-api',
-      credentials: cloudApiCredentials(sim),
-    });
-    expect(created.status).toBe(201);
-    const id: string = created.body.id;
+    const call = apiOf(url, token);
+    const id = await createOfficialConnection(call, sim);
     await call('POST', `/v3/connections/${id}/connect`);
     await waitFor(async () => ((await call('GET', `/v3/connections/${id}`)).body.status === 'CONNECTED' ? true : undefined), { what: 'the connection to open', timeout: 30_000 });
     return id;

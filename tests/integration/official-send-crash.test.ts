@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import type pg from 'pg';
 import type { GraphSimulator } from '../support/graph-simulator.ts';
 import { midBatch } from '../support/mid-batch.ts';
-import { cloudApiCredentials } from '../support/official-connection.ts';
-import { openOfficialLayout, type OfficialLayout, type ServiceChild } from '../support/official-layout.ts';
+import { apiOf, createOfficialConnection, openOfficialLayout, type ApiCall, type OfficialLayout, type ServiceChild } from '../support/official-layout.ts';
 import { HOOK_TIMEOUT, onPostgres } from '../support/service.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -39,7 +38,7 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
   let sim: GraphSimulator;
   let db: pg.Client;
   /** What the first test leaves for the second: the API of the running server, the line, the worker. */
-  let api: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+  let api: ApiCall;
   let connectionId: string;
   let worker: ServiceChild;
 
@@ -59,18 +58,8 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       const token = layout.bootstrap('crash@example.com', 'Crash');
       const server = await layout.spawnServer();
       const url = server.match[1]!;
-      api = async (method: string, path: string, body?: unknown) => {
-        const response = await fetch(`${url}${path}`, { method, headers: { apikey: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-        return { status: response.status, body: (await response.json()) as any };
-      };
-
-      const created = await api('POST', '/v3/connections', {
-        name: 'official',
-        driver: 'cloud-api',
-        credentials: cloudApiCredentials(sim),
-      });
-      expect(created.status).toBe(201);
-      connectionId = created.body.id;
+      api = apiOf(url, token);
+      connectionId = await createOfficialConnection(api, sim);
       sim.callbackUrl = `${url}/v3/webhooks/whatsapp/${connectionId}`;
       // The worker opens the session (credentials checked against the platform), then stops.
       const opener = await spawnWorker();

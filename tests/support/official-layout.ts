@@ -4,9 +4,26 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freshDatabase } from './database.ts';
 import { startGraphSimulator, type GraphSimulator, type GraphSimulatorOptions } from './graph-simulator.ts';
+import { cloudApiCredentials } from './official-connection.ts';
 import { ROOT, spawnServiceProcess } from './server-process.ts';
 
 export type ServiceChild = Awaited<ReturnType<typeof spawnServiceProcess>>;
+export type ApiCall = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+
+/** Calls to a running server's API with an API token, answers parsed. */
+export function apiOf(url: string, token: string): ApiCall {
+  return async (method, path, body) => {
+    const response = await fetch(`${url}${path}`, { method, headers: { apikey: token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+}
+
+/** The simulator's number as a `cloud-api` connection (not yet connected): its id. */
+export async function createOfficialConnection(api: ApiCall, sim: GraphSimulator): Promise<string> {
+  const created = await api('POST', '/v3/connections', { name: 'official', driver: 'cloud-api', credentials: cloudApiCredentials(sim) });
+  if (created.status !== 201) throw new Error(`creating the official connection answered ${created.status}: ${JSON.stringify(created.body)}`);
+  return created.body.id as string;
+}
 
 /**
  * The production layout on Postgres against the Graph simulator, for tests that start the
