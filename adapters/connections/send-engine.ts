@@ -41,7 +41,7 @@ export function startSendEngine(ctx: AppContext, database: DatabaseHandle): Send
   const running = new Set<Promise<void>>();
   let stopping = false;
 
-  const loop = new PollingLoop('sends', claimStep, 5, 500).start();
+  const loop = new PollingLoop('sends', claimStep, 20, 500).start();
   const stopWaking = wakeOnNotify(database, 'message_sends', () => loop.wake());
   const renewal = setInterval(() => void renewLeases(), SEND_LEASE_RENEWAL_SECONDS * 1000);
 

@@ -3,8 +3,10 @@ import { errorField, log } from '../logging/logger.ts';
 /**
  * A step run over and over: at once again while it reports a full batch, `gatherMs` after it
  * found some work (so a busy queue is taken in batches, not one item per transaction), and ever
- * more rarely (up to `maxMs`) while it finds none; `wake()` runs it at once (work made in this
- * process). The back-off keeps an idle service nearly silent.
+ * more rarely (up to `maxMs`) while it finds none; `wake()` ends an idle wait at once (new work
+ * announced). A wake does not cut the gather wait short: under a stream of announcements (one per
+ * accepted batch) the step would otherwise run per announcement and take a few items each time.
+ * The back-off keeps an idle service nearly silent.
  */
 export type StepResult = 'full' | 'some' | 'none';
 
@@ -65,13 +67,20 @@ export class PollingLoop {
         this.delayMs = this.maxMs;
         result = 'none';
       }
-      if (result === 'full' || this.woken) continue;
-      this.delayMs = result === 'some' ? this.gatherMs : Math.min(this.maxMs, Math.max(this.gatherMs, this.delayMs * 1.25));
-      await this.sleep(this.delayMs);
+      if (result === 'full') continue;
+      if (result === 'some') {
+        this.delayMs = this.gatherMs;
+        await this.sleep(this.gatherMs, { wakeable: false });
+        continue;
+      }
+      if (this.woken) continue;
+      this.delayMs = Math.min(this.maxMs, Math.max(this.gatherMs, this.delayMs * 1.25));
+      await this.sleep(this.delayMs, { wakeable: true });
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** A gather wait (`wakeable: false`) still ends at once when the loop stops. */
+  private sleep(ms: number, { wakeable }: { wakeable: boolean }): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const self = this;
@@ -80,7 +89,7 @@ export class PollingLoop {
         self.wakeUp = undefined;
         resolve();
       }
-      this.wakeUp = done;
+      this.wakeUp = wakeable ? done : () => self.stopped && done();
     });
   }
 }

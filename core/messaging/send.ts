@@ -1,6 +1,6 @@
 import type { Actor, IdentityStore } from '../identity/identity.ts';
 import { authorize } from '../identity/roles.ts';
-import { reserveCreditEach, reserveCredits, type CreditStore } from '../plans/metering.ts';
+import { reserveBatchIfCovered, reserveCredits, type CreditStore } from '../plans/metering.ts';
 import type { PlanCatalog } from '../plans/plans.ts';
 import { badRequest, DomainError } from '../shared/errors.ts';
 import type { Outbox } from '../shared/outbox.ts';
@@ -101,10 +101,10 @@ export class BatchNotCovered extends Error {
 /**
  * Accepts several sends to one connection of one workspace at once, in the caller's
  * transaction: each is checked as `acceptSend` checks it (a send that fails its checks gets its
- * own error and takes nothing), then the accepted ones are stored (queued) and reserved a credit
- * each in a few writes. Under load concurrent API sends arrive together; one transaction, one
- * debit of the credit account and multi-row writes for all of them take far less of the
- * database than one of each per send. Sends with an idempotency key are not batched.
+ * own error and takes nothing), then the accepted ones are stored (queued) and their credits
+ * reserved in one reservation they share, in a few writes. Under load concurrent API sends
+ * arrive together; one transaction, one debit of the credit account and multi-row writes for
+ * all of them take far less of the database than one of each per send. Sends with an idempotency key are not batched.
  * Throws `BatchNotCovered` (the caller rolls back and accepts one by one) when the credits
  * cannot be taken for all of them in one conditional write.
  */
@@ -132,13 +132,18 @@ export async function acceptSendBatch(
     }
   }
   if (accepted.length === 0) return results;
+  // One reservation for the batch, shared as a campaign's is: each send consumes one credit of it
+  // when it goes out, and a failed one gives its one credit back (one row written per batch, not per send).
+  const reservationId = deps.ids.next();
+  for (const message of accepted) message.reservationId = reservationId;
   const now = deps.clock.now();
   await Promise.all([
     stores.messages.insertMany(accepted),
     stores.chats.touchOutgoing(connectionId, [...new Set(accepted.map((m) => m.remoteJid))], now),
   ]);
   // Last, as in a single send: the credit account's row lock is held only until the commit.
-  const covered = await reserveCreditEach(stores.credits, deps, workspaceId, accepted.map((m) => ({ id: m.reservationId!, reason: `message:${m.id}` })));
+  const reason = accepted.length === 1 ? `message:${accepted[0]!.id}` : `messages:${accepted[0]!.id}+${accepted.length - 1}`;
+  const covered = await reserveBatchIfCovered(stores.credits, deps, workspaceId, accepted.length, { id: reservationId, reason });
   if (!covered) throw new BatchNotCovered();
   return results;
 }

@@ -22,8 +22,6 @@ export interface CreditStore {
    * credits when the account is in period `periodStart` and covers them; false changes nothing.
    */
   reserveIfCovered(reservation: Reservation, periodStart: Date): Promise<boolean>;
-  /** As `reserveIfCovered` for several reservations of one workspace at once: all or none. */
-  reserveEachIfCovered(reservations: readonly Reservation[], periodStart: Date): Promise<boolean>;
   insertReservation(reservation: Reservation): Promise<void>;
   lockReservation(id: string): Promise<Reservation | undefined>;
   /** Row-locked reads of several reservations (in id order, so concurrent callers never deadlock). */
@@ -74,18 +72,14 @@ export async function reserveCredits(
 }
 
 /**
- * One credit reserved for each of several sends of a workspace in one write (a batch of API
- * sends), when the account is open in this month and covers them all. False changes nothing:
- * the caller then reserves one by one (`reserveCredits`), which opens or renews the account and
+ * Reserves `amount` credits for a batch of sends (one reservation they share) in one conditional
+ * write, when the account is open in this month and covers them all. False changes nothing: the
+ * caller then reserves one by one (`reserveCredits`), which opens or renews the account and
  * refuses exactly the sends the credits do not cover.
  */
-export async function reserveCreditEach(store: CreditStore, deps: MeteringDeps, workspaceId: string, sends: ReadonlyArray<{ id: string; reason: string }>): Promise<boolean> {
-  if (sends.length === 0) return true;
+export async function reserveBatchIfCovered(store: CreditStore, deps: MeteringDeps, workspaceId: string, amount: number, meta: { id: string; reason: string }): Promise<boolean> {
   const now = deps.clock.now();
-  return store.reserveEachIfCovered(
-    sends.map((send) => openReservation(workspaceId, 1, { id: send.id, reason: send.reason, createdAt: now })),
-    monthStart(now),
-  );
+  return store.reserveIfCovered(openReservation(workspaceId, amount, { ...meta, createdAt: now }), monthStart(now));
 }
 
 /** Marks `credits` of a reservation as used by sends that went out. */

@@ -3,7 +3,7 @@ import type { Actor, IdentityStore } from '../identity/identity.ts';
 import { forbidden, notFound, unauthorized } from '../shared/errors.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { Clock, IdGen, Random } from '../shared/ports.ts';
-import { API_TOKEN_PREFIX, hashSecret, newApiTokenSecret, secretMatches } from './secret.ts';
+import { API_TOKEN_PREFIX, constantTimeEqual, hashSecret, newApiTokenSecret } from './secret.ts';
 
 /** An API token as stored: the secret itself is never kept, only its hash. */
 export interface ApiToken {
@@ -114,7 +114,8 @@ export async function authenticateApiKey(
   if (!apiKey || !apiKey.startsWith(`${API_TOKEN_PREFIX}_`)) throw unauthorized();
   const secretHash = hashSecret(apiKey);
   const token = await stores.tokens.findByHash(secretHash);
-  if (!token || !secretMatches(apiKey, token.secretHash)) throw unauthorized();
+  // The stored hash is compared again in constant time (the lookup may not be exact); the key is hashed once.
+  if (!token || !constantTimeEqual(secretHash, token.secretHash)) throw unauthorized();
   // The creator left the workspace: the token has nobody left to act as.
   if (!token.creatorRoles) throw unauthorized();
 

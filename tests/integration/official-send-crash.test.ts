@@ -135,11 +135,12 @@ describe.skipIf(!onPostgres)('official sends across worker crashes (Postgres, se
       const wamidOf = new Map(sim.sent.map((m) => [m.body.biz_opaque_callback_data as string, m.id]));
       expect(external.rows.every((r) => wamidOf.get(r.id) === r.external_id)).toBe(true);
       // One credit per message sent, consumed once (spec 3.6); a failed one's credit went back.
-      const credits = await db.query<{ consumed: number; reservations: number }>(
-        `select coalesce(sum(r.consumed), 0)::int as consumed, count(*)::int as reservations from credit_reservations r where r.id in (select reservation_id from messages where id = any($1::uuid[]))`,
+      // Sends accepted together share one reservation: the credits are summed per reservation.
+      const credits = await db.query<{ consumed: number; reserved: number }>(
+        `select coalesce(sum(r.consumed), 0)::int as consumed, coalesce(sum(r.amount), 0)::int as reserved from credit_reservations r where r.id in (select reservation_id from messages where id = any($1::uuid[]))`,
         [ids],
       );
-      expect(credits.rows[0]).toEqual({ consumed: sent.length, reservations: TOTAL });
+      expect(credits.rows[0]).toEqual({ consumed: sent.length, reserved: TOTAL });
       expect(await available()).toBe(creditsBefore - sent.length);
     },
     600_000,

@@ -25,10 +25,9 @@ const send = (body: Record<string, unknown>, connection = connectionId) =>
 const available = async () => (await service.call('GET', '/v3/summary', { apikey: owner.token })).body.messages.available as number;
 const contact = (i: number) => `+55119${String(70_000_000 + i)}`;
 
-/** Reservations made in one write share their creation time: fewer times than sends means batches. */
-async function reservationTimes(): Promise<number> {
-  const rows = await service.runtime.ctx.db.selectFrom('credit_reservations').select('created_at').where('workspace_id', '=', owner.workspaceId).execute();
-  return new Set(rows.map((r) => r.created_at.getTime())).size;
+/** The workspace's reservations: sends accepted in one batch share one, so fewer reservations than sends means batches. */
+async function reservations(): Promise<Array<{ amount: number; consumed: number }>> {
+  return service.runtime.ctx.db.selectFrom('credit_reservations').select(['amount', 'consumed']).where('workspace_id', '=', owner.workspaceId).execute();
 }
 
 describe('sends that arrive together', () => {
@@ -41,7 +40,9 @@ describe('sends that arrive together', () => {
     // Each answer is the message that request asked for.
     for (const [i, a] of answers.entries()) expect(a.body).toMatchObject({ status: 'PENDING', remoteJid: `${contact(i % 40).slice(1)}@s.whatsapp.net`, content: { kind: 'text', text: `together ${i}` } });
     expect(await available()).toBe(before - 120);
-    expect(await reservationTimes()).toBeLessThan(120);
+    const reserved = await reservations();
+    expect(reserved.length).toBeLessThan(120);
+    expect(reserved.reduce((sum, r) => sum + r.amount, 0)).toBe(120);
     // Every one goes out (queue → driver → SENT), and history has each once.
     await eventually(async () => {
       const states = await Promise.all(ids.slice(0, 120).map(async (id) => (await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${id}`, { apikey: owner.token })).body.status));
@@ -49,6 +50,8 @@ describe('sends that arrive together', () => {
     }, 'every message SENT', 30_000);
     const stored = await service.runtime.ctx.db.selectFrom('messages').select('id').where('connection_id', '=', connectionId).where('direction', '=', 'outbound').execute();
     expect(stored.length).toBe(120);
+    // Each send that went out consumed one credit of its batch's reservation (spec 3.6).
+    await eventually(async () => ((await reservations()).reduce((sum, r) => sum + r.consumed, 0) === 120 ? true : undefined), 'every credit consumed', 10_000);
   }, 60_000);
 
   test('a bad send among good ones gets its own 400; the others are accepted and only they take credits', async () => {

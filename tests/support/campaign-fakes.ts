@@ -288,15 +288,6 @@ export function fakeCampaignStores(s: FakeState): CampaignStores {
         s.reservations.set(r.id, clone(r));
         return true;
       },
-      async reserveEachIfCovered(rs, periodStart) {
-        const a = s.accounts.get(rs[0]!.workspaceId);
-        const total = rs.reduce((sum, r) => sum + r.amount, 0);
-        if (!a || a.periodStart.getTime() !== periodStart.getTime() || a.available < total) return false;
-        for (const r of rs) if (s.reservations.has(r.id)) throw new Error(`duplicate reservation ${r.id}`);
-        a.available -= total;
-        for (const r of rs) s.reservations.set(r.id, clone(r));
-        return true;
-      },
       async insertReservation(r) {
         if (s.reservations.has(r.id)) throw new Error(`duplicate reservation ${r.id}`);
         s.reservations.set(r.id, clone(r));

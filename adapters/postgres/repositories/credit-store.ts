@@ -50,25 +50,6 @@ export function creditStore(db: Kysely<Database>): CreditStore {
       return Number(result.numAffectedRows ?? 0n) === 1;
     },
 
-    async reserveEachIfCovered(reservations, periodStart) {
-      const total = reservations.reduce((sum, r) => sum + r.amount, 0);
-      const workspaceId = reservations[0]!.workspaceId;
-      const debited = await db
-        .updateTable('credit_accounts')
-        .set((eb) => ({ available: eb('available', '-', total) }))
-        .where('workspace_id', '=', workspaceId)
-        .where('period_start', '=', periodStart)
-        .where('available', '>=', total)
-        .returning('workspace_id')
-        .execute();
-      if (debited.length === 0) return false;
-      await db
-        .insertInto('credit_reservations')
-        .values(reservations.map((r) => snakeCased(r)))
-        .execute();
-      return true;
-    },
-
     async saveAccount(a) {
       await putRow(db, 'credit_accounts', ['workspace_id'], accountRow(a));
     },
