@@ -61,7 +61,10 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
 export type MessagingStores = ReturnType<typeof messagingStores>;
 
 export function messagingUnitOfWork(ctx: AppContext): UnitOfWork<MessagingStores> {
-  return { transaction: (work) => ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx))) };
+  return {
+    transaction: (work) => ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx))),
+    read: (work) => work(messagingStores(ctx.db, ctx)),
+  };
 }
 
 /** What every send needs from the app context (core's `SendDeps`), whichever surface sends. */

@@ -1,7 +1,7 @@
 import { releaseCredits } from '../plans/metering.ts';
 import { CallSlots } from '../shared/call-slots.ts';
 import { gatheredWrites } from '../shared/gathered-writes.ts';
-import type { UnitOfWork } from '../shared/unit-of-work.ts';
+import { readWith, type UnitOfWork } from '../shared/unit-of-work.ts';
 import type { Connection, EventPublisher } from '../connections/connection.ts';
 import { DriverError, SESSION_ELSEWHERE, type OutgoingMedia, type SendResult } from '../connections/driver.ts';
 import type { ChatMessage } from './message.ts';
@@ -131,7 +131,7 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
 
   return {
     async deliver(claimed) {
-      const connections = uow.transaction(async (stores) => {
+      const connections = readWith(uow, async (stores) => {
         const found = new Map<string, Connection | undefined>();
         for (const id of new Set(claimed.map((c) => c.message.connectionId))) found.set(id, await stores.connections.find(id));
         return found;
