@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { CreditAccount, CreditStore, Reservation, ReservationStatus } from '../../../core/plans/index.ts';
 import type { PlanName } from '../../../core/plans/plans.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
@@ -9,25 +9,26 @@ import { putRow } from '../row-writes.ts';
 
 export function creditStore(db: Kysely<Database>): CreditStore {
   async function lockAccount(workspaceId: string) {
-    const row = await db.selectFrom('credit_accounts').selectAll().where('workspace_id', '=', workspaceId).forUpdate().executeTakeFirst();
+    const row = (await lockAccountRow(db, workspaceId)).rows[0];
     return row && { ...camelCased(row), allowance: row.allowance ?? undefined };
   }
 
   async function lockReservations(ids: readonly string[]) {
     if (ids.length === 0) return [];
-    const rows = await db.selectFrom('credit_reservations').selectAll().where('id', 'in', [...ids]).orderBy('id').forUpdate().execute();
+    const { rows } = await lockReservationRows(db, [...ids]);
     return rows.map(toReservation);
   }
 
   async function saveReservations(reservations: readonly Reservation[]) {
-    // A batch's reservations mostly end alike (one credit each, consumed): one write per kind of end.
-    const alike = new Map<string, { values: { consumed: number; refunded: number; status: ReservationStatus }; ids: string[] }>();
-    for (const r of reservations) {
-      const key = `${r.consumed}:${r.refunded}:${r.status}`;
-      const group = alike.get(key) ?? alike.set(key, { values: { consumed: r.consumed, refunded: r.refunded, status: r.status }, ids: [] }).get(key)!;
-      group.ids.push(r.id);
-    }
-    for (const { values, ids } of alike.values()) await db.updateTable('credit_reservations').set(values).where('id', 'in', ids).execute();
+    if (reservations.length === 0) return;
+    // One write for the batch: each reservation's counts and status joined from arrays.
+    await saveReservationRows(
+      db,
+      reservations.map((r) => r.id),
+      reservations.map((r) => r.consumed),
+      reservations.map((r) => r.refunded),
+      reservations.map((r) => r.status),
+    );
   }
 
   return {
@@ -140,6 +141,32 @@ const reserveIfCovered = compiledOnce(
             s.val(createdAt).as('created_at'),
           ]),
       ),
+);
+
+const lockAccountRow = compiledOnce((db: Kysely<Database>, workspaceId: string) =>
+  db.selectFrom('credit_accounts').selectAll().where('workspace_id', '=', workspaceId).forUpdate(),
+);
+
+/** In id order: two batches locking the same reservations wait for each other, never deadlock. */
+const lockReservationRows = compiledOnce((db: Kysely<Database>, ids: string[]) =>
+  db
+    .selectFrom('credit_reservations')
+    .selectAll()
+    .where((eb) => eb('id', '=', eb.fn.any(sql<string[]>`${ids}::uuid[]`)))
+    .orderBy('id')
+    .forUpdate(),
+);
+
+const saveReservationRows = compiledOnce((db: Kysely<Database>, ids: string[], consumed: number[], refunded: number[], statuses: string[]) =>
+  db
+    .updateTable('credit_reservations')
+    .from(
+      sql<{ id: string; consumed: number; refunded: number; status: string }>`unnest(${ids}::uuid[], ${consumed}::int[], ${refunded}::int[], ${statuses}::text[])`.as<'saved'>(
+        sql`saved(id, consumed, refunded, status)`,
+      ),
+    )
+    .set((eb) => ({ consumed: eb.ref('saved.consumed'), refunded: eb.ref('saved.refunded'), status: eb.ref('saved.status') }))
+    .whereRef('credit_reservations.id', '=', 'saved.id'),
 );
 
 /** An account without a recorded allowance (`undefined`) is stored with none (null). */

@@ -12,21 +12,20 @@ export function messageStore(db: Kysely<Database>): MessageStore {
   async function getMany(ids: readonly string[]) {
     const ours = ids.filter(isUuid);
     if (ours.length === 0) return [];
-    return (await db.selectFrom('messages').selectAll().where('id', 'in', ours).execute()).map(toMessage);
+    return (await messagesOf(db, ours)).rows.map(toMessage);
   }
 
   async function lockMany(ids: readonly string[]) {
     const ours = ids.filter(isUuid);
     if (ours.length === 0) return [];
-    return (await db.selectFrom('messages').selectAll().where('id', 'in', ours).orderBy('id').forUpdate().execute()).map(toMessage);
+    return (await lockMessages(db, ours)).rows.map(toMessage);
   }
 
   /** Transaction-scoped advisory locks, one per network id, always taken in the same order. */
   async function lockNetworkIds(ids: readonly NetworkId[]) {
     const keys = [...new Set(ids.map((id) => `message:${id.connectionId}:${id.externalId}`))].sort();
     if (keys.length === 0) return;
-    // Volatile functions in a select list run after its ORDER BY (Postgres ≥ 9.6): locks in key order.
-    await sql`select pg_advisory_xact_lock(hashtext(k)) from (values ${sql.join(keys.map((k) => sql`(${k})`))}) as v(k) order by k`.execute(db);
+    await lockKeys(db, keys);
   }
 
   return {
@@ -39,17 +38,12 @@ export function messageStore(db: Kysely<Database>): MessageStore {
       if (messages.length === 0) return [];
       // In network id order: two batches holding the same ids wait for each other, never deadlock.
       const rows = messages.map(messageRow).sort((a, b) => (a.external_id! < b.external_id! ? -1 : a.external_id! > b.external_id! ? 1 : 0));
-      const inserted = await db
-        .insertInto('messages')
-        .values(rows)
-        .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing())
-        .returning('external_id')
-        .execute();
-      return inserted.map((row) => row.external_id!);
+      const inserted = await insertReceived(db, ...columnArrays(rows));
+      return inserted.rows.map((row) => row.external_id!);
     },
     async insertMany(messages) {
       if (messages.length === 0) return;
-      await db.insertInto('messages').values(messages.map(messageRow)).execute();
+      await insertMessages(db, ...columnArrays(messages.map(messageRow)));
     },
     async get(id) {
       return (await getMany([id]))[0];
@@ -75,31 +69,16 @@ export function messageStore(db: Kysely<Database>): MessageStore {
         .execute();
     },
     async recordSent(messages) {
-      // Sent together, they mostly end alike (SENT, no error): one write per kind of end, each
-      // message's own network id joined from two arrays (a CASE of one branch per message costs
-      // Kysely time in the square of the batch).
-      const alike = new Map<string, ChatMessage[]>();
-      for (const m of messages) {
-        const key = JSON.stringify([m.status, m.error, m.updatedAt.getTime()]);
-        alike.set(key, [...(alike.get(key) ?? []), m]);
-      }
-      for (const group of alike.values()) {
-        const { status, error, updatedAt } = group[0]!;
-        const ids = group.map((m) => m.id);
-        const networkIds = group.map((m) => m.externalId);
-        await db
-          .updateTable('messages')
-          .from(sql<{ id: string; external_id: string | null }>`(select unnest(${ids}::uuid[]) as id, unnest(${networkIds}::text[]) as external_id)`.as('sent'))
-          .set((eb) => ({
-            status,
-            error: error ?? null,
-            updated_at: updatedAt,
-            external_id: eb.ref('sent.external_id'),
-            ...leavesQueueUnlessPending(status),
-          }))
-          .whereRef('messages.id', '=', 'sent.id')
-          .execute();
-      }
+      if (messages.length === 0) return;
+      // One write for the batch: each message's network id, status, error and time joined from arrays.
+      await recordSent(
+        db,
+        messages.map((m) => m.id),
+        messages.map((m) => m.externalId),
+        messages.map((m) => m.status),
+        messages.map((m) => jsonText(m.error)),
+        messages.map((m) => m.updatedAt.toISOString()),
+      );
     },
     async lockNetworkId(connectionId, externalId) {
       await lockNetworkIds([{ connectionId, externalId }]);
@@ -115,11 +94,11 @@ export function messageStore(db: Kysely<Database>): MessageStore {
     },
     async takeHeldReceipts(ids) {
       if (ids.length === 0) return [];
-      const rows = await db
-        .deleteFrom('held_receipts')
-        .where((eb) => eb(eb.refTuple('connection_id', 'external_id'), 'in', ids.map((id) => eb.tuple(id.connectionId, id.externalId))))
-        .returning(['connection_id', 'external_id', 'status', 'error'])
-        .execute();
+      const { rows } = await takeHeldReceipts(
+        db,
+        ids.map((id) => id.connectionId),
+        ids.map((id) => id.externalId),
+      );
       return rows.map((row) => ({
         ...camelCased(row),
         status: row.status as DeliveryStatus,
@@ -168,33 +147,18 @@ export function chatStore(db: Kysely<Database>): ChatStore {
       if (touches.length === 0) return;
       // In chat order: two writes touching the same chats wait for each other, never deadlock.
       const sorted = [...touches].sort((a, b) => (a.remoteJid < b.remoteJid ? -1 : a.remoteJid > b.remoteJid ? 1 : 0));
-      await db
-        .insertInto('chats')
-        .values(
-          sorted.map((t) => ({ connection_id: connectionId, remote_jid: t.remoteJid, name: t.name ?? null, last_message_at: t.at, last_contact_message_at: t.contactAt ?? null })),
-        )
-        .onConflict((oc) =>
-          oc.columns(['connection_id', 'remote_jid']).doUpdateSet((eb) => ({
-            name: eb.fn.coalesce(eb.ref('excluded.name'), eb.ref('chats.name')),
-            last_message_at: eb.fn('greatest', [eb.ref('chats.last_message_at'), eb.ref('excluded.last_message_at')]),
-            // greatest() skips nulls: a chat with no contact message here keeps its send window,
-            // and late-arriving old messages never move it back (spec 3.4).
-            last_contact_message_at: eb.fn('greatest', [eb.ref('chats.last_contact_message_at'), eb.ref('excluded.last_contact_message_at')]),
-          })),
-        )
-        .execute();
+      await touchChats(
+        db,
+        connectionId,
+        sorted.map((t) => t.remoteJid),
+        sorted.map((t) => t.name ?? null),
+        sorted.map((t) => t.at.toISOString()),
+        sorted.map((t) => t.contactAt?.toISOString() ?? null),
+      );
     },
     async touchOutgoing(connectionId, remoteJids, at) {
       if (remoteJids.length === 0) return;
-      await db
-        .insertInto('chats')
-        .values(remoteJids.map((jid) => ({ connection_id: connectionId, remote_jid: jid, name: null, last_message_at: at, last_contact_message_at: null })))
-        .onConflict((oc) =>
-          oc.columns(['connection_id', 'remote_jid']).doUpdateSet((eb) => ({
-            last_message_at: eb.fn('greatest', [eb.ref('chats.last_message_at'), eb.ref('excluded.last_message_at')]),
-          })),
-        )
-        .execute();
+      await touchOutgoing(db, connectionId, remoteJids, at);
     },
     async list(connectionId, request) {
       let query = db.selectFrom('chats').where('connection_id', '=', connectionId);
@@ -244,6 +208,190 @@ const insertMessage = compiledOnce((db: Kysely<Database>, ...values: unknown[]) 
     .values(Object.fromEntries(MESSAGE_COLUMNS.map((column, i) => [column, values[i]])) as Insertable<MessagesTable>)
     .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing()),
 );
+
+/**
+ * The send path's statements, each of one shape whatever the batch (a batch is one array
+ * parameter per column, unnested in the order given), compiled once: Postgres plans one
+ * statement text, where a list of n values was a new text for every n.
+ */
+
+/** The message columns' types, for their arrays. */
+const MESSAGE_COLUMN_TYPES = {
+  id: 'uuid',
+  workspace_id: 'uuid',
+  connection_id: 'uuid',
+  direction: 'text',
+  remote_jid: 'text',
+  external_id: 'text',
+  kind: 'text',
+  content: 'jsonb',
+  status: 'text',
+  error: 'jsonb',
+  idempotency_key: 'text',
+  reservation_id: 'uuid',
+  reply_to: 'text',
+  sent_by: 'uuid',
+  message_timestamp: 'timestamptz',
+  created_at: 'timestamptz',
+  updated_at: 'timestamptz',
+  send_state: 'text',
+  send_due_at: 'timestamptz',
+} as const satisfies Record<(typeof MESSAGE_COLUMNS)[number], string>;
+
+/** Message rows as one array per column (`MESSAGE_COLUMNS`): json as its text, times as ISO text. */
+function columnArrays(rows: readonly Insertable<MessagesTable>[]): unknown[][] {
+  return MESSAGE_COLUMNS.map((column) => {
+    const type = MESSAGE_COLUMN_TYPES[column];
+    return rows.map((row) => {
+      const value = row[column];
+      if (type === 'jsonb') return jsonText(value);
+      if (value instanceof Date) return value.toISOString();
+      return value ?? null;
+    });
+  });
+}
+
+/** The rows of `columnArrays`, as the table `given`. */
+function givenMessages(arrays: readonly unknown[]) {
+  const typed = MESSAGE_COLUMNS.map((column, i) => sql`${arrays[i]}::${sql.raw(MESSAGE_COLUMN_TYPES[column])}[]`);
+  return sql<Insertable<MessagesTable>>`unnest(${sql.join(typed)})`.as<'given'>(sql`given(${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(column)))})`);
+}
+
+const insertMessages = compiledOnce((db: Kysely<Database>, ...arrays: unknown[][]) =>
+  db
+    .insertInto('messages')
+    .columns([...MESSAGE_COLUMNS])
+    .expression(db.selectFrom(givenMessages(arrays)).selectAll()),
+);
+
+const insertReceived = compiledOnce((db: Kysely<Database>, ...arrays: unknown[][]) =>
+  db
+    .insertInto('messages')
+    .columns([...MESSAGE_COLUMNS])
+    .expression(db.selectFrom(givenMessages(arrays)).selectAll())
+    .onConflict((oc) => oc.columns(['connection_id', 'external_id']).where('external_id', 'is not', null).doNothing())
+    .returning('external_id'),
+);
+
+const messagesOf = compiledOnce((db: Kysely<Database>, ids: string[]) =>
+  db
+    .selectFrom('messages')
+    .selectAll()
+    .where((eb) => eb('id', '=', eb.fn.any(sql<string[]>`${ids}::uuid[]`))),
+);
+
+const lockMessages = compiledOnce((db: Kysely<Database>, ids: string[]) =>
+  db
+    .selectFrom('messages')
+    .selectAll()
+    .where((eb) => eb('id', '=', eb.fn.any(sql<string[]>`${ids}::uuid[]`)))
+    .orderBy('id')
+    .forUpdate(),
+);
+
+/** Volatile functions in a select list run after its ORDER BY (Postgres ≥ 9.6): locks in key order. */
+const lockKeys = compiledOnce((db: Kysely<Database>, keys: string[]) =>
+  db
+    .selectFrom(sql<{ k: string }>`unnest(${keys}::text[])`.as<'v'>(sql`v(k)`))
+    .select(sql`pg_advisory_xact_lock(hashtext(v.k))`.as('locked'))
+    .orderBy('v.k'),
+);
+
+/** A message whose status leaves PENDING (sent, settled, failed) leaves the send queue in the same write. */
+const recordSent = compiledOnce(
+  (db: Kysely<Database>, ids: string[], networkIds: Array<string | null>, statuses: string[], errors: Array<string | null>, updatedAts: string[]) =>
+    db
+      .updateTable('messages')
+      .from(
+        sql<{ id: string; external_id: string | null; status: string; error: unknown; updated_at: Date }>`unnest(${ids}::uuid[], ${networkIds}::text[], ${statuses}::text[], ${errors}::jsonb[], ${updatedAts}::timestamptz[])`.as<'sent'>(
+          sql`sent(id, external_id, status, error, updated_at)`,
+        ),
+      )
+      .set((eb) => {
+        const unlessPending = <C extends 'send_state' | 'send_due_at' | 'send_owner'>(column: C) =>
+          eb.case().when('sent.status', '=', 'PENDING').then(eb.ref(`messages.${column}`)).end();
+        return {
+          status: eb.ref('sent.status'),
+          error: eb.ref('sent.error'),
+          updated_at: eb.ref('sent.updated_at'),
+          external_id: eb.ref('sent.external_id'),
+          send_state: unlessPending('send_state'),
+          send_due_at: unlessPending('send_due_at'),
+          send_owner: unlessPending('send_owner'),
+        };
+      })
+      .whereRef('messages.id', '=', 'sent.id'),
+);
+
+const takeHeldReceipts = compiledOnce((db: Kysely<Database>, connectionIds: string[], networkIds: string[]) =>
+  db
+    .deleteFrom('held_receipts')
+    .where((eb) =>
+      eb(
+        eb.refTuple('connection_id', 'external_id'),
+        'in',
+        eb
+          .selectFrom(sql<{ connection_id: string; external_id: string }>`unnest(${connectionIds}::uuid[], ${networkIds}::text[])`.as<'taken'>(sql`taken(connection_id, external_id)`))
+          .select(['taken.connection_id', 'taken.external_id'])
+          .$asTuple('connection_id', 'external_id'),
+      ),
+    )
+    .returning(['connection_id', 'external_id', 'status', 'error']),
+);
+
+/** Chats in the order given (callers sort them): a chat's name and contact time kept where none is given. */
+const touchChats = compiledOnce(
+  (db: Kysely<Database>, connectionId: string, remoteJids: string[], names: Array<string | null>, ats: string[], contactAts: Array<string | null>) =>
+    db
+      .insertInto('chats')
+      .columns(['connection_id', 'remote_jid', 'name', 'last_message_at', 'last_contact_message_at'])
+      .expression(
+        db
+          .selectFrom(
+            sql<{ remote_jid: string; name: string | null; last_message_at: Date; last_contact_message_at: Date | null }>`unnest(${remoteJids}::text[], ${names}::text[], ${ats}::timestamptz[], ${contactAts}::timestamptz[])`.as<'touched'>(
+              sql`touched(remote_jid, name, last_message_at, last_contact_message_at)`,
+            ),
+          )
+          .select([
+            sql<string>`${connectionId}::uuid`.as('connection_id'),
+            'touched.remote_jid',
+            'touched.name',
+            'touched.last_message_at',
+            'touched.last_contact_message_at',
+          ]),
+      )
+      .onConflict((oc) =>
+        oc.columns(['connection_id', 'remote_jid']).doUpdateSet((eb) => ({
+          name: eb.fn.coalesce(eb.ref('excluded.name'), eb.ref('chats.name')),
+          last_message_at: eb.fn('greatest', [eb.ref('chats.last_message_at'), eb.ref('excluded.last_message_at')]),
+          // greatest() skips nulls: a chat with no contact message here keeps its send window,
+          // and late-arriving old messages never move it back (spec 3.4).
+          last_contact_message_at: eb.fn('greatest', [eb.ref('chats.last_contact_message_at'), eb.ref('excluded.last_contact_message_at')]),
+        })),
+      ),
+);
+
+/** New chats get no name and no contact time (their columns' null). */
+const touchOutgoing = compiledOnce((db: Kysely<Database>, connectionId: string, remoteJids: string[], at: Date) =>
+  db
+    .insertInto('chats')
+    .columns(['connection_id', 'remote_jid', 'last_message_at'])
+    .expression(
+      db
+        .selectFrom(sql<{ remote_jid: string }>`unnest(${remoteJids}::text[])`.as<'touched'>(sql`touched(remote_jid)`))
+        .select([sql<string>`${connectionId}::uuid`.as('connection_id'), 'touched.remote_jid', sql<Date>`${at}::timestamptz`.as('last_message_at')]),
+    )
+    .onConflict((oc) =>
+      oc.columns(['connection_id', 'remote_jid']).doUpdateSet((eb) => ({
+        last_message_at: eb.fn('greatest', [eb.ref('chats.last_message_at'), eb.ref('excluded.last_message_at')]),
+      })),
+    ),
+);
+
+/** A json column's value as its text for a `jsonb[]` parameter (null stays SQL null). */
+function jsonText(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
 
 /** A message as the domain sees it: its send's queue columns stay in the send queue (send-queue.ts). */
 export function toMessage(row: Selectable<MessagesTable>): ChatMessage {

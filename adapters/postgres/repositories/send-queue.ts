@@ -1,40 +1,18 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { SendQueue } from '../../../core/messaging/send-queue.ts';
+import { compiledOnce } from '../compiled-once.ts';
 import type { Database } from '../schema.ts';
 import { toMessage } from './message-store.ts';
 
-/** The send queue on the message rows (migration 0021): claims in batches with `FOR UPDATE SKIP LOCKED`. */
+/**
+ * The send queue on the message rows (migration 0021): claims in batches with `FOR UPDATE SKIP LOCKED`.
+ * Every statement runs once or more per batch of sends: each is of one shape (a batch's ids are one
+ * array parameter), compiled once, and Postgres plans one statement text.
+ */
 export function sendQueue(db: Kysely<Database>): SendQueue {
   return {
     async claimDue(owner, now, leaseUntil, doubtUntil, limit) {
-      const due = db
-        .selectFrom('messages')
-        .select(['id', 'send_state as previous'])
-        .where('send_state', 'is not', null)
-        .where('send_due_at', '<=', now)
-        .orderBy('send_due_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked();
-      const rows = await db
-        .updateTable('messages as m')
-        .from(due.as('due'))
-        .whereRef('m.id', '=', 'due.id')
-        .set((eb) => ({
-          // queued, or claimed by a worker that vanished before the wire: claimed (again).
-          // in flight when its worker vanished: in doubt. in doubt past its grace: held while given up.
-          send_state: eb.case().when('due.previous', 'in', ['in_flight', 'in_doubt']).then('in_doubt').else('claimed').end().$castTo<'in_doubt' | 'claimed'>(),
-          send_owner: eb.case().when('due.previous', '=', 'in_flight').then(null).else(owner).end(),
-          send_due_at: eb
-            .case()
-            .when('due.previous', '=', 'in_flight')
-            .then(eb.cast<Date>(eb.val(doubtUntil), 'timestamptz'))
-            .else(eb.cast<Date>(eb.val(leaseUntil), 'timestamptz'))
-            .end(),
-        }))
-        .returningAll('m')
-        .returning('due.previous')
-        .execute();
+      const { rows } = await claimDue(db, owner, now, leaseUntil, doubtUntil, limit);
       const claimed = rows.filter((r) => r.previous === 'queued' || r.previous === 'claimed');
       return {
         claimed: claimed.map((row) => ({ message: toMessage(row), attempts: row.send_attempts, hops: row.send_hops })),
@@ -44,62 +22,116 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
 
     async start(owner, ids, leaseUntil) {
       if (ids.length === 0) return new Set();
-      const rows = await db
-        .updateTable('messages')
-        .set({ send_state: 'in_flight', send_due_at: leaseUntil })
-        .where('id', 'in', ids)
-        .where('send_owner', '=', owner)
-        .where('send_state', '=', 'claimed')
-        .returning('id')
-        .execute();
+      const { rows } = await start(db, owner, [...ids], leaseUntil);
       return new Set(rows.map((r) => r.id));
     },
 
     async renew(owner, ids, leaseUntil) {
       if (ids.length === 0) return new Set();
-      const rows = await db
-        .updateTable('messages')
-        .set({ send_due_at: leaseUntil })
-        .where('id', 'in', ids)
-        .where('send_owner', '=', owner)
-        .where('send_state', 'in', ['claimed', 'in_flight'])
-        .returning('id')
-        .execute();
+      const { rows } = await renew(db, owner, [...ids], leaseUntil);
       return new Set(rows.map((r) => r.id));
     },
 
     async requeue(owner, sends) {
-      // Sends going back together mostly share their due time and counters: one write per kind.
-      const alike = new Map<string, { dueAt: Date; attempts: number; hops: number; ids: string[] }>();
-      for (const send of sends) {
-        const key = `${send.dueAt.getTime()}|${send.attempts}|${send.hops}`;
-        const group = alike.get(key) ?? { dueAt: send.dueAt, attempts: send.attempts, hops: send.hops, ids: [] };
-        group.ids.push(send.id);
-        alike.set(key, group);
-      }
-      for (const group of alike.values()) {
-        await db
-          .updateTable('messages')
-          .set({ send_state: 'queued', send_owner: null, send_due_at: group.dueAt, send_attempts: group.attempts, send_hops: group.hops })
-          .where('id', 'in', group.ids)
-          .where('send_owner', '=', owner)
-          .where('send_state', 'in', ['claimed', 'in_flight'])
-          .execute();
-      }
+      if (sends.length === 0) return;
+      // Each send its own due time and counters, joined from arrays: one write for the batch.
+      await requeue(
+        db,
+        owner,
+        sends.map((s) => s.id),
+        sends.map((s) => s.dueAt.toISOString()),
+        sends.map((s) => s.attempts),
+        sends.map((s) => s.hops),
+      );
     },
 
-    release: (owner, ids, dueAt) => moveHeld(db, owner, ids, 'claimed', { send_state: 'queued', send_due_at: dueAt }),
+    release: (owner, ids, dueAt) => moveHeld(db, owner, ids, 'claimed', 'queued', dueAt),
 
-    resend: (owner, ids, dueAt) => moveHeld(db, owner, ids, 'in_doubt', { send_state: 'queued', send_due_at: dueAt }),
+    resend: (owner, ids, dueAt) => moveHeld(db, owner, ids, 'in_doubt', 'queued', dueAt),
 
     async stateOf(id) {
-      const row = await db.selectFrom('messages').select('send_state').where('id', '=', id).executeTakeFirst();
-      return row?.send_state ?? undefined;
+      const { rows } = await stateOf(db, id);
+      return rows[0]?.send_state ?? undefined;
     },
 
-    doubt: (owner, ids, until) => moveHeld(db, owner, ids, 'in_flight', { send_state: 'in_doubt', send_due_at: until }),
+    doubt: (owner, ids, until) => moveHeld(db, owner, ids, 'in_flight', 'in_doubt', until),
   };
 }
+
+/** A batch's message ids as one parameter: `id = any($n::uuid[])`. */
+const uuids = (ids: readonly string[]) => sql<string[]>`${ids}::uuid[]`;
+
+const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, leaseUntil: Date, doubtUntil: Date, limit: number) => {
+  const due = db
+    .selectFrom('messages')
+    .select(['id', 'send_state as previous'])
+    .where('send_state', 'is not', null)
+    .where('send_due_at', '<=', now)
+    .orderBy('send_due_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked();
+  return db
+    .updateTable('messages as m')
+    .from(due.as('due'))
+    .whereRef('m.id', '=', 'due.id')
+    .set((eb) => ({
+      // queued, or claimed by a worker that vanished before the wire: claimed (again).
+      // in flight when its worker vanished: in doubt. in doubt past its grace: held while given up.
+      send_state: eb.case().when('due.previous', 'in', ['in_flight', 'in_doubt']).then('in_doubt').else('claimed').end().$castTo<'in_doubt' | 'claimed'>(),
+      send_owner: eb.case().when('due.previous', '=', 'in_flight').then(null).else(owner).end(),
+      send_due_at: eb
+        .case()
+        .when('due.previous', '=', 'in_flight')
+        .then(eb.cast<Date>(eb.val(doubtUntil), 'timestamptz'))
+        .else(eb.cast<Date>(eb.val(leaseUntil), 'timestamptz'))
+        .end(),
+    }))
+    .returningAll('m')
+    .returning('due.previous');
+});
+
+const start = compiledOnce((db: Kysely<Database>, owner: string, ids: string[], leaseUntil: Date) =>
+  db
+    .updateTable('messages')
+    .set({ send_state: 'in_flight', send_due_at: leaseUntil })
+    .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
+    .where('send_owner', '=', owner)
+    .where('send_state', '=', 'claimed')
+    .returning('id'),
+);
+
+const renew = compiledOnce((db: Kysely<Database>, owner: string, ids: string[], leaseUntil: Date) =>
+  db
+    .updateTable('messages')
+    .set({ send_due_at: leaseUntil })
+    .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
+    .where('send_owner', '=', owner)
+    .where('send_state', 'in', ['claimed', 'in_flight'])
+    .returning('id'),
+);
+
+const requeue = compiledOnce((db: Kysely<Database>, owner: string, ids: string[], dueAts: string[], attempts: number[], hops: number[]) =>
+  db
+    .updateTable('messages')
+    .from(
+      sql<{ id: string; due_at: Date; attempts: number; hops: number }>`unnest(${uuids(ids)}, ${dueAts}::timestamptz[], ${attempts}::int[], ${hops}::int[])`.as<'back'>(
+        sql`back(id, due_at, attempts, hops)`,
+      ),
+    )
+    .set((eb) => ({
+      send_state: 'queued',
+      send_owner: null,
+      send_due_at: eb.ref('back.due_at'),
+      send_attempts: eb.ref('back.attempts'),
+      send_hops: eb.ref('back.hops'),
+    }))
+    .whereRef('messages.id', '=', 'back.id')
+    .where('messages.send_owner', '=', owner)
+    .where('messages.send_state', 'in', ['claimed', 'in_flight'])
+);
+
+const stateOf = compiledOnce((db: Kysely<Database>, id: string) => db.selectFrom('messages').select('send_state').where('id', '=', id));
 
 /** Moves sends `owner` holds in state `from` (its hand leaves them: the owner is cleared). */
 async function moveHeld(
@@ -107,14 +139,19 @@ async function moveHeld(
   owner: string,
   ids: readonly string[],
   from: 'claimed' | 'in_flight' | 'in_doubt',
-  to: { send_state: 'queued' | 'in_doubt'; send_due_at: Date },
+  to: 'queued' | 'in_doubt',
+  dueAt: Date,
 ): Promise<void> {
   if (ids.length === 0) return;
-  await db
-    .updateTable('messages')
-    .set({ ...to, send_owner: null })
-    .where('id', 'in', ids)
-    .where('send_owner', '=', owner)
-    .where('send_state', '=', from)
-    .execute();
+  await moveHeldStatement(db, owner, [...ids], from, to, dueAt);
 }
+
+const moveHeldStatement = compiledOnce(
+  (db: Kysely<Database>, owner: string, ids: string[], from: 'claimed' | 'in_flight' | 'in_doubt', to: 'queued' | 'in_doubt', dueAt: Date) =>
+    db
+      .updateTable('messages')
+      .set({ send_state: to, send_due_at: dueAt, send_owner: null })
+      .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
+      .where('send_owner', '=', owner)
+      .where('send_state', '=', from),
+);
