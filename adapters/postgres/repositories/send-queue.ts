@@ -61,6 +61,14 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
 /** A batch's message ids as one parameter: `id = any($n::uuid[])`. */
 const uuids = (ids: readonly string[]) => sql<string[]>`${ids}::uuid[]`;
 
+/**
+ * The guard on a send's state, written so that the planner finds a batch's rows by primary key:
+ * `send_state = …` implies the partial queue index's predicate, and with statistics taken while
+ * the queue was short Postgres scanned the whole queue for a batch's few ids (behind a queue of
+ * 50,000 sends, 6 ms a statement instead of 0.4). coalesce() hides the implication.
+ */
+const stateIn = (states: ReadonlyArray<'queued' | 'claimed' | 'in_flight' | 'in_doubt'>) => sql<boolean>`coalesce(send_state, '') in (${sql.join(states.map((state) => sql.lit(state)))})`;
+
 const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, leaseUntil: Date, doubtUntil: Date, limit: number) => {
   const due = db
     .selectFrom('messages')
@@ -97,7 +105,7 @@ const start = compiledOnce((db: Kysely<Database>, owner: string, ids: string[], 
     .set({ send_state: 'in_flight', send_due_at: leaseUntil })
     .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
     .where('send_owner', '=', owner)
-    .where('send_state', '=', 'claimed')
+    .where(stateIn(['claimed']))
     .returning('id'),
 );
 
@@ -107,7 +115,7 @@ const renew = compiledOnce((db: Kysely<Database>, owner: string, ids: string[], 
     .set({ send_due_at: leaseUntil })
     .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
     .where('send_owner', '=', owner)
-    .where('send_state', 'in', ['claimed', 'in_flight'])
+    .where(stateIn(['claimed', 'in_flight']))
     .returning('id'),
 );
 
@@ -128,7 +136,7 @@ const requeue = compiledOnce((db: Kysely<Database>, owner: string, ids: string[]
     }))
     .whereRef('messages.id', '=', 'back.id')
     .where('messages.send_owner', '=', owner)
-    .where('messages.send_state', 'in', ['claimed', 'in_flight'])
+    .where(stateIn(['claimed', 'in_flight']))
 );
 
 const stateOf = compiledOnce((db: Kysely<Database>, id: string) => db.selectFrom('messages').select('send_state').where('id', '=', id));
@@ -153,5 +161,5 @@ const moveHeldStatement = compiledOnce(
       .set({ send_state: to, send_due_at: dueAt, send_owner: null })
       .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
       .where('send_owner', '=', owner)
-      .where('send_state', '=', from),
+      .where(sql<boolean>`coalesce(send_state, '') = ${from}`),
 );
