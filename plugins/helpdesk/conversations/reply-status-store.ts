@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { ChatDelivery, DeliveryScope, LaggingReply, ReplyStatusStores } from '../../../core/helpdesk/conversations/reply-status.ts';
@@ -16,20 +16,22 @@ const REPORTED = ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
  * transaction (`laggingReplies` then finds and locks the replies again).
  */
 export async function eventsWithLaggingReplies(base: Kysely<Database>, events: ReadonlyArray<{ eventId: string; scope: DeliveryScope }>): Promise<Set<string>> {
-  // Per connection, the chats and network ids in scope: each arm is an index condition
-  // (messages_chat_idx, messages_external_idx), never a filter over the connection's messages.
-  const connections = new Map<string, { chats: Set<string>; named: Set<string> }>();
+  // The chats and network ids in scope, as (connection, value) pairs in two arrays each, and our
+  // own ids: the statement has one text whatever the batch (prepared once by the database), and
+  // each arm is an index lookup (messages_chat_idx, messages_external_idx, the primary key),
+  // never a filter over a connection's messages.
+  const chats = pairs();
+  const named = pairs();
   const own = new Set<string>();
   for (const { scope } of events) {
-    const arms = connections.get(scope.connectionId) ?? connections.set(scope.connectionId, { chats: new Set(), named: new Set() }).get(scope.connectionId)!;
-    if (scope.remoteJid) arms.chats.add(scope.remoteJid);
+    if (scope.remoteJid) chats.add(scope.connectionId, scope.remoteJid);
     for (const id of usableIds(scope.messageIds)) {
       // A network id may look like one of ours: it is looked up both ways, as `laggingReplies` does.
-      arms.named.add(id);
+      named.add(scope.connectionId, id);
       if (isUuid(id)) own.add(id);
     }
   }
-  if (own.size === 0 && [...connections.values()].every((arms) => arms.chats.size === 0 && arms.named.size === 0)) return new Set();
+  if (chats.connections.length === 0 && named.connections.length === 0) return new Set();
   const rows = await helpdeskDb(base)
     .selectFrom('messages as m')
     .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
@@ -38,14 +40,18 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
     .where('m.status', 'in', REPORTED)
     .where('hm.status', 'in', MOVING)
     .whereRef('m.status', '<>', 'hm.status')
-    .where((eb) =>
-      eb.or([
-        ...[...connections].flatMap(([connectionId, { chats, named }]) => [
-          ...(chats.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.remote_jid', 'in', [...chats])])] : []),
-          ...(named.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.external_id', 'in', [...named])])] : []),
-        ]),
-        ...(own.size > 0 ? [eb('m.id', 'in', [...own])] : []),
-      ]),
+    .where('m.id', 'in', (eb) =>
+      eb
+        .selectFrom(sql<{ connection_id: string; remote_jid: string }>`(select unnest(${chats.connections}::uuid[]) as connection_id, unnest(${chats.values}::text[]) as remote_jid)`.as('chat'))
+        .innerJoin('messages as c', (j) => j.onRef('c.connection_id', '=', 'chat.connection_id').onRef('c.remote_jid', '=', 'chat.remote_jid'))
+        .select('c.id')
+        .union(
+          eb
+            .selectFrom(sql<{ connection_id: string; external_id: string }>`(select unnest(${named.connections}::uuid[]) as connection_id, unnest(${named.values}::text[]) as external_id)`.as('named'))
+            .innerJoin('messages as n', (j) => j.onRef('n.connection_id', '=', 'named.connection_id').onRef('n.external_id', '=', 'named.external_id'))
+            .select('n.id'),
+        )
+        .union(eb.selectFrom(sql<{ id: string }>`(select unnest(${[...own]}::uuid[]) as id)`.as('own')).select('own.id')),
     )
     .execute();
   return new Set(
@@ -56,6 +62,24 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
       })
       .map((e) => e.eventId),
   );
+}
+
+/** Distinct (connection, value) pairs as two arrays, a query parameter each. */
+function pairs() {
+  const seen = new Set<string>();
+  const connections: string[] = [];
+  const values: string[] = [];
+  return {
+    connections,
+    values,
+    add(connectionId: string, value: string) {
+      const key = `${connectionId}\u0000${value}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      connections.push(connectionId);
+      values.push(value);
+    },
+  };
 }
 
 /** The message ids of a scope worth looking up (a provider's data may name anything). */
