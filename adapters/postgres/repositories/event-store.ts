@@ -48,9 +48,9 @@ type EventRow = { id: string; workspace_id: string; connection_id: string | null
 type LoggedDb = Database & { logged: Pick<EventRow, 'id' | 'workspace_id' | 'connection_id' | 'event'> };
 type Route = (db: Kysely<Database>, rows: string) => Promise<unknown>;
 
-/** The events of a JSON array of rows (`EventRow`), as a table. */
+/** The events of a JSON array of rows (`EventRow`), as a table; the JSON goes as text (Bun's client would encode a jsonb parameter again, as a JSON string). */
 function eventRows(rows: string) {
-  return sql<EventRow>`(select * from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, workspace_id uuid, connection_id uuid, event text, remote_jid text, payload jsonb, created_at timestamptz))`.as('r');
+  return sql<EventRow>`(select * from jsonb_to_recordset(${rows}::text::jsonb) as r(id uuid, workspace_id uuid, connection_id uuid, event text, remote_jid text, payload jsonb, created_at timestamptz))`.as('r');
 }
 
 const EVENT_COLUMNS = ['id', 'workspace_id', 'connection_id', 'event', 'remote_jid', 'payload', 'created_at'] as const;

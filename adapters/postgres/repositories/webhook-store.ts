@@ -195,7 +195,7 @@ const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =
 
 const DELIVERY_COLUMNS = ['id', 'webhook_id', 'target', 'workspace_id', 'event', 'event_ids', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'] as const;
 
-/** Deliveries given as a JSON array of rows; one already there (the same webhook and events) is kept. */
+/** Deliveries given as a JSON array of rows (as text, as the events are: event-store.ts); one already there (the same webhook and events) is kept. */
 const insertDeliveries = compiledOnce((db: Kysely<Database>, rows: string) =>
   db
     .insertInto('webhook_deliveries')
@@ -203,7 +203,7 @@ const insertDeliveries = compiledOnce((db: Kysely<Database>, rows: string) =>
     .expression((eb) =>
       eb
         .selectFrom(
-          sql<Record<(typeof DELIVERY_COLUMNS)[number], unknown>>`(select * from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, webhook_id uuid, target text, workspace_id uuid, event text, event_ids uuid[], body text, state text, attempts integer, next_attempt_at timestamptz, created_at timestamptz, updated_at timestamptz))`.as('r'),
+          sql<Record<(typeof DELIVERY_COLUMNS)[number], unknown>>`(select * from jsonb_to_recordset(${rows}::text::jsonb) as r(id uuid, webhook_id uuid, target text, workspace_id uuid, event text, event_ids uuid[], body text, state text, attempts integer, next_attempt_at timestamptz, created_at timestamptz, updated_at timestamptz))`.as('r'),
         )
         .select(DELIVERY_COLUMNS.map((c) => `r.${c}` as const)),
     )
