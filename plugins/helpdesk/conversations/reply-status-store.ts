@@ -16,22 +16,30 @@ const REPORTED = ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
  * transaction (`laggingReplies` then finds and locks the replies again).
  */
 export async function eventsWithLaggingReplies(base: Kysely<Database>, events: ReadonlyArray<{ eventId: string; scope: DeliveryScope }>): Promise<Set<string>> {
-  // The chats and network ids in scope, as (connection, value) pairs in two arrays each, and our
-  // own ids: the statement has one text whatever the batch (prepared once by the database), and
-  // each arm is an index lookup (messages_chat_idx, messages_external_idx, the primary key),
-  // never a filter over a connection's messages.
-  const chats = pairs();
-  const named = pairs();
+  // The connections, chats and network ids in scope, each as one array: the statement has one
+  // text whatever the batch (prepared once by the database), and each arm is an index condition
+  // (messages_chat_idx, messages_external_idx, the primary key), never a filter over a
+  // connection's messages. An arm matches every pairing of its connections and values (a batch
+  // rarely spans connections); the events' own pairs are picked below.
+  const chatConnections = new Set<string>();
+  const chats = new Set<string>();
+  const namedConnections = new Set<string>();
+  const named = new Set<string>();
   const own = new Set<string>();
   for (const { scope } of events) {
-    if (scope.remoteJid) chats.add(scope.connectionId, scope.remoteJid);
+    if (scope.remoteJid) {
+      chatConnections.add(scope.connectionId);
+      chats.add(scope.remoteJid);
+    }
     for (const id of usableIds(scope.messageIds)) {
       // A network id may look like one of ours: it is looked up both ways, as `laggingReplies` does.
-      named.add(scope.connectionId, id);
+      namedConnections.add(scope.connectionId);
+      named.add(id);
       if (isUuid(id)) own.add(id);
     }
   }
-  if (chats.connections.length === 0 && named.connections.length === 0) return new Set();
+  if (chats.size === 0 && named.size === 0) return new Set();
+  const anyOf = (values: Set<string>, type: 'uuid' | 'text') => sql<string>`any(${[...values]}::${sql.raw(type)}[])`;
   const rows = await helpdeskDb(base)
     .selectFrom('messages as m')
     .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
@@ -40,18 +48,12 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
     .where('m.status', 'in', REPORTED)
     .where('hm.status', 'in', MOVING)
     .whereRef('m.status', '<>', 'hm.status')
-    .where('m.id', 'in', (eb) =>
-      eb
-        .selectFrom(sql<{ connection_id: string; remote_jid: string }>`(select unnest(${chats.connections}::uuid[]) as connection_id, unnest(${chats.values}::text[]) as remote_jid)`.as('chat'))
-        .innerJoin('messages as c', (j) => j.onRef('c.connection_id', '=', 'chat.connection_id').onRef('c.remote_jid', '=', 'chat.remote_jid'))
-        .select('c.id')
-        .union(
-          eb
-            .selectFrom(sql<{ connection_id: string; external_id: string }>`(select unnest(${named.connections}::uuid[]) as connection_id, unnest(${named.values}::text[]) as external_id)`.as('named'))
-            .innerJoin('messages as n', (j) => j.onRef('n.connection_id', '=', 'named.connection_id').onRef('n.external_id', '=', 'named.external_id'))
-            .select('n.id'),
-        )
-        .union(eb.selectFrom(sql<{ id: string }>`(select unnest(${[...own]}::uuid[]) as id)`.as('own')).select('own.id')),
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('m.connection_id', '=', anyOf(chatConnections, 'uuid')), eb('m.remote_jid', '=', anyOf(chats, 'text'))]),
+        eb.and([eb('m.connection_id', '=', anyOf(namedConnections, 'uuid')), eb('m.external_id', '=', anyOf(named, 'text'))]),
+        eb('m.id', '=', anyOf(own, 'uuid')),
+      ]),
     )
     .execute();
   return new Set(
@@ -62,24 +64,6 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
       })
       .map((e) => e.eventId),
   );
-}
-
-/** Distinct (connection, value) pairs as two arrays, a query parameter each. */
-function pairs() {
-  const seen = new Set<string>();
-  const connections: string[] = [];
-  const values: string[] = [];
-  return {
-    connections,
-    values,
-    add(connectionId: string, value: string) {
-      const key = `${connectionId}\u0000${value}`;
-      if (seen.has(key)) return;
-      seen.add(key);
-      connections.push(connectionId);
-      values.push(value);
-    },
-  };
 }
 
 /** The message ids of a scope worth looking up (a provider's data may name anything). */
