@@ -48,6 +48,9 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
     .where('m.status', 'in', REPORTED)
     .where('hm.status', 'in', MOVING)
     .whereRef('m.status', '<>', 'hm.status')
+    // Where no chat message ever became a helpdesk message (the helpdesk unused), there is
+    // nothing to find: the database tests this first, one index probe, and skips the rest.
+    .where(({ exists, selectFrom }) => exists(selectFrom('helpdesk_messages').select('helpdesk_messages.id').where('helpdesk_messages.chat_message_id', 'is not', null)))
     .where((eb) =>
       eb.or([
         eb.and([eb('m.connection_id', '=', anyOf(chatConnections, 'uuid')), eb('m.remote_jid', '=', anyOf(chats, 'text'))]),
