@@ -1,7 +1,8 @@
-import type { Insertable, Kysely } from 'kysely';
+import { sql, type Kysely, type QueryCreator } from 'kysely';
+import { compiledOnce } from '../compiled-once.ts';
 import type { ConnectionEventRecord, EventPublisher } from '../../../core/connections/connection.ts';
 import type { IdGen, Clock } from '../../../core/shared/ports.ts';
-import type { Database, EventsTable } from '../schema.ts';
+import type { Database } from '../schema.ts';
 
 /**
  * The job queue of plugin events queued before they waited in `plugin_event_queue` (and of
@@ -19,13 +20,11 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
     // subscribers: it waits for the delivery engine's fan-out. An event some enabled plugin
     // listens to waits for the plugins' subscribers (apps/plugin-events.ts). Both places are
     // written in the events' own statement, so they commit with them (a crash loses neither).
-    const routed = new Map<string, { toWebhooks: boolean; toPlugins: boolean; rows: Insertable<EventsTable>[] }>();
+    const routed = new Map<Route, EventRow[]>();
     for (const e of records) {
-      const toWebhooks = Boolean(e.connectionId) && e.event !== 'connection.update';
-      const toPlugins = deps.pluginEvents?.has(e.event) ?? false;
-      const key = `${toWebhooks}:${toPlugins}`;
-      const group = routed.get(key) ?? routed.set(key, { toWebhooks, toPlugins, rows: [] }).get(key)!;
-      group.rows.push({
+      const route = ROUTES[(e.connectionId && e.event !== 'connection.update' ? 1 : 0) + (deps.pluginEvents?.has(e.event) ? 2 : 0)]!;
+      const rows = routed.get(route) ?? routed.set(route, []).get(route)!;
+      rows.push({
         id: deps.ids.next(),
         workspace_id: e.workspaceId,
         connection_id: e.connectionId || null,
@@ -35,28 +34,8 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
         created_at: deps.clock.now(),
       });
     }
-    for (const { toWebhooks, toPlugins, rows } of routed.values()) {
-      const events = db.insertInto('events').values(rows);
-      if (!toWebhooks && !toPlugins) {
-        await events.execute();
-        continue;
-      }
-      const logged = db.with('logged', () => events.returning('id'));
-      if (toWebhooks && toPlugins) {
-        await logged
-          .with('fanout', (q) => q.insertInto('webhook_fanout').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')))
-          .insertInto('plugin_event_queue')
-          .columns(['event_id'])
-          .expression((eb) => eb.selectFrom('logged').select('logged.id'))
-          .execute();
-      } else {
-        await logged
-          .insertInto(toWebhooks ? 'webhook_fanout' : 'plugin_event_queue')
-          .columns(['event_id'])
-          .expression((eb) => eb.selectFrom('logged').select('logged.id'))
-          .execute();
-      }
-    }
+    // The rows go as one JSON parameter: each route's statement has one text, compiled once.
+    for (const [route, rows] of routed) await route(db, JSON.stringify(rows));
   }
 
   return {
@@ -64,3 +43,61 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
     publishMany,
   };
 }
+
+type EventRow = { id: string; workspace_id: string; connection_id: string | null; event: string; remote_jid: string | null; payload: unknown; created_at: Date };
+type LoggedDb = Database & { logged: Pick<EventRow, 'id' | 'workspace_id' | 'connection_id' | 'event'> };
+type Route = (db: Kysely<Database>, rows: string) => Promise<unknown>;
+
+/** The events of a JSON array of rows (`EventRow`), as a table; the JSON goes as text (Bun's client would encode a jsonb parameter again, as a JSON string). */
+function eventRows(rows: string) {
+  return sql<EventRow>`(select * from jsonb_to_recordset(${rows}::text::jsonb) as r(id uuid, workspace_id uuid, connection_id uuid, event text, remote_jid text, payload jsonb, created_at timestamptz))`.as('r');
+}
+
+const EVENT_COLUMNS = ['id', 'workspace_id', 'connection_id', 'event', 'remote_jid', 'payload', 'created_at'] as const;
+
+function logEvents(db: QueryCreator<Database>, rows: string) {
+  return db.insertInto('events').columns([...EVENT_COLUMNS]).expression((eb) => eb.selectFrom(eventRows(rows)).select(EVENT_COLUMNS.map((c) => `r.${c}` as const)));
+}
+
+/** The events logged by the statement's `logged` step. */
+function logged(db: QueryCreator<Database>, rows: string) {
+  return db.with('logged', (w) => logEvents(w, rows).returning(['id', 'workspace_id', 'connection_id', 'event']));
+}
+
+/**
+ * Only an event some webhook subscribes to waits for the fan-out (the test of `subscribes`,
+ * core/webhooks/webhook.ts; the delivery engine still matches exactly): in most workspaces none
+ * does, and a row nobody reads would be written and deleted for nothing. A webhook created or
+ * changed while this statement runs is not seen: the event then commits concurrently with the
+ * webhook, not after it. Every statement that starts after the webhook committed sees it, so
+ * every event caused after its creation was answered waits for the fan-out.
+ */
+function toFanout(db: QueryCreator<LoggedDb>) {
+  return db
+    .insertInto('webhook_fanout')
+    .columns(['event_id'])
+    .expression((eb) =>
+      eb
+        .selectFrom('logged')
+        .select('logged.id')
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('webhooks')
+              .select('webhooks.id')
+              .whereRef('webhooks.workspace_id', '=', 'logged.workspace_id')
+              .where((e) => e(e.ref('logged.connection_id'), '=', e.fn.any('webhooks.connections')))
+              .where((e) => e(e.ref('logged.event'), '=', e.fn.any('webhooks.events'))),
+          ),
+        ),
+    );
+}
+
+/** One statement per routing: nowhere else, to webhooks, to plugins, to both (by that index). */
+const ROUTES: readonly Route[] = [
+  compiledOnce((db: Kysely<Database>, rows: string) => logEvents(db, rows)),
+  compiledOnce((db: Kysely<Database>, rows: string) => toFanout(logged(db, rows))),
+  compiledOnce((db: Kysely<Database>, rows: string) => logged(db, rows).insertInto('plugin_event_queue').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id'))),
+  compiledOnce((db: Kysely<Database>, rows: string) =>
+    logged(db, rows).with('fanout', toFanout).insertInto('plugin_event_queue').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')),
+  ),
+];

@@ -1,4 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { compiledOnce } from '../compiled-once.ts';
 import type { Database, EventsTable } from '../schema.ts';
 
 /** An event taken for the plugins' subscribers under one claim. */
@@ -16,25 +17,10 @@ export interface ClaimedPluginEvent {
 export function pluginEventQueue(db: Kysely<Database>) {
   return {
     async claim(request: { claimId: string; now: Date; claimedUntil: Date; limit: number }): Promise<ClaimedPluginEvent[]> {
-      const claimed = await db
-        .updateTable('plugin_event_queue')
-        .set({ claim_id: request.claimId, claimed_until: request.claimedUntil })
-        .where('event_id', 'in', (eb) =>
-          eb
-            .selectFrom('plugin_event_queue')
-            .select('event_id')
-            .where('due_at', '<=', request.now)
-            .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', request.now)]))
-            .orderBy('due_at')
-            .limit(request.limit)
-            .forUpdate()
-            .skipLocked(),
-        )
-        .returning(['event_id', 'attempts'])
-        .execute();
+      const { rows: claimed } = await claimDue(db, request.claimId, request.claimedUntil, request.now, request.limit);
       if (claimed.length === 0) return [];
       const attempts = new Map(claimed.map((c) => [c.event_id, c.attempts]));
-      const events = await db.selectFrom('events').selectAll().where('id', 'in', [...attempts.keys()]).orderBy('created_at').orderBy('id').execute();
+      const { rows: events } = await eventsById(db, [...attempts.keys()]);
       // An event gone with its workspace has no one left to tell.
       const gone = [...attempts.keys()].filter((id) => !events.some((e) => e.id === id));
       if (gone.length > 0) await this.done(request.claimId, gone);
@@ -44,13 +30,13 @@ export function pluginEventQueue(db: Kysely<Database>) {
     /** The events whose subscribers all ran: off the queue. */
     async done(claimId: string, eventIds: readonly string[]): Promise<void> {
       if (eventIds.length === 0) return;
-      await db.deleteFrom('plugin_event_queue').where('event_id', 'in', [...eventIds]).where('claim_id', '=', claimId).execute();
+      await deleteDone(db, claimId, eventIds);
     },
 
     /** Events of this claim that were not run (the worker stops): anyone's to claim at once. */
     async release(claimId: string, eventIds: readonly string[]): Promise<void> {
       if (eventIds.length === 0) return;
-      await db.updateTable('plugin_event_queue').set({ claim_id: null, claimed_until: null }).where('event_id', 'in', [...eventIds]).where('claim_id', '=', claimId).execute();
+      await releaseClaimed(db, claimId, eventIds);
     },
 
     /** An event whose subscriber threw: due again at `dueAt`. */
@@ -63,4 +49,42 @@ export function pluginEventQueue(db: Kysely<Database>) {
         .execute();
     },
   };
+}
+
+// Every batch of plugin events runs these: each has one text whatever the batch, compiled once
+// (event ids go as one array).
+
+const claimDue = compiledOnce((db: Kysely<Database>, claimId: string, claimedUntil: Date, now: Date, limit: number) =>
+  db
+    .updateTable('plugin_event_queue')
+    .set({ claim_id: claimId, claimed_until: claimedUntil })
+    .where('event_id', 'in', (eb) =>
+      eb
+        .selectFrom('plugin_event_queue')
+        .select('event_id')
+        .where('due_at', '<=', now)
+        .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', now)]))
+        .orderBy('due_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returning(['event_id', 'attempts']),
+);
+
+const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =>
+  db.selectFrom('events').selectAll().where('id', '=', anyUuid(ids)).orderBy('created_at').orderBy('id'),
+);
+
+const deleteDone = compiledOnce((db: Kysely<Database>, claimId: string, eventIds: readonly string[]) =>
+  db.deleteFrom('plugin_event_queue').where('event_id', '=', anyUuid(eventIds)).where('claim_id', '=', claimId),
+);
+
+const releaseClaimed = compiledOnce((db: Kysely<Database>, claimId: string, eventIds: readonly string[]) =>
+  db.updateTable('plugin_event_queue').set({ claim_id: null, claimed_until: null }).where('event_id', '=', anyUuid(eventIds)).where('claim_id', '=', claimId),
+);
+
+/** `= any(…)` of ids given as one array parameter. */
+function anyUuid(ids: readonly string[]) {
+  return sql<string>`any(${ids}::uuid[])`;
 }

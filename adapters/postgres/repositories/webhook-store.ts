@@ -12,6 +12,7 @@ import { pageOfRows } from '../paged-rows.ts';
 import { findById, findRow, lockById, lockRow } from '../keyed-row.ts';
 import { findInWorkspace } from '../workspace-row.ts';
 import { insertedIfAbsent, putRow } from '../row-writes.ts';
+import { compiledOnce } from '../compiled-once.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
   // The secret is stored sealed (adapters/crypto/secret-box.ts).
@@ -66,12 +67,7 @@ export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore
     },
     async boundTo(workspaceIds, connectionIds) {
       if (workspaceIds.length === 0 || connectionIds.length === 0) return [];
-      const rows = await db
-        .selectFrom('webhooks')
-        .selectAll()
-        .where('workspace_id', 'in', workspaceIds)
-        .where('connections', '&&', sql<string[]>`${[...connectionIds]}::uuid[]`)
-        .execute();
+      const { rows } = await webhooksBoundTo(db, workspaceIds, connectionIds);
       return rows.map(toWebhook);
     },
   };
@@ -84,11 +80,7 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
     },
     async insertMany(deliveries) {
       if (deliveries.length === 0) return;
-      await db
-        .insertInto('webhook_deliveries')
-        .values(deliveries.map((d) => snakeCased(d)))
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
+      await insertDeliveries(db, JSON.stringify(deliveries.map((d) => snakeCased(d))));
     },
     async get(id) {
       return findById(db, 'webhook_deliveries', id, toDelivery);
@@ -149,14 +141,9 @@ export function batchStore(db: Kysely<Database>): BatchStore {
 export function pendingFanouts(db: Kysely<Database>): PendingFanouts {
   return {
     async take(limit) {
-      // Rows another worker is taking are skipped; a rolled-back take puts them back.
-      const taken = await db
-        .deleteFrom('webhook_fanout')
-        .where('event_id', 'in', (eb) => eb.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked())
-        .returning('event_id')
-        .execute();
+      const { rows: taken } = await takeFanouts(db, limit);
       if (taken.length === 0) return [];
-      const rows = await db.selectFrom('events').selectAll().where('id', 'in', taken.map((t) => t.event_id)).orderBy('created_at').orderBy('id').execute();
+      const { rows } = await eventsById(db, taken.map((t) => t.event_id));
       return rows.map(toLoggedEvent);
     },
   };
@@ -182,3 +169,43 @@ export function toDelivery(row: Selectable<WebhookDeliveriesTable>): Delivery {
   const { claim_id: _claimId, claimed_until: _claimedUntil, attempts_made: _attemptsMade, ...delivery } = row;
   return { ...camelCased(delivery), state: row.state as DeliveryState };
 }
+
+// The delivery engine runs these for every batch of events: each has one text whatever the
+// batch, compiled once (ids go as one array, rows as one JSON array).
+
+const webhooksBoundTo = compiledOnce((db: Kysely<Database>, workspaceIds: readonly string[], connectionIds: readonly string[]) =>
+  db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('workspace_id', '=', sql<string>`any(${workspaceIds}::uuid[])`)
+    .where('connections', '&&', sql<string[]>`${connectionIds}::uuid[]`),
+);
+
+/** Rows another worker is taking are skipped; a rolled-back take puts them back. */
+const takeFanouts = compiledOnce((db: Kysely<Database>, limit: number) =>
+  db
+    .deleteFrom('webhook_fanout')
+    .where('event_id', 'in', (eb) => eb.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked())
+    .returning('event_id'),
+);
+
+const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =>
+  db.selectFrom('events').selectAll().where('id', '=', sql<string>`any(${ids}::uuid[])`).orderBy('created_at').orderBy('id'),
+);
+
+const DELIVERY_COLUMNS = ['id', 'webhook_id', 'target', 'workspace_id', 'event', 'event_ids', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'] as const;
+
+/** Deliveries given as a JSON array of rows (as text, as the events are: event-store.ts); one already there (the same webhook and events) is kept. */
+const insertDeliveries = compiledOnce((db: Kysely<Database>, rows: string) =>
+  db
+    .insertInto('webhook_deliveries')
+    .columns([...DELIVERY_COLUMNS])
+    .expression((eb) =>
+      eb
+        .selectFrom(
+          sql<Record<(typeof DELIVERY_COLUMNS)[number], unknown>>`(select * from jsonb_to_recordset(${rows}::text::jsonb) as r(id uuid, webhook_id uuid, target text, workspace_id uuid, event text, event_ids uuid[], body text, state text, attempts integer, next_attempt_at timestamptz, created_at timestamptz, updated_at timestamptz))`.as('r'),
+        )
+        .select(DELIVERY_COLUMNS.map((c) => `r.${c}` as const)),
+    )
+    .onConflict((oc) => oc.column('id').doNothing()),
+);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { ChatDelivery, DeliveryScope, LaggingReply, ReplyStatusStores } from '../../../core/helpdesk/conversations/reply-status.ts';
@@ -16,20 +16,30 @@ const REPORTED = ['SENT', 'DELIVERED', 'READ', 'FAILED'] as const;
  * transaction (`laggingReplies` then finds and locks the replies again).
  */
 export async function eventsWithLaggingReplies(base: Kysely<Database>, events: ReadonlyArray<{ eventId: string; scope: DeliveryScope }>): Promise<Set<string>> {
-  // Per connection, the chats and network ids in scope: each arm is an index condition
-  // (messages_chat_idx, messages_external_idx), never a filter over the connection's messages.
-  const connections = new Map<string, { chats: Set<string>; named: Set<string> }>();
+  // The connections, chats and network ids in scope, each as one array: the statement has one
+  // text whatever the batch (prepared once by the database), and each arm is an index condition
+  // (messages_chat_idx, messages_external_idx, the primary key), never a filter over a
+  // connection's messages. An arm matches every pairing of its connections and values (a batch
+  // rarely spans connections); the events' own pairs are picked below.
+  const chatConnections = new Set<string>();
+  const chats = new Set<string>();
+  const namedConnections = new Set<string>();
+  const named = new Set<string>();
   const own = new Set<string>();
   for (const { scope } of events) {
-    const arms = connections.get(scope.connectionId) ?? connections.set(scope.connectionId, { chats: new Set(), named: new Set() }).get(scope.connectionId)!;
-    if (scope.remoteJid) arms.chats.add(scope.remoteJid);
+    if (scope.remoteJid) {
+      chatConnections.add(scope.connectionId);
+      chats.add(scope.remoteJid);
+    }
     for (const id of usableIds(scope.messageIds)) {
       // A network id may look like one of ours: it is looked up both ways, as `laggingReplies` does.
-      arms.named.add(id);
+      namedConnections.add(scope.connectionId);
+      named.add(id);
       if (isUuid(id)) own.add(id);
     }
   }
-  if (own.size === 0 && [...connections.values()].every((arms) => arms.chats.size === 0 && arms.named.size === 0)) return new Set();
+  if (chats.size === 0 && named.size === 0) return new Set();
+  const anyOf = (values: Set<string>, type: 'uuid' | 'text') => sql<string>`any(${[...values]}::${sql.raw(type)}[])`;
   const rows = await helpdeskDb(base)
     .selectFrom('messages as m')
     .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
@@ -38,13 +48,14 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
     .where('m.status', 'in', REPORTED)
     .where('hm.status', 'in', MOVING)
     .whereRef('m.status', '<>', 'hm.status')
+    // Where no chat message ever became a helpdesk message (the helpdesk unused), there is
+    // nothing to find: the database tests this first, one index probe, and skips the rest.
+    .where(({ exists, selectFrom }) => exists(selectFrom('helpdesk_messages').select('helpdesk_messages.id').where('helpdesk_messages.chat_message_id', 'is not', null)))
     .where((eb) =>
       eb.or([
-        ...[...connections].flatMap(([connectionId, { chats, named }]) => [
-          ...(chats.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.remote_jid', 'in', [...chats])])] : []),
-          ...(named.size > 0 ? [eb.and([eb('m.connection_id', '=', connectionId), eb('m.external_id', 'in', [...named])])] : []),
-        ]),
-        ...(own.size > 0 ? [eb('m.id', 'in', [...own])] : []),
+        eb.and([eb('m.connection_id', '=', anyOf(chatConnections, 'uuid')), eb('m.remote_jid', '=', anyOf(chats, 'text'))]),
+        eb.and([eb('m.connection_id', '=', anyOf(namedConnections, 'uuid')), eb('m.external_id', '=', anyOf(named, 'text'))]),
+        eb('m.id', '=', anyOf(own, 'uuid')),
       ]),
     )
     .execute();

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';
+import { uuidV7 } from '../../adapters/system.ts';
+import type { ConnectionEventRecord } from '../../core/connections/connection.ts';
+import { openTestContext, type TestContext } from '../support/context.ts';
+
+/**
+ * The events' outbox (adapters/postgres/repositories/event-store.ts): every event is logged, with
+ * its data as given; it waits for the webhooks' fan-out only when some webhook of its workspace
+ * subscribes to it on its connection, and for the plugins' subscribers when a plugin listens.
+ */
+
+let t: TestContext;
+let workspaceId: string;
+let connectionId: string;
+let otherConnectionId: string;
+
+beforeAll(async () => {
+  t = await openTestContext();
+  workspaceId = uuidV7.next();
+  connectionId = uuidV7.next();
+  otherConnectionId = uuidV7.next();
+  await t.ctx.db.insertInto('workspaces').values({ id: workspaceId, name: 'Outbox', is_personal: false, plan: 'PRO', created_at: new Date() } as any).execute();
+  for (const id of [connectionId, otherConnectionId]) {
+    await t.ctx.db.insertInto('connections').values({ id, workspace_id: workspaceId, name: 'Phone', kind: 'sandbox', status: 'CONNECTED', phone_number: null, qr: null, pairing_code: null, status_reason: null, routing_key: null }).execute();
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+}, 60_000);
+
+const record = (event: string, connection: string, remoteJid: string | null, data: unknown): ConnectionEventRecord => ({ workspaceId, connectionId: connection, event, remoteJid, sender: '5511999990000', data });
+
+async function publishMany(records: ConnectionEventRecord[], pluginEvents: string[] = []): Promise<void> {
+  await t.ctx.db.transaction().execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set(pluginEvents) }).publishMany(records));
+}
+
+async function waitingFor(table: 'webhook_fanout' | 'plugin_event_queue'): Promise<Set<string>> {
+  const rows = await t.ctx.db.selectFrom(table).innerJoin('events', 'events.id', `${table}.event_id`).select('events.payload').execute();
+  return new Set(rows.map((r) => ((typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as { data: { tag: string } }).data.tag));
+}
+
+test('events are logged as given; only those some webhook subscribes to wait for the fan-out, whatever else waits for the plugins', async () => {
+  const tricky = { tag: 'tricky', text: 'quote " backslash \\ newline \n unicode ✓ {"a":[1,2]}', nested: { list: [1, null, true], at: '2026-01-01T00:00:00.000Z' } };
+  await publishMany(
+    [record('messages.upsert', connectionId, '1@s.whatsapp.net', tricky), record('messages.update', connectionId, null, { tag: 'before-update' }), record('probe.happened', connectionId, null, { tag: 'before-probe' })],
+    ['probe.happened'],
+  );
+  const logged = await t.ctx.db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').execute();
+  expect(logged.map((e) => e.event)).toEqual(['messages.upsert', 'messages.update', 'probe.happened']);
+  const first = logged[0]!;
+  expect(first.connection_id).toBe(connectionId);
+  expect(first.remote_jid).toBe('1@s.whatsapp.net');
+  expect(typeof first.payload === 'string' ? JSON.parse(first.payload) : first.payload).toEqual({ event: 'messages.upsert', connectionId, remoteJid: '1@s.whatsapp.net', sender: '5511999990000', data: tricky });
+  expect(first.created_at).toBeInstanceOf(Date);
+  // No webhook yet: nothing waits for the fan-out; the plugin's event waits for the plugins.
+  expect(await waitingFor('webhook_fanout')).toEqual(new Set());
+  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['before-probe']));
+
+  const now = new Date();
+  await t.ctx.db
+    .insertInto('webhooks')
+    .values({ id: uuidV7.next(), workspace_id: workspaceId, url: 'http://localhost/hook', events: ['messages.upsert', 'probe.happened'], connections: [connectionId], hmac_enabled: false, secret: 'sealed', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
+    .execute();
+  await publishMany(
+    [
+      record('messages.upsert', connectionId, '1@s.whatsapp.net', { tag: 'subscribed' }),
+      record('messages.update', connectionId, '1@s.whatsapp.net', { tag: 'other-event' }),
+      record('messages.upsert', otherConnectionId, '1@s.whatsapp.net', { tag: 'other-connection' }),
+      record('connection.update', connectionId, null, { tag: 'never-dispatched' }),
+      record('probe.happened', connectionId, null, { tag: 'both' }),
+    ],
+    ['probe.happened'],
+  );
+  expect(await waitingFor('webhook_fanout')).toEqual(new Set(['subscribed', 'both']));
+  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['before-probe', 'both']));
+  const { n } = await t.ctx.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  expect(Number(n)).toBe(8);
+}, 60_000);
