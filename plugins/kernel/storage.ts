@@ -2,7 +2,8 @@
  * What a plugin's stores are written with: the database's table types (the base's, to which a
  * plugin adds its own), its migrations' type, unique-violation detection, the row mapper, the
  * paged listing, the lookups of one row (by its key, by id, by id in a workspace; read or
- * locked), the insert-if-absent and the settings-row upsert, the search pattern, and the base stores a plugin may compose
+ * locked), the insert-if-absent and the settings-row upsert, the search pattern, queries compiled
+ * once (hot paths), and the base stores a plugin may compose
  * into its own (connections, messages, media, webhooks, the event publisher).
  */
 import { messagingStores as hostMessagingStores, messagingDeps as hostMessagingDeps, sendDeps as hostSendDeps } from '../../adapters/connections/stores.ts';
@@ -19,6 +20,7 @@ export { findInWorkspace, lockInWorkspace } from '../../adapters/postgres/worksp
 export { findRow, lockRow, findById, lockById, type RowKey, type ToEntity } from '../../adapters/postgres/keyed-row.ts';
 export { insertedIfAbsent, updatedAny, putRow } from '../../adapters/postgres/row-writes.ts';
 export { containing } from '../../adapters/postgres/like-pattern.ts';
+export { compiledOnce } from '../../adapters/postgres/compiled-once.ts';
 export { baseStores } from '../../adapters/postgres/stores.ts';
 export { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';
 export { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../kernel/storage.ts';
+import { compiledOnce, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { ChatDelivery, DeliveryScope, LaggingReply, ReplyStatusStores } from '../../../core/helpdesk/conversations/reply-status.ts';
 import { conversationStore, helpdeskMessageStore, toMessage } from './store.ts';
@@ -39,26 +39,7 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
     }
   }
   if (chats.size === 0 && named.size === 0) return new Set();
-  const anyOf = (values: Set<string>, type: 'uuid' | 'text') => sql<string>`any(${[...values]}::${sql.raw(type)}[])`;
-  const rows = await helpdeskDb(base)
-    .selectFrom('messages as m')
-    .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
-    .select(['m.id', 'm.connection_id', 'm.remote_jid', 'm.external_id'])
-    .where('m.direction', '=', 'outbound')
-    .where('m.status', 'in', REPORTED)
-    .where('hm.status', 'in', MOVING)
-    .whereRef('m.status', '<>', 'hm.status')
-    // Where no chat message ever became a helpdesk message (the helpdesk unused), there is
-    // nothing to find: the database tests this first, one index probe, and skips the rest.
-    .where(({ exists, selectFrom }) => exists(selectFrom('helpdesk_messages').select('helpdesk_messages.id').where('helpdesk_messages.chat_message_id', 'is not', null)))
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('m.connection_id', '=', anyOf(chatConnections, 'uuid')), eb('m.remote_jid', '=', anyOf(chats, 'text'))]),
-        eb.and([eb('m.connection_id', '=', anyOf(namedConnections, 'uuid')), eb('m.external_id', '=', anyOf(named, 'text'))]),
-        eb('m.id', '=', anyOf(own, 'uuid')),
-      ]),
-    )
-    .execute();
+  const { rows } = await laggingRepliesOf(base, [...chatConnections], [...chats], [...namedConnections], [...named], [...own]);
   return new Set(
     events
       .filter(({ scope }) => {
@@ -68,6 +49,31 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
       .map((e) => e.eventId),
   );
 }
+
+/** Runs for every batch of delivery events: compiled once. */
+const laggingRepliesOf = compiledOnce(
+  (base: Kysely<Database>, chatConnections: string[], chats: string[], namedConnections: string[], named: string[], own: string[]) => {
+    const anyOf = (values: string[], type: 'uuid' | 'text') => sql<string>`any(${values}::${sql.raw(type)}[])`;
+    return helpdeskDb(base)
+      .selectFrom('messages as m')
+      .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
+      .select(['m.id', 'm.connection_id', 'm.remote_jid', 'm.external_id'])
+      .where('m.direction', '=', 'outbound')
+      .where('m.status', 'in', REPORTED)
+      .where('hm.status', 'in', MOVING)
+      .whereRef('m.status', '<>', 'hm.status')
+      // Where no chat message ever became a helpdesk message (the helpdesk unused), there is
+      // nothing to find: the database tests this first, one index probe, and skips the rest.
+      .where(({ exists, selectFrom }) => exists(selectFrom('helpdesk_messages').select('helpdesk_messages.id').where('helpdesk_messages.chat_message_id', 'is not', null)))
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('m.connection_id', '=', anyOf(chatConnections, 'uuid')), eb('m.remote_jid', '=', anyOf(chats, 'text'))]),
+          eb.and([eb('m.connection_id', '=', anyOf(namedConnections, 'uuid')), eb('m.external_id', '=', anyOf(named, 'text'))]),
+          eb('m.id', '=', anyOf(own, 'uuid')),
+        ]),
+      );
+  },
+);
 
 /** The message ids of a scope worth looking up (a provider's data may name anything). */
 function usableIds(messageIds: readonly unknown[]): string[] {
