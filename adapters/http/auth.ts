@@ -7,9 +7,10 @@ import { OAuthError } from '../../core/oauth/errors.ts';
 import { satisfies } from '../../core/oauth/scopes.ts';
 import { authorize, type Access, type Capability } from '../../core/identity/roles.ts';
 import { DomainError, forbidden } from '../../core/shared/errors.ts';
+import { createHash } from 'node:crypto';
 import { baseStores } from '../postgres/stores.ts';
 import { authFailures, clientAddress } from './auth-failures.ts';
-import type { AppContext } from './context.ts';
+import { onePerContext, type AppContext } from './context.ts';
 import { httpStatusOf } from './error-status.ts';
 import { HttpResponseError, oauthResponse, standard } from './errors.ts';
 import { routeKey } from './route-scopes.ts';
@@ -127,7 +128,7 @@ async function authenticateCredential(
     if (cookie !== undefined) {
       let signedIn: Awaited<ReturnType<typeof authenticateSession>>;
       try {
-        signedIn = await authenticateSession(baseStores(ctx.db), ctx, cookie, workspace);
+        signedIn = await authenticateSession(poolStores(ctx), ctx, cookie, workspace);
       } catch (error) {
         if (error instanceof DomainError && error.kind === 'unauthenticated') {
           const response = standard(httpStatusOf(error), error.message);
@@ -144,7 +145,7 @@ async function authenticateCredential(
 
   if (apiKey !== undefined || bearer === undefined) {
     try {
-      const actor = await authenticateApiKey(baseStores(ctx.db), ctx, apiKey, workspace);
+      const actor = await authenticateApiKey(poolStores(ctx), { clock: ctx.clock, hashSecret: nativeSha256Hex }, apiKey, workspace);
       if (malformed) throw forbidden('You are not a member of the workspace named in X-Account-Id');
       return actor;
     } catch (error) {
@@ -162,7 +163,7 @@ async function authenticateCredential(
   const url = new URL(request.url);
   let actor: Actor;
   try {
-    actor = await authenticateBearer(baseStores(ctx.db), ctx, { token: bearer, requestUrl: `${ctx.config.publicUrl}${url.pathname}`, accountId: workspace });
+    actor = await authenticateBearer(poolStores(ctx), ctx, { token: bearer, requestUrl: `${ctx.config.publicUrl}${url.pathname}`, accountId: workspace });
   } catch (error) {
     if (error instanceof OAuthError) throw challenge(error.kind === 'unauthenticated' && !error.scope ? new OAuthError(error.code, error.description, 'unauthenticated', scope) : error, resourceMetadata);
     throw error;
@@ -236,4 +237,12 @@ export function requestAuthenticator(ctx: AppContext, route: string, challengeSc
     request.headers.forEach((value, name) => (headers[name] = value));
     return authenticateRequest(ctx, request, headers, route, challengeScope);
   };
+}
+
+/** The base stores over the pool, made once per context: every request authenticates with them. */
+const poolStores = onePerContext((ctx) => baseStores(ctx.db));
+
+/** `hashSecret` of core/tokens/secret.ts, natively: the same hex SHA-256, at a fraction of the pure-JS cost per request. */
+function nativeSha256Hex(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
 }

@@ -107,12 +107,13 @@ export interface TokenStores {
  */
 export async function authenticateApiKey(
   stores: TokenStores,
-  deps: Pick<TokenDeps, 'clock'>,
+  deps: Pick<TokenDeps, 'clock'> & { hashSecret?: (secret: string) => string },
   apiKey: string | undefined,
   accountId: string | undefined,
 ): Promise<Actor> {
   if (!apiKey || !apiKey.startsWith(`${API_TOKEN_PREFIX}_`)) throw unauthorized();
-  const secretHash = hashSecret(apiKey);
+  // A host may hash natively (every request pays for it); the hash must equal `hashSecret`'s.
+  const secretHash = (deps.hashSecret ?? hashSecret)(apiKey);
   const token = await stores.tokens.findByHash(secretHash);
   // The stored hash is compared again in constant time (the lookup may not be exact); the key is hashed once.
   if (!token || !constantTimeEqual(secretHash, token.secretHash)) throw unauthorized();
