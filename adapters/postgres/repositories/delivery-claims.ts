@@ -1,114 +1,165 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { AttemptRecord, ClaimedDelivery, DeliveryClaims } from '../../../core/webhooks/delivery-engine.ts';
+import { compiledOnce } from '../compiled-once.ts';
 import type { Database } from '../schema.ts';
 import { toDelivery } from './webhook-store.ts';
 
 /**
  * Deliveries as their own queue (migration 0011): claims take due rows with `FOR UPDATE SKIP
  * LOCKED`, so workers never wait on each other's batches; every write afterwards is guarded by
- * the claim id, so a worker whose lease lapsed (and was taken over) records nothing.
+ * the claim id, so a worker whose lease lapsed (and was taken over) records nothing. Each
+ * statement runs once or more per batch: it has one shape whatever the batch (ids and per-row
+ * values as array parameters), compiled once, and Postgres plans one statement text.
  */
 export function deliveryClaims(db: Kysely<Database>): DeliveryClaims {
   return {
     async claim(request) {
-      const rows = await db
-        .updateTable('webhook_deliveries')
-        .set({ claim_id: request.claimId, claimed_until: request.claimedUntil })
-        .where('id', 'in', (eb) => {
-          let due = eb
-            .selectFrom('webhook_deliveries')
-            .select('id')
-            .where('next_attempt_at', '<=', request.due)
-            .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', request.wallClock)]));
-          if (request.skipWebhooks.length > 0) due = due.where('webhook_id', 'not in', [...request.skipWebhooks]);
-          return due.orderBy('next_attempt_at').limit(request.limit).forUpdate().skipLocked();
-        })
-        .returningAll()
-        .execute();
+      const { rows } = await claimDue(db, request.claimId, request.claimedUntil, request.due, request.wallClock, [...request.skipWebhooks], request.limit);
       return rows
         .map((row): ClaimedDelivery => ({ ...toDelivery(row), claimId: request.claimId, claimedUntil: request.claimedUntil }))
         .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime());
     },
 
     async renew(held, claimedUntil) {
-      const renewed = new Set<string>();
-      for (const [claimId, ids] of byClaim(held)) {
-        const rows = await db
-          .updateTable('webhook_deliveries')
-          .set({ claimed_until: claimedUntil })
-          .where('id', 'in', ids)
-          .where('claim_id', '=', claimId)
-          .returning('id')
-          .execute();
-        for (const row of rows) renewed.add(row.id);
-      }
-      return renewed;
+      if (held.length === 0) return new Set();
+      const { rows } = await renewClaims(
+        db,
+        held.map((d) => d.id),
+        held.map((d) => d.claimId),
+        claimedUntil,
+      );
+      return new Set(rows.map((row) => row.id));
     },
 
     async record(attempts, updatedAt) {
-      // Attempts that leave their deliveries alike are one update (usually the whole batch:
-      // first attempts that succeeded), then one insert of every recorded attempt's history row.
-      const groups = new Map<string, AttemptRecord[]>();
-      for (const a of attempts) {
-        const key = `${a.delivery.claimId}|${a.next.state}|${a.next.attempts}|${a.nextAttemptAt?.getTime() ?? ''}`;
-        groups.set(key, [...(groups.get(key) ?? []), a]);
-      }
+      if (attempts.length === 0) return new Set();
+      // One update for the batch (each delivery its own state, counters and due time, joined
+      // from arrays), then one insert of every recorded attempt's history row.
       return db.transaction().execute(async (trx) => {
-        const numbered = new Map<string, number>();
-        for (const group of groups.values()) {
-          const { delivery, next, nextAttemptAt } = group[0]!;
-          const rows = await trx
-            .updateTable('webhook_deliveries')
-            .set((eb) => ({
-              state: next.state,
-              attempts: next.attempts,
-              attempts_made: eb('attempts_made', '+', 1),
-              next_attempt_at: nextAttemptAt,
-              claim_id: null,
-              claimed_until: null,
-              updated_at: updatedAt,
-            }))
-            .where('id', 'in', group.map((a) => a.delivery.id))
-            .where('claim_id', '=', delivery.claimId)
-            .returning(['id', 'attempts_made'])
-            .execute();
-          for (const row of rows) numbered.set(row.id, row.attempts_made);
-        }
+        const { rows } = await recordAttempts(
+          trx,
+          attempts.map((a) => a.delivery.id),
+          attempts.map((a) => a.delivery.claimId),
+          attempts.map((a) => a.next.state),
+          attempts.map((a) => a.next.attempts),
+          attempts.map((a) => a.nextAttemptAt?.toISOString() ?? null),
+          updatedAt,
+        );
+        const numbered = new Map(rows.map((row) => [row.id, row.attempts_made]));
         const recorded = attempts.filter((a) => numbered.has(a.delivery.id));
         if (recorded.length > 0) {
-          await trx
-            .insertInto('webhook_attempts')
-            .values(
-              recorded.map((a) => ({
-                delivery_id: a.delivery.id,
-                attempt: numbered.get(a.delivery.id)!,
-                at: a.at,
-                status_code: 'status' in a.outcome ? a.outcome.status : null,
-                error: 'error' in a.outcome ? a.outcome.error : null,
-                duration_ms: a.durationMs,
-              })),
-            )
-            .execute();
+          await insertAttempts(
+            trx,
+            recorded.map((a) => a.delivery.id),
+            recorded.map((a) => numbered.get(a.delivery.id)!),
+            recorded.map((a) => a.at.toISOString()),
+            recorded.map((a) => ('status' in a.outcome ? a.outcome.status : null)),
+            recorded.map((a) => ('error' in a.outcome ? a.outcome.error : null)),
+            recorded.map((a) => a.durationMs),
+          );
         }
         return new Set(numbered.keys());
       });
     },
 
     async release(held, how, now) {
-      for (const [claimId, ids] of byClaim(held)) {
-        await db
-          .updateTable('webhook_deliveries')
-          .set({ claim_id: null, claimed_until: null, ...(how === 'settle' && { next_attempt_at: null, updated_at: now }) })
-          .where('id', 'in', ids)
-          .where('claim_id', '=', claimId)
-          .execute();
-      }
+      if (held.length === 0) return;
+      const ids = held.map((d) => d.id);
+      const claims = held.map((d) => d.claimId);
+      if (how === 'settle') await settleClaims(db, ids, claims, now);
+      else await releaseClaims(db, ids, claims);
     },
   };
 }
 
-function byClaim(held: readonly Pick<ClaimedDelivery, 'id' | 'claimId'>[]): Map<string, string[]> {
-  const groups = new Map<string, string[]>();
-  for (const d of held) groups.set(d.claimId, [...(groups.get(d.claimId) ?? []), d.id]);
-  return groups;
-}
+/** The ids and claim ids of held deliveries, as a table: `held(id, claim_id)`. */
+const heldRows = (ids: string[], claims: string[]) =>
+  sql<{ id: string; claim_id: string }>`unnest(${ids}::uuid[], ${claims}::uuid[])`.as<'held'>(sql`held(id, claim_id)`);
+
+const claimDue = compiledOnce(
+  (db: Kysely<Database>, claimId: string, claimedUntil: Date, due: Date, wallClock: Date, skipWebhooks: string[], limit: number) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({ claim_id: claimId, claimed_until: claimedUntil })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('next_attempt_at', '<=', due)
+          .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', wallClock)]))
+          // Webhooks whose slots are full this turn wait (an empty list skips none).
+          .where('webhook_id', '<>', sql<string>`all(${skipWebhooks}::uuid[])`)
+          .orderBy('next_attempt_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returningAll(),
+);
+
+const renewClaims = compiledOnce((db: Kysely<Database>, ids: string[], claims: string[], claimedUntil: Date) =>
+  db
+    .updateTable('webhook_deliveries')
+    .from(heldRows(ids, claims))
+    .set({ claimed_until: claimedUntil })
+    .whereRef('webhook_deliveries.id', '=', 'held.id')
+    .whereRef('webhook_deliveries.claim_id', '=', 'held.claim_id')
+    .returning('webhook_deliveries.id'),
+);
+
+const recordAttempts = compiledOnce(
+  (db: Kysely<Database>, ids: string[], claims: string[], states: string[], attempts: number[], nextAttemptAts: Array<string | null>, updatedAt: Date) =>
+    db
+      .updateTable('webhook_deliveries')
+      .from(
+        sql<{ id: string; claim_id: string; state: string; attempts: number; next_attempt_at: Date | null }>`unnest(${ids}::uuid[], ${claims}::uuid[], ${states}::text[], ${attempts}::int[], ${nextAttemptAts}::timestamptz[])`.as<'done'>(
+          sql`done(id, claim_id, state, attempts, next_attempt_at)`,
+        ),
+      )
+      .set((eb) => ({
+        state: eb.ref('done.state'),
+        attempts: eb.ref('done.attempts'),
+        attempts_made: eb('webhook_deliveries.attempts_made', '+', 1),
+        next_attempt_at: eb.ref('done.next_attempt_at'),
+        claim_id: null,
+        claimed_until: null,
+        updated_at: updatedAt,
+      }))
+      .whereRef('webhook_deliveries.id', '=', 'done.id')
+      .whereRef('webhook_deliveries.claim_id', '=', 'done.claim_id')
+      .returning(['webhook_deliveries.id', 'webhook_deliveries.attempts_made']),
+);
+
+const insertAttempts = compiledOnce(
+  (db: Kysely<Database>, ids: string[], numbers: number[], ats: string[], statuses: Array<number | null>, errors: Array<string | null>, durations: number[]) =>
+    db
+      .insertInto('webhook_attempts')
+      .columns(['delivery_id', 'attempt', 'at', 'status_code', 'error', 'duration_ms'])
+      .expression((eb) =>
+        eb
+          .selectFrom(
+            sql<{ delivery_id: string; attempt: number; at: Date; status_code: number | null; error: string | null; duration_ms: number }>`unnest(${ids}::uuid[], ${numbers}::int[], ${ats}::timestamptz[], ${statuses}::int[], ${errors}::text[], ${durations}::int[])`.as<'a'>(
+              sql`a(delivery_id, attempt, at, status_code, error, duration_ms)`,
+            ),
+          )
+          .selectAll('a'),
+      ),
+);
+
+const releaseClaims = compiledOnce((db: Kysely<Database>, ids: string[], claims: string[]) =>
+  db
+    .updateTable('webhook_deliveries')
+    .from(heldRows(ids, claims))
+    .set({ claim_id: null, claimed_until: null })
+    .whereRef('webhook_deliveries.id', '=', 'held.id')
+    .whereRef('webhook_deliveries.claim_id', '=', 'held.claim_id'),
+);
+
+const settleClaims = compiledOnce((db: Kysely<Database>, ids: string[], claims: string[], now: Date) =>
+  db
+    .updateTable('webhook_deliveries')
+    .from(heldRows(ids, claims))
+    .set({ claim_id: null, claimed_until: null, next_attempt_at: null, updated_at: now })
+    .whereRef('webhook_deliveries.id', '=', 'held.id')
+    .whereRef('webhook_deliveries.claim_id', '=', 'held.claim_id'),
+);
