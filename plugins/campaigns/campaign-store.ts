@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { camelCased, containing, findInWorkspace, lockById, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
+import { camelCased, compiledOnce, containing, findInWorkspace, lockById, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import { reportedRecipientStatus } from '../../core/campaigns/campaign.ts';
@@ -228,18 +228,22 @@ export function recipientStore(base: DatabaseHandle): RecipientStore {
  */
 export async function contactsAwaitingReply(base: DatabaseHandle, contacts: ReadonlyArray<{ connectionId: string; phone: string }>): Promise<Set<string>> {
   if (contacts.length === 0) return new Set();
-  const rows = await campaignsDb(base)
+  const { rows } = await awaitingReply(base, [...new Set(contacts.map((c) => c.phone))], [...new Set(contacts.map((c) => c.connectionId))]);
+  return new Set(rows.map((row) => `${row.connection_id}|${row.phone}`));
+}
+
+/** Runs for every batch of incoming messages: one shape (phones and connections as arrays), compiled once. */
+const awaitingReply = compiledOnce((base: DatabaseHandle, phones: string[], connectionIds: string[]) =>
+  campaignsDb(base)
     .selectFrom('campaign_recipients as r')
     .innerJoin('campaigns as c', 'c.id', 'r.campaign_id')
     .select(['c.connection_id', 'r.phone'])
     .distinct()
     .where('r.status', '=', 'DISPATCHED')
-    .where('r.phone', 'in', [...new Set(contacts.map((c) => c.phone))])
+    .where('r.phone', '=', sql<string>`any(${phones}::text[])`)
     .where('r.replied_at', 'is', null)
-    .where('c.connection_id', 'in', [...new Set(contacts.map((c) => c.connectionId))])
-    .execute();
-  return new Set(rows.map((row) => `${row.connection_id}|${row.phone}`));
-}
+    .where('c.connection_id', '=', sql<string>`any(${connectionIds}::uuid[])`),
+);
 
 export function optOutStore(base: DatabaseHandle): OptOutStore {
   const db = campaignsDb(base);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { PluginContext } from '../../kernel/context.ts';
-import { mediaStore, type DatabaseHandle } from '../../kernel/storage.ts';
+import { compiledOnce, mediaStore, type DatabaseHandle } from '../../kernel/storage.ts';
 import type { Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb } from '../tables.ts';
@@ -9,16 +9,20 @@ import { conversationStores } from './store.ts';
 /** Of these connections, those a CONNECTION inbox serves (`workspaceId|connectionId`). */
 export async function connectionsWithInboxes(base: DatabaseHandle, connections: ReadonlyArray<{ workspaceId: string; connectionId: string }>): Promise<Set<string>> {
   if (connections.length === 0) return new Set();
-  const rows = await helpdeskDb(base)
+  const { rows } = await inboxesOfConnections(base, [...new Set(connections.map((c) => c.workspaceId))], [...new Set(connections.map((c) => c.connectionId))]);
+  return new Set(rows.map((row) => `${row.workspace_id}|${row.connection_id}`));
+}
+
+/** Runs for every batch of incoming messages: one shape (the ids as arrays), compiled once. */
+const inboxesOfConnections = compiledOnce((base: DatabaseHandle, workspaceIds: string[], connectionIds: string[]) =>
+  helpdeskDb(base)
     .selectFrom('helpdesk_inboxes')
     .select(['workspace_id', 'connection_id'])
     .distinct()
-    .where('workspace_id', 'in', [...new Set(connections.map((c) => c.workspaceId))])
-    .where('connection_id', 'in', [...new Set(connections.map((c) => c.connectionId))])
-    .where('channel_type', '=', 'CONNECTION')
-    .execute();
-  return new Set(rows.map((row) => `${row.workspace_id}|${row.connection_id}`));
-}
+    .where('workspace_id', '=', sql<string>`any(${workspaceIds}::uuid[])`)
+    .where('connection_id', '=', sql<string>`any(${connectionIds}::uuid[])`)
+    .where('channel_type', '=', 'CONNECTION'),
+);
 
 /**
  * What a contact's message arriving on a connection needs to join a conversation, bound to one
