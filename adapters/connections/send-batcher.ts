@@ -64,16 +64,16 @@ function createBatcher(ctx: AppContext) {
   }
 
   async function write(workspaceId: string, connectionId: string, batch: Waiting[]): Promise<void> {
-    if (batch.length > 1) {
-      try {
-        const results = await ctx.db.transaction().execute((trx) => acceptSendBatch(messagingStores(trx, ctx), deps, workspaceId, connectionId, batch));
-        results.forEach((result, i) => ('message' in result ? batch[i]!.resolve({ message: result.message, created: true }) : batch[i]!.reject(result.error)));
-        return;
-      } catch (error) {
-        // Rolled back as a whole: each send is accepted on its own below, so the credits refuse
-        // exactly those they do not cover and a failing write fails only its own send.
-        if (!(error instanceof BatchNotCovered)) ctx.log.warn({ sends: batch.length, error: errorField(error) }, 'a batch of sends failed; accepting them one by one');
-      }
+    // A lone send takes the batch's path too (its few writes are the batch's, compiled once).
+    try {
+      const results = await ctx.db.transaction().execute((trx) => acceptSendBatch(messagingStores(trx, ctx), deps, workspaceId, connectionId, batch));
+      results.forEach((result, i) => ('message' in result ? batch[i]!.resolve({ message: result.message, created: true }) : batch[i]!.reject(result.error)));
+      return;
+    } catch (error) {
+      // Rolled back as a whole: each send is accepted on its own below, so the credits refuse
+      // exactly those they do not cover (and open or renew the month's account) and a failing
+      // write fails only its own send.
+      if (!(error instanceof BatchNotCovered)) ctx.log.warn({ sends: batch.length, error: errorField(error) }, 'a batch of sends failed; accepting them one by one');
     }
     await Promise.all(
       batch.map((send) =>
