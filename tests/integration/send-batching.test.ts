@@ -54,6 +54,25 @@ describe('sends that arrive together', () => {
     await eventually(async () => ((await reservations()).reduce((sum, r) => sum + r.consumed, 0) === 120 ? true : undefined), 'every credit consumed', 10_000);
   }, 60_000);
 
+  test('texts that are hard to carry in an array parameter come back exactly as sent, written together', async () => {
+    const texts = [
+      'he said "hi" and left',
+      'back\\slash \\" and a quote',
+      '{"looks":"like json"}',
+      'line one\nline two\ttab',
+      'emoji 👍🏽 and ünïcödé',
+      'NULL',
+      'a,b}{c "d" \'e\'',
+      ' leading and trailing spaces ',
+    ];
+    const answers = await Promise.all(texts.map((text, i) => send({ to: contact(60 + i), text })));
+    for (const a of answers) expect(a.status).toBe(201);
+    for (const [i, a] of answers.entries()) {
+      const stored = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${a.body.id}`, { apikey: owner.token });
+      expect(stored.body.content).toEqual({ kind: 'text', text: texts[i] });
+    }
+  }, 60_000);
+
   test('a bad send among good ones gets its own 400; the others are accepted and only they take credits', async () => {
     const before = await available();
     const answers = await Promise.all(
