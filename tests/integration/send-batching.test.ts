@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
+import { sql } from 'kysely';
 import { useTestService, useOwner } from '../support/service.ts';
 import { connectedConnection, eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
@@ -71,6 +72,10 @@ describe('sends that arrive together', () => {
       const stored = await service.call('GET', `/v3/connections/${connectionId}/chats/messages/${a.body.id}`, { apikey: owner.token });
       expect(stored.body.content).toEqual({ kind: 'text', text: texts[i] });
     }
+    // Stored as JSON objects, not as JSON strings that would still read back (SQL over them would find nothing).
+    const kinds = await sql<{ kind: string; text: string }>`select jsonb_typeof(content) as kind, content->>'text' as text from messages where id = any(${answers.map((a) => a.body.id)}::uuid[])`.execute(service.runtime.ctx.db);
+    expect(kinds.rows.map((r) => r.kind)).toEqual(texts.map(() => 'object'));
+    expect(kinds.rows.map((r) => r.text).sort()).toEqual([...texts].sort());
   }, 60_000);
 
   test('a bad send among good ones gets its own 400; the others are accepted and only they take credits', async () => {

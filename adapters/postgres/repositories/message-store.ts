@@ -251,10 +251,22 @@ function columnArrays(rows: readonly Insertable<MessagesTable>[]): unknown[][] {
   });
 }
 
-/** The rows of `columnArrays`, as the table `given`. */
+/**
+ * The rows of `columnArrays`, as the table `given`. A json column travels as `text[]` and each
+ * element is cast in SQL: typed `jsonb[]`, Bun's client encoded each JSON text again, as a JSON
+ * string, once it knew the statement's parameter types (the row then held a string, not an object).
+ */
 function givenMessages(arrays: readonly unknown[]) {
-  const typed = MESSAGE_COLUMNS.map((column, i) => sql`${arrays[i]}::${sql.raw(MESSAGE_COLUMN_TYPES[column])}[]`);
-  return sql<Insertable<MessagesTable>>`unnest(${sql.join(typed)})`.as<'given'>(sql`given(${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(column)))})`);
+  const typed = MESSAGE_COLUMNS.map((column, i) => sql`${arrays[i]}::${sql.raw(arrayType(column))}[]`);
+  const columns = MESSAGE_COLUMNS.map((column) => (MESSAGE_COLUMN_TYPES[column] === 'jsonb' ? sql`${sql.ref(column)}::jsonb` : sql.ref(column)));
+  const unnested = sql`unnest(${sql.join(typed)}) as u(${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(column)))})`;
+  return sql<Insertable<MessagesTable>>`(select ${sql.join(columns)} from ${unnested})`.as<'given'>(sql`given(${sql.join(MESSAGE_COLUMNS.map((column) => sql.ref(column)))})`);
+}
+
+/** The type of a column's array parameter: json as text (see `givenMessages`). */
+function arrayType(column: (typeof MESSAGE_COLUMNS)[number]): string {
+  const type = MESSAGE_COLUMN_TYPES[column];
+  return type === 'jsonb' ? 'text' : type;
 }
 
 const insertMessages = compiledOnce((db: Kysely<Database>, ...arrays: unknown[][]) =>
@@ -303,7 +315,7 @@ const recordSent = compiledOnce(
     db
       .updateTable('messages')
       .from(
-        sql<{ id: string; external_id: string | null; status: string; error: unknown; updated_at: Date }>`unnest(${ids}::uuid[], ${networkIds}::text[], ${statuses}::text[], ${errors}::jsonb[], ${updatedAts}::timestamptz[])`.as<'sent'>(
+        sql<{ id: string; external_id: string | null; status: string; error: unknown; updated_at: Date }>`(select id, external_id, status, error::jsonb as error, updated_at from unnest(${ids}::uuid[], ${networkIds}::text[], ${statuses}::text[], ${errors}::text[], ${updatedAts}::timestamptz[]) as u(id, external_id, status, error, updated_at))`.as<'sent'>(
           sql`sent(id, external_id, status, error, updated_at)`,
         ),
       )
@@ -388,7 +400,7 @@ const touchOutgoing = compiledOnce((db: Kysely<Database>, connectionId: string, 
     ),
 );
 
-/** A json column's value as its text for a `jsonb[]` parameter (null stays SQL null). */
+/** A json column's value as its text, for a `text[]` parameter cast to jsonb in SQL (null stays SQL null). */
 function jsonText(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
 }
