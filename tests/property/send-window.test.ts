@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { chatStore } from '../../adapters/postgres/repositories/message-store.ts';
+import { chatStore } from '../../adapters/postgres/repositories/chat-store.ts';
 import {
   assertMaySend,
   recordContactMessage,
