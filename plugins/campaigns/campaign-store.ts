@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { camelCased, compiledOnce, containing, findInWorkspace, lockById, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
+import { anyOf, camelCased, compiledOnce, containing, findInWorkspace, lockById, pageOfRows, snakeCased, type DatabaseHandle } from '../kernel/storage.ts';
 import type { SecretBox } from '../kernel/security.ts';
 import { isUuid } from '../../core/shared/ids.ts';
 import { reportedRecipientStatus } from '../../core/campaigns/campaign.ts';
@@ -240,9 +240,9 @@ const awaitingReply = compiledOnce((base: DatabaseHandle, phones: string[], conn
     .select(['c.connection_id', 'r.phone'])
     .distinct()
     .where('r.status', '=', 'DISPATCHED')
-    .where('r.phone', '=', sql<string>`any(${phones}::text[])`)
+    .where('r.phone', '=', anyOf(phones, 'text'))
     .where('r.replied_at', 'is', null)
-    .where('c.connection_id', '=', sql<string>`any(${connectionIds}::uuid[])`),
+    .where('c.connection_id', '=', anyOf(connectionIds, 'uuid')),
 );
 
 export function optOutStore(base: DatabaseHandle): OptOutStore {

@@ -21,6 +21,7 @@ export { findRow, lockRow, findById, lockById, type RowKey, type ToEntity } from
 export { insertedIfAbsent, updatedAny, putRow } from '../../adapters/postgres/row-writes.ts';
 export { containing } from '../../adapters/postgres/like-pattern.ts';
 export { compiledOnce } from '../../adapters/postgres/compiled-once.ts';
+export { anyOf } from '../../adapters/postgres/any-of.ts';
 export { baseStores } from '../../adapters/postgres/stores.ts';
 export { mediaStore } from '../../adapters/postgres/repositories/media-store.ts';
 export { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';

@@ -3,6 +3,7 @@ import type { CreditAccount, CreditStore, Reservation, ReservationStatus } from 
 import type { PlanName } from '../../../core/plans/plans.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import type { CreditReservationsTable, Database } from '../schema.ts';
+import { anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { findRow } from '../keyed-row.ts';
 import { putRow } from '../row-writes.ts';
@@ -152,7 +153,7 @@ const lockReservationRows = compiledOnce((db: Kysely<Database>, ids: string[]) =
   db
     .selectFrom('credit_reservations')
     .selectAll()
-    .where((eb) => eb('id', '=', eb.fn.any(sql<string[]>`${ids}::uuid[]`)))
+    .where('id', '=', anyOf(ids, 'uuid'))
     .orderBy('id')
     .forUpdate(),
 );

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely';
+import { anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { ConnectionEventRecord, EventPublisher } from '../../../core/connections/connection.ts';
 import type { IdGen, Clock } from '../../../core/shared/ports.ts';
@@ -101,3 +102,8 @@ const ROUTES: readonly Route[] = [
     logged(db, rows).with('fanout', toFanout).insertInto('plugin_event_queue').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')),
   ),
 ];
+
+/** Events by id, oldest first: what the webhook fan-out and the plugins' event runner read of each batch they take. */
+export const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =>
+  db.selectFrom('events').selectAll().where('id', '=', anyOf(ids, 'uuid')).orderBy('created_at').orderBy('id'),
+);

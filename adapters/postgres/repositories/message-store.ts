@@ -1,4 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { ChatMessage, MessageStore, NetworkId } from '../../../core/messaging/message.ts';
 import type { DeliveryStatus } from '../../../core/messaging/delivery-status.ts';
@@ -235,14 +236,14 @@ const messagesOf = compiledOnce((db: Kysely<Database>, ids: string[]) =>
   db
     .selectFrom('messages')
     .selectAll()
-    .where((eb) => eb('id', '=', eb.fn.any(sql<string[]>`${ids}::uuid[]`))),
+    .where('id', '=', anyOf(ids, 'uuid')),
 );
 
 const lockMessages = compiledOnce((db: Kysely<Database>, ids: string[]) =>
   db
     .selectFrom('messages')
     .selectAll()
-    .where((eb) => eb('id', '=', eb.fn.any(sql<string[]>`${ids}::uuid[]`)))
+    .where('id', '=', anyOf(ids, 'uuid'))
     .orderBy('id')
     .forUpdate(),
 );

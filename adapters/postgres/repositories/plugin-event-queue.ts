@@ -1,5 +1,7 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
+import { eventsById } from './event-store.ts';
 import type { Database, EventsTable } from '../schema.ts';
 
 /** An event taken for the plugins' subscribers under one claim. */
@@ -72,19 +74,10 @@ const claimDue = compiledOnce((db: Kysely<Database>, claimId: string, claimedUnt
     .returning(['event_id', 'attempts']),
 );
 
-const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =>
-  db.selectFrom('events').selectAll().where('id', '=', anyUuid(ids)).orderBy('created_at').orderBy('id'),
-);
-
 const deleteDone = compiledOnce((db: Kysely<Database>, claimId: string, eventIds: readonly string[]) =>
-  db.deleteFrom('plugin_event_queue').where('event_id', '=', anyUuid(eventIds)).where('claim_id', '=', claimId),
+  db.deleteFrom('plugin_event_queue').where('event_id', '=', anyOf(eventIds, 'uuid')).where('claim_id', '=', claimId),
 );
 
 const releaseClaimed = compiledOnce((db: Kysely<Database>, claimId: string, eventIds: readonly string[]) =>
-  db.updateTable('plugin_event_queue').set({ claim_id: null, claimed_until: null }).where('event_id', '=', anyUuid(eventIds)).where('claim_id', '=', claimId),
+  db.updateTable('plugin_event_queue').set({ claim_id: null, claimed_until: null }).where('event_id', '=', anyOf(eventIds, 'uuid')).where('claim_id', '=', claimId),
 );
-
-/** `= any(…)` of ids given as one array parameter. */
-function anyUuid(ids: readonly string[]) {
-  return sql<string>`any(${ids}::uuid[])`;
-}

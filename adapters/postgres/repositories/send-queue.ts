@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { SendQueue } from '../../../core/messaging/send-queue.ts';
+import { anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { Database } from '../schema.ts';
 import { toMessage } from './message-store.ts';
@@ -58,8 +59,6 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
   };
 }
 
-/** A batch's message ids as one parameter: `id = any($n::uuid[])`. */
-const uuids = (ids: readonly string[]) => sql<string[]>`${ids}::uuid[]`;
 
 /**
  * The guard on a send's state, written so that the planner finds a batch's rows by primary key:
@@ -103,7 +102,7 @@ const start = compiledOnce((db: Kysely<Database>, owner: string, ids: string[], 
   db
     .updateTable('messages')
     .set({ send_state: 'in_flight', send_due_at: leaseUntil })
-    .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
+    .where('id', '=', anyOf(ids, 'uuid'))
     .where('send_owner', '=', owner)
     .where(stateIn(['claimed']))
     .returning('id'),
@@ -113,7 +112,7 @@ const renew = compiledOnce((db: Kysely<Database>, owner: string, ids: string[], 
   db
     .updateTable('messages')
     .set({ send_due_at: leaseUntil })
-    .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
+    .where('id', '=', anyOf(ids, 'uuid'))
     .where('send_owner', '=', owner)
     .where(stateIn(['claimed', 'in_flight']))
     .returning('id'),
@@ -123,7 +122,7 @@ const requeue = compiledOnce((db: Kysely<Database>, owner: string, ids: string[]
   db
     .updateTable('messages')
     .from(
-      sql<{ id: string; due_at: Date; attempts: number; hops: number }>`unnest(${uuids(ids)}, ${dueAts}::timestamptz[], ${attempts}::int[], ${hops}::int[])`.as<'back'>(
+      sql<{ id: string; due_at: Date; attempts: number; hops: number }>`unnest(${ids}::uuid[], ${dueAts}::timestamptz[], ${attempts}::int[], ${hops}::int[])`.as<'back'>(
         sql`back(id, due_at, attempts, hops)`,
       ),
     )
@@ -159,7 +158,7 @@ const moveHeldStatement = compiledOnce(
     db
       .updateTable('messages')
       .set({ send_state: to, send_due_at: dueAt, send_owner: null })
-      .where((eb) => eb('id', '=', eb.fn.any(uuids(ids))))
+      .where('id', '=', anyOf(ids, 'uuid'))
       .where('send_owner', '=', owner)
       .where(sql<boolean>`coalesce(send_state, '') = ${from}`),
 );

@@ -13,6 +13,8 @@ import { findById, findRow, lockById, lockRow } from '../keyed-row.ts';
 import { findInWorkspace } from '../workspace-row.ts';
 import { insertedIfAbsent, putRow } from '../row-writes.ts';
 import { compiledOnce } from '../compiled-once.ts';
+import { anyOf } from '../any-of.ts';
+import { eventsById } from './event-store.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
   // The secret is stored sealed (adapters/crypto/secret-box.ts).
@@ -177,7 +179,7 @@ const webhooksBoundTo = compiledOnce((db: Kysely<Database>, workspaceIds: readon
   db
     .selectFrom('webhooks')
     .selectAll()
-    .where('workspace_id', '=', sql<string>`any(${workspaceIds}::uuid[])`)
+    .where('workspace_id', '=', anyOf(workspaceIds, 'uuid'))
     .where('connections', '&&', sql<string[]>`${connectionIds}::uuid[]`),
 );
 
@@ -187,10 +189,6 @@ const takeFanouts = compiledOnce((db: Kysely<Database>, limit: number) =>
     .deleteFrom('webhook_fanout')
     .where('event_id', 'in', (eb) => eb.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked())
     .returning('event_id'),
-);
-
-const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =>
-  db.selectFrom('events').selectAll().where('id', '=', sql<string>`any(${ids}::uuid[])`).orderBy('created_at').orderBy('id'),
 );
 
 const DELIVERY_COLUMNS = ['id', 'webhook_id', 'target', 'workspace_id', 'event', 'event_ids', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'] as const;

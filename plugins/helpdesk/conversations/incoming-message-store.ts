@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { PluginContext } from '../../kernel/context.ts';
-import { compiledOnce, mediaStore, type DatabaseHandle } from '../../kernel/storage.ts';
+import { anyOf, compiledOnce, mediaStore, type DatabaseHandle } from '../../kernel/storage.ts';
 import type { Inbox } from '../../../core/helpdesk/inboxes/inboxes.ts';
 import { inboxStore } from '../inboxes/inbox-and-contact-stores.ts';
 import { helpdeskDb } from '../tables.ts';
@@ -19,8 +19,8 @@ const inboxesOfConnections = compiledOnce((base: DatabaseHandle, workspaceIds: s
     .selectFrom('helpdesk_inboxes')
     .select(['workspace_id', 'connection_id'])
     .distinct()
-    .where('workspace_id', '=', sql<string>`any(${workspaceIds}::uuid[])`)
-    .where('connection_id', '=', sql<string>`any(${connectionIds}::uuid[])`)
+    .where('workspace_id', '=', anyOf(workspaceIds, 'uuid'))
+    .where('connection_id', '=', anyOf(connectionIds, 'uuid'))
     .where('channel_type', '=', 'CONNECTION'),
 );
 

@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import { compiledOnce, type Database } from '../../kernel/storage.ts';
+import type { Kysely } from 'kysely';
+import { anyOf, compiledOnce, type Database } from '../../kernel/storage.ts';
 import type { PluginContext } from '../../kernel/context.ts';
 import type { ChatDelivery, DeliveryScope, LaggingReply, ReplyStatusStores } from '../../../core/helpdesk/conversations/reply-status.ts';
 import { conversationStore, helpdeskMessageStore, toMessage } from './store.ts';
@@ -53,7 +53,6 @@ export async function eventsWithLaggingReplies(base: Kysely<Database>, events: R
 /** Runs for every batch of delivery events: compiled once. */
 const laggingRepliesOf = compiledOnce(
   (base: Kysely<Database>, chatConnections: string[], chats: string[], namedConnections: string[], named: string[], own: string[]) => {
-    const anyOf = (values: string[], type: 'uuid' | 'text') => sql<string>`any(${values}::${sql.raw(type)}[])`;
     return helpdeskDb(base)
       .selectFrom('messages as m')
       .innerJoin('helpdesk_messages as hm', 'hm.chat_message_id', 'm.id')
