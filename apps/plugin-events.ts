@@ -1,7 +1,7 @@
 import { errorField } from '../adapters/logging/logger.ts';
 import type { Selectable } from 'kysely';
 import type { AppContext } from '../adapters/http/context.ts';
-import { PLUGIN_EVENTS_QUEUE } from '../adapters/postgres/repositories/event-store.ts';
+import { PLUGIN_EVENTS_QUEUE, type ConnectionTable, type PluginEventConnections } from '../adapters/postgres/repositories/event-store.ts';
 import { pluginEventQueue, type ClaimedPluginEvent } from '../adapters/postgres/repositories/plugin-event-queue.ts';
 import type { EventsTable } from '../adapters/postgres/schema.ts';
 import { PollingLoop, type StepResult } from '../adapters/queue/polling-loop.ts';
@@ -23,6 +23,19 @@ const MAX_RUNS = 6;
 /** The events the enabled plugins subscribe to (the event store queues a job only for these). */
 export function pluginEvents(plugins: Plugin[]): ReadonlySet<string> {
   return new Set(plugins.flatMap((p) => (p.subscribers ?? []).map((s) => s.event)));
+}
+
+/** Of those, the events every subscriber of which names the connections it takes them on, with those tables. */
+export function pluginEventConnections(plugins: Plugin[]): PluginEventConnections {
+  const byEvent = new Map<string, Array<ConnectionTable | undefined>>();
+  for (const subscriber of plugins.flatMap((p) => p.subscribers ?? [])) {
+    byEvent.set(subscriber.event, [...(byEvent.get(subscriber.event) ?? []), subscriber.onlyOnConnectionsIn]);
+  }
+  const named = new Map<string, ConnectionTable[]>();
+  for (const [event, tables] of byEvent) {
+    if (tables.every((table) => table !== undefined)) named.set(event, tables as ConnectionTable[]);
+  }
+  return named;
 }
 
 /**

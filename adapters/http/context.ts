@@ -18,6 +18,7 @@ import type { AllowedOrigins } from '../../core/shared/allowed-origins.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Readiness } from './readiness.ts';
+import type { PluginEventConnections } from '../postgres/repositories/event-store.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -86,6 +87,8 @@ export interface AppContext {
   audienceSources?: ReadonlyMap<string, AudienceSource>;
   /** Events some enabled plugin subscribes to: the event store queues a `plugins.events` job for these. */
   pluginEvents?: ReadonlySet<string>;
+  /** Of those, the events the plugins take only on the connections their tables name (event-store.ts). */
+  pluginEventConnections?: PluginEventConnections;
   /** The helpdesk plugin is loaded (`PLUGINS`): the helpdesk works for every workspace (`helpdeskEnabled`, spec 2.3). */
   helpdesk?: boolean;
   /** Set when `SMTP_URL` is: invitations are mailed instead of handed to the inviter. */

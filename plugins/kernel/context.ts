@@ -28,6 +28,7 @@ type HostServices = Pick<
   | 'templateComponents'
   | 'audienceSources'
   | 'pluginEvents' // which events the event publisher queues for plugins' subscribers
+  | 'pluginEventConnections' // and on which connections, for some
 >;
 
 export interface PluginContext extends HostServices {

@@ -15,9 +15,11 @@ import type { DeliveryTargetFinder } from '../../adapters/webhooks/endpoints.ts'
 import type { AudienceSource } from './context.ts';
 import type { TemplateComponentRule } from '../../core/templates/component-rules.ts';
 import type { GaugeDefinition } from '../../adapters/metrics/metrics.ts';
+import type { ConnectionTable } from '../../adapters/postgres/repositories/event-store.ts';
 
 export type { PluginContext } from './context.ts';
 export type { GaugeDefinition, GaugeSample } from '../../adapters/metrics/metrics.ts';
+export type { ConnectionTable } from '../../adapters/postgres/repositories/event-store.ts';
 
 /** A domain event and what a plugin does when it happens (run by the worker). */
 export interface EventSubscriber {
@@ -30,6 +32,14 @@ export interface EventSubscriber {
    * events do. Asked before any of the batch runs; when it throws, every event is handled.
    */
   select?(payloads: unknown[], ctx: PluginContext): Promise<ReadonlySet<string>>;
+  /**
+   * Optional, for a subscriber that acts on its events only on some connections: a table of the
+   * plugin naming them (the helpdesk's inboxes). When every subscriber of an event names one, the
+   * event waits for the plugins only on a connection such a row names as the event is written;
+   * elsewhere no queue row is written for it at all. A connection named later gets the events
+   * written after the row is committed.
+   */
+  onlyOnConnectionsIn?: ConnectionTable;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';
+import { eventPublisher, type PluginEventConnections } from '../../adapters/postgres/repositories/event-store.ts';
 import { uuidV7 } from '../../adapters/system.ts';
 import type { ConnectionEventRecord } from '../../core/connections/connection.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
@@ -32,8 +32,8 @@ afterAll(async () => {
 
 const record = (event: string, connection: string, remoteJid: string | null, data: unknown): ConnectionEventRecord => ({ workspaceId, connectionId: connection, event, remoteJid, sender: '5511999990000', data });
 
-async function publishMany(records: ConnectionEventRecord[], pluginEvents: string[] = []): Promise<void> {
-  await t.ctx.db.transaction().execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set(pluginEvents) }).publishMany(records));
+async function publishMany(records: ConnectionEventRecord[], pluginEvents: string[] = [], pluginEventConnections?: PluginEventConnections): Promise<void> {
+  await t.ctx.db.transaction().execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set(pluginEvents), pluginEventConnections }).publishMany(records));
 }
 
 async function waitingFor(table: 'webhook_fanout' | 'plugin_event_queue'): Promise<Set<string>> {
@@ -77,4 +77,49 @@ test('events are logged as given; only those some webhook subscribes to wait for
   expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['before-probe', 'both']));
   const { n } = await t.ctx.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
   expect(Number(n)).toBe(8);
+}, 60_000);
+
+test('an event its plugins take only on some connections waits for them only where a row of their table names its connection when it is written', async () => {
+  // A plugin's table of the connections it acts on (the helpdesk's inboxes, say), and another's.
+  for (const table of ['outbox_inboxes', 'outbox_desks']) {
+    await t.ctx.db.schema.createTable(table).addColumn('workspace_id', 'uuid', (c) => c.notNull()).addColumn('phone', 'uuid', (c) => c.notNull()).addPrimaryKeyConstraint(`${table}_key`, ['workspace_id', 'phone']).execute();
+  }
+  const inboxes = { table: 'outbox_inboxes', workspaceColumn: 'workspace_id', connectionColumn: 'phone' };
+  const desks = { table: 'outbox_desks', workspaceColumn: 'workspace_id', connectionColumn: 'phone' };
+  const routing: PluginEventConnections = new Map([
+    ['scoped.happened', [inboxes]],
+    ['both.happened', [inboxes, desks]],
+  ]);
+  const events = ['scoped.happened', 'both.happened', 'anywhere.happened'];
+  await t.ctx.db.deleteFrom('plugin_event_queue').execute();
+  const round = (tag: string) => [
+    record('scoped.happened', connectionId, null, { tag: `${tag}-scoped` }),
+    record('scoped.happened', otherConnectionId, null, { tag: `${tag}-scoped-other` }),
+    record('both.happened', otherConnectionId, null, { tag: `${tag}-both-other` }),
+    record('anywhere.happened', otherConnectionId, null, { tag: `${tag}-anywhere` }),
+    { ...record('scoped.happened', '', null, { tag: `${tag}-no-connection` }) },
+  ];
+
+  // No row names a connection: only the event some plugin takes anywhere waits.
+  await publishMany(round('none'), events, routing);
+  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['none-anywhere']));
+
+  // The first connection is named in one table, the other in the second table only.
+  await t.ctx.db.insertInto('outbox_inboxes' as any).values({ workspace_id: workspaceId, phone: connectionId }).execute();
+  await t.ctx.db.insertInto('outbox_desks' as any).values({ workspace_id: workspaceId, phone: otherConnectionId }).execute();
+  // A row of another workspace naming the connection does not count.
+  await t.ctx.db.insertInto('outbox_inboxes' as any).values({ workspace_id: uuidV7.next(), phone: otherConnectionId }).execute();
+  await publishMany(round('named'), events, routing);
+  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['none-anywhere', 'named-scoped', 'named-both-other', 'named-anywhere']));
+
+  // With a webhook subscribed as well, the same events wait for the plugins (the fan-out's own route).
+  const now = new Date();
+  await t.ctx.db
+    .insertInto('webhooks')
+    .values({ id: uuidV7.next(), workspace_id: workspaceId, url: 'http://localhost/hook', events: ['scoped.happened'], connections: [connectionId, otherConnectionId], hmac_enabled: false, secret: 'sealed', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
+    .execute();
+  await t.ctx.db.deleteFrom('plugin_event_queue').execute();
+  await publishMany(round('hooked'), events, routing);
+  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['hooked-scoped', 'hooked-both-other', 'hooked-anywhere']));
+  expect(new Set([...(await waitingFor('webhook_fanout'))].filter((tag) => tag.startsWith('hooked')))).toEqual(new Set(['hooked-scoped', 'hooked-scoped-other']));
 }, 60_000);

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type QueryCreator } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely';
 import { anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { ConnectionEventRecord, EventPublisher } from '../../../core/connections/connection.ts';
@@ -15,15 +15,21 @@ export const PLUGIN_EVENTS_QUEUE = 'plugins.events';
  * The durable event log: written in the transaction of the change that caused the event, with
  * its place in the webhooks' fan-out queue and the plugins' event queue (the transactional outbox).
  */
-export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string> }): EventPublisher {
+export function eventPublisher(
+  db: Kysely<Database>,
+  deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string>; pluginEventConnections?: PluginEventConnections },
+): EventPublisher {
+  const routes = routesFor(deps.pluginEventConnections);
   async function publishMany(records: readonly ConnectionEventRecord[]) {
     // connection.update is never dispatched (spec 6.1); every other event may have webhook
     // subscribers: it waits for the delivery engine's fan-out. An event some enabled plugin
-    // listens to waits for the plugins' subscribers (apps/plugin-events.ts). Both places are
-    // written in the events' own statement, so they commit with them (a crash loses neither).
+    // listens to waits for the plugins' subscribers (apps/plugin-events.ts), on every connection
+    // or, when its subscribers say so, on the connections they name. Both places are written in
+    // the events' own statement, so they commit with them (a crash loses neither).
     const routed = new Map<Route, EventRow[]>();
     for (const e of records) {
-      const route = ROUTES[(e.connectionId && e.event !== 'connection.update' ? 1 : 0) + (deps.pluginEvents?.has(e.event) ? 2 : 0)]!;
+      const toPlugins = !deps.pluginEvents?.has(e.event) ? NO_PLUGIN : !deps.pluginEventConnections?.has(e.event) ? EVERY_PLUGIN : e.connectionId ? NAMED_CONNECTIONS : NO_PLUGIN;
+      const route = routes[(e.connectionId && e.event !== 'connection.update' ? 1 : 0) + toPlugins]!;
       const rows = routed.get(route) ?? routed.set(route, []).get(route)!;
       rows.push({
         id: deps.ids.next(),
@@ -44,6 +50,29 @@ export function eventPublisher(db: Kysely<Database>, deps: { ids: IdGen; clock: 
     publishMany,
   };
 }
+
+/**
+ * The connections a plugin's subscriber takes its events on, as a table of the plugin that names
+ * them (one row per connection of a workspace: the helpdesk's inboxes). Looked up when the
+ * event is written, by the table's unique index on (workspace, connection).
+ */
+export interface ConnectionTable {
+  table: string;
+  workspaceColumn: string;
+  connectionColumn: string;
+}
+
+/**
+ * The events every subscriber of which takes them only on some connections, with the tables that
+ * name those connections: such an event waits for the plugins only where a row names its
+ * connection when it is written, where most connections would queue rows nobody acts on.
+ */
+export type PluginEventConnections = ReadonlyMap<string, readonly ConnectionTable[]>;
+
+/** Offsets into a publisher's routes (`routesFor`): to no plugin, to every plugin, to plugins when a table names the connection. */
+const NO_PLUGIN = 0;
+const EVERY_PLUGIN = 2;
+const NAMED_CONNECTIONS = 4;
 
 type EventRow = { id: string; workspace_id: string; connection_id: string | null; event: string; remote_jid: string | null; payload: unknown; created_at: Date };
 type LoggedDb = Database & { logged: Pick<EventRow, 'id' | 'workspace_id' | 'connection_id' | 'event'> };
@@ -93,15 +122,56 @@ function toFanout(db: QueryCreator<LoggedDb>) {
     );
 }
 
-/** One statement per routing: nowhere else, to webhooks, to plugins, to both (by that index). */
-const ROUTES: readonly Route[] = [
-  compiledOnce((db: Kysely<Database>, rows: string) => logEvents(db, rows)),
-  compiledOnce((db: Kysely<Database>, rows: string) => toFanout(logged(db, rows))),
-  compiledOnce((db: Kysely<Database>, rows: string) => logged(db, rows).insertInto('plugin_event_queue').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id'))),
-  compiledOnce((db: Kysely<Database>, rows: string) =>
-    logged(db, rows).with('fanout', toFanout).insertInto('plugin_event_queue').columns(['event_id']).expression((eb) => eb.selectFrom('logged').select('logged.id')),
-  ),
-];
+/**
+ * One statement per routing: nowhere else, to webhooks; to every plugin, and to webhooks as
+ * well; to plugins where a table names the connection, and to webhooks as well (by that index).
+ * The last two depend on the process's plugins: made once per `PluginEventConnections`.
+ */
+function routesFor(connections: PluginEventConnections | undefined): readonly Route[] {
+  const known = connections && routesByConnections.get(connections);
+  if (known) return known;
+  const named = namedConnections(connections ?? new Map());
+  const routes: Route[] = [
+    compiledOnce((db: Kysely<Database>, rows: string) => logEvents(db, rows)),
+    compiledOnce((db: Kysely<Database>, rows: string) => toFanout(logged(db, rows))),
+    compiledOnce((db: Kysely<Database>, rows: string) => toPlugins(logged(db, rows))),
+    compiledOnce((db: Kysely<Database>, rows: string) => toPlugins(logged(db, rows).with('fanout', toFanout))),
+    compiledOnce((db: Kysely<Database>, rows: string) => toPlugins(logged(db, rows), named)),
+    compiledOnce((db: Kysely<Database>, rows: string) => toPlugins(logged(db, rows).with('fanout', toFanout), named)),
+  ];
+  if (connections) routesByConnections.set(connections, routes);
+  return routes;
+}
+
+const routesByConnections = new WeakMap<PluginEventConnections, readonly Route[]>();
+
+/** The logged events' places in the plugins' queue: all of them, or those `where` keeps. */
+function toPlugins<DB extends LoggedDb>(db: QueryCreator<DB>, where?: RawBuilder<boolean>) {
+  return (db as unknown as QueryCreator<LoggedDb>)
+    .insertInto('plugin_event_queue')
+    .columns(['event_id'])
+    .expression((eb) => {
+      const events = eb.selectFrom('logged').select('logged.id');
+      return where ? events.where(where) : events;
+    });
+}
+
+/** Of `logged`, the events a table names the connection of (for that event): one `exists` per table. */
+function namedConnections(connections: PluginEventConnections): RawBuilder<boolean> {
+  const eventsByTable = new Map<string, { table: ConnectionTable; events: string[] }>();
+  for (const [event, tables] of connections) {
+    for (const table of tables) {
+      const key = JSON.stringify([table.table, table.workspaceColumn, table.connectionColumn]);
+      const entry = eventsByTable.get(key) ?? eventsByTable.set(key, { table, events: [] }).get(key)!;
+      entry.events.push(event);
+    }
+  }
+  const tests = [...eventsByTable.values()].map(
+    ({ table, events }) =>
+      sql<boolean>`(${sql.ref('logged.event')} = ${anyOf(events, 'text')} and exists (select from ${sql.table(table.table)} as named where ${sql.ref(`named.${table.workspaceColumn}`)} = ${sql.ref('logged.workspace_id')} and ${sql.ref(`named.${table.connectionColumn}`)} = ${sql.ref('logged.connection_id')}))`,
+  );
+  return tests.length > 0 ? sql<boolean>`(${sql.join(tests, sql` or `)})` : sql<boolean>`false`;
+}
 
 /** Events by id, oldest first: what the webhook fan-out and the plugins' event runner read of each batch they take. */
 export const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =>

@@ -1,5 +1,5 @@
 import { cleanFileName, defaultFileName, type IncomingAttachment } from '../../../core/helpdesk/conversations/message-attachments.ts';
-import type { EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
+import type { ConnectionTable, EventSubscriber, PluginContext } from '../../kernel/plugin.ts';
 import { receiveIncoming } from '../../../core/helpdesk/conversations/conversations.ts';
 import { followDeliveries, type DeliveryScope } from '../../../core/helpdesk/conversations/reply-status.ts';
 import { eventsWithLaggingReplies, replyStatusStores } from './reply-status-store.ts';
@@ -126,8 +126,16 @@ export async function messagesForInboxes(payloads: unknown[], ctx: PluginContext
   return new Set(events.filter((event) => bound.has(`${event.workspaceId}|${event.connectionId}`)).map((event) => event.eventId));
 }
 
+/**
+ * The connections the helpdesk acts on: those bound to an inbox (unique per workspace and
+ * connection). A reply goes out on its inbox's connection, so its delivery events are there too;
+ * an inbox moved to another connection no longer follows the replies still on their way on the
+ * old one. Elsewhere the message events are not queued for the helpdesk at all.
+ */
+const INBOX_CONNECTIONS: ConnectionTable = { table: 'helpdesk_inboxes', workspaceColumn: 'workspace_id', connectionColumn: 'connection_id' };
+
 export const HELPDESK_SUBSCRIBERS: EventSubscriber[] = [
-  { event: 'messages.upsert', handle: onIncomingMessage, select: messagesForInboxes },
-  { event: 'messages.update', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies },
-  { event: 'send.message', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies },
+  { event: 'messages.upsert', handle: onIncomingMessage, select: messagesForInboxes, onlyOnConnectionsIn: INBOX_CONNECTIONS },
+  { event: 'messages.update', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies, onlyOnConnectionsIn: INBOX_CONNECTIONS },
+  { event: 'send.message', handle: onDeliveryChanged, select: deliveriesWithLaggingReplies, onlyOnConnectionsIn: INBOX_CONNECTIONS },
 ];
