@@ -9,6 +9,7 @@ import { authorize, type Access, type Capability } from '../../core/identity/rol
 import { DomainError, forbidden } from '../../core/shared/errors.ts';
 import { createHash } from 'node:crypto';
 import { baseStores } from '../postgres/stores.ts';
+import { tokenLookupByHash } from '../postgres/repositories/api-token-store.ts';
 import { authFailures, clientAddress } from './auth-failures.ts';
 import { onePerContext, type AppContext } from './context.ts';
 import { httpStatusOf } from './error-status.ts';
@@ -240,7 +241,11 @@ export function requestAuthenticator(ctx: AppContext, route: string, challengeSc
 }
 
 /** The base stores over the pool, made once per context: every request authenticates with them. */
-const poolStores = onePerContext((ctx) => baseStores(ctx.db));
+const poolStores = onePerContext((ctx) => {
+  const stores = baseStores(ctx.db);
+  // Every request with an API key looks its token up: those that arrive together share a statement.
+  return { ...stores, tokens: { ...stores.tokens, findByHash: tokenLookupByHash(ctx.db) } };
+});
 
 /** `hashSecret` of core/tokens/secret.ts, natively: the same hex SHA-256, at a fraction of the pure-JS cost per request. */
 function nativeSha256Hex(secret: string): string {

@@ -131,3 +131,35 @@ describe('X-Account-Id', () => {
     }
   });
 });
+
+describe('requests arriving together', () => {
+  // The API-key lookups of requests that arrive together are one statement
+  // (adapters/postgres/coalesced-lookup.ts): each request must still act as its own key's member.
+  test('each of many simultaneous requests acts in its own key\'s workspace, and a bad key among them is 401', async () => {
+    const callers = await Promise.all(Array.from({ length: 6 }, () => service.bootstrap()));
+    const keys = [...callers.map((c) => ({ token: c.token, workspaceId: c.workspaceId as string | undefined })), { token: 'sk_live_garbage', workspaceId: undefined }];
+    const calls = Array.from({ length: 60 }, (_, i) => keys[i % keys.length]!);
+    const answers = await Promise.all(calls.map((k) => service.call('GET', '/v3/summary', { apikey: k.token })));
+    answers.forEach((res, i) => {
+      const expected = calls[i]!.workspaceId;
+      if (expected === undefined) expectStandardError(res, 401, 'Unauthorized');
+      else {
+        expect(res.status).toBe(200);
+        expect(res.body.workspaceId).toBe(expected);
+      }
+    });
+  });
+
+  test('a revoked key is refused by the next request, even while other requests keep arriving', async () => {
+    // Spec 7.1: "401 | API key missing, wrong or revoked".
+    const caller = await service.bootstrap();
+    const created = await service.call('POST', '/v3/api-tokens', { apikey: caller.token, body: { name: 'short-lived' } });
+    expect(created.status).toBe(201);
+    const key = created.body.token as string;
+    expect((await service.call('GET', '/v3/summary', { apikey: key })).status).toBe(200);
+    const background = Array.from({ length: 20 }, () => service.call('GET', '/v3/summary', { apikey: caller.token }));
+    expect((await service.call('DELETE', `/v3/api-tokens/${created.body.id}`, { apikey: caller.token })).status).toBe(200);
+    expectStandardError(await service.call('GET', '/v3/summary', { apikey: key }), 401, 'Unauthorized');
+    for (const res of await Promise.all(background)) expect(res.status).toBe(200);
+  });
+});

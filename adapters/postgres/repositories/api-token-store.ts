@@ -3,6 +3,8 @@ import type { ApiToken, ApiTokenStore } from '../../../core/tokens/api-tokens.ts
 import type { Role } from '../../../core/identity/roles.ts';
 import type { ApiTokenRow, Database } from '../schema.ts';
 import { compiledOnce } from '../compiled-once.ts';
+import { anyOf } from '../any-of.ts';
+import { coalescedLookup } from '../coalesced-lookup.ts';
 import { camelCased, snakeCased } from '../row-case.ts';
 import { containing } from '../like-pattern.ts';
 import { pageOfRows } from '../paged-rows.ts';
@@ -22,10 +24,8 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
     },
 
     async findByHash(secretHash) {
-      const [row] = (await tokenBySecretHash(db, secretHash)).rows;
-      if (!row) return undefined;
-      const { roles, ...token } = row;
-      return { ...toToken(token), creatorRoles: (roles as Role[] | null) ?? null };
+      const [row] = (await tokensBySecretHash(db, [secretHash])).rows;
+      return row && toTokenOfCreator(row);
     },
 
     async list(workspaceId, request) {
@@ -61,7 +61,23 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
 }
 
 /** Every authenticated request runs this one: compiled once. */
-const tokenBySecretHash = compiledOnce((db: Kysely<Database>, secretHash: string) =>
+/**
+ * `findByHash` of the pool, for authentication: the lookups of requests that arrive together are
+ * one statement (coalesced-lookup.ts), still a fresh read per request.
+ */
+export function tokenLookupByHash(db: Kysely<Database>): ApiTokenStore['findByHash'] {
+  const lookup = coalescedLookup(async (hashes) => {
+    const { rows } = await tokensBySecretHash(db, hashes);
+    return new Map(rows.map((row) => [row.secret_hash, toTokenOfCreator(row)]));
+  });
+  return (secretHash) => lookup(secretHash);
+}
+
+function toTokenOfCreator({ roles, ...token }: ApiTokenRow & { roles: unknown }): ApiToken & { creatorRoles: Role[] | null } {
+  return { ...toToken(token), creatorRoles: (roles as Role[] | null) ?? null };
+}
+
+const tokensBySecretHash = compiledOnce((db: Kysely<Database>, secretHashes: readonly string[]) =>
   db
     .selectFrom('api_tokens')
     .leftJoin('memberships', (join) =>
@@ -69,7 +85,7 @@ const tokenBySecretHash = compiledOnce((db: Kysely<Database>, secretHash: string
     )
     .selectAll('api_tokens')
     .select('memberships.roles')
-    .where('api_tokens.secret_hash', '=', secretHash),
+    .where('api_tokens.secret_hash', '=', anyOf(secretHashes, 'text')),
 );
 
 function toToken(row: ApiTokenRow): ApiToken {
