@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { writeSync } from 'node:fs';
 import { prettyLine } from './pretty.ts';
 
 /**
@@ -57,29 +58,54 @@ const destinations = new Map<number, pino.DestinationStream>();
 function destination(fd: number): pino.DestinationStream {
   let stream = destinations.get(fd);
   if (!stream) {
-    // The lines of one turn of the event loop are written together, synchronously, right after
-    // it (a write per line took a busy server a twentieth of its time; sonic-boom's asynchronous
-    // writes with their callbacks cost more); whatever is left is written when the process exits.
-    const buffered = pino.destination({ fd, sync: true, minLength: 4096 });
-    let flushQueued = false;
-    const flush = () => {
-      flushQueued = false;
-      buffered.flushSync();
-    };
-    process.on('exit', () => buffered.flushSync());
-    stream = {
-      write(line: string) {
-        buffered.write(line);
-        if (!flushQueued) {
-          flushQueued = true;
-          setImmediate(flush);
-        }
-      },
-    };
+    stream = turnBufferedOutput(fd);
     destinations.set(fd, stream);
   }
   return stream;
 }
+
+/**
+ * The lines of one turn of the event loop, written together with one system call right after it
+ * (a write per line took a busy server a twentieth of its time; sonic-boom's own synchronous
+ * flush also asks for an fsync each time, a disk flush when the output is a file). Whatever is
+ * left is written when the process exits, crash exits included.
+ */
+function turnBufferedOutput(fd: number): pino.DestinationStream {
+  let lines: string[] = [];
+  let queued = false;
+  const flush = () => {
+    queued = false;
+    if (lines.length === 0) return;
+    const bytes = Buffer.from(lines.join(''), 'utf8');
+    lines = [];
+    writeAll(fd, bytes);
+  };
+  process.on('exit', flush);
+  return {
+    write(line: string) {
+      lines.push(line);
+      if (!queued) {
+        queued = true;
+        setImmediate(flush);
+      }
+    },
+  };
+}
+
+/** Writes every byte, waiting out a full pipe; output nobody can take any more (a closed pipe) is dropped. */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let written = 0; written < bytes.length; ) {
+    try {
+      written += writeSync(fd, bytes, written);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EAGAIN' && code !== 'EBUSY') return;
+      Atomics.wait(PAUSE, 0, 0, 10);
+    }
+  }
+}
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** The stream a logger writes to: follows `logToStandardError`, and formats for people on a terminal. */
 function outputStream(pretty: boolean | undefined): pino.DestinationStream {

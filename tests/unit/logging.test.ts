@@ -78,3 +78,20 @@ describe('LOG_LEVEL and DRAIN_SECONDS', () => {
     expect(() => loadConfig({ DRAIN_SECONDS: '-1' })).toThrow(/DRAIN_SECONDS/);
   });
 });
+
+describe('lines written however the process ends', () => {
+  // Lines are gathered for a turn of the event loop and written right after it
+  // (adapters/logging/logger.ts); an exit in that turn must still write them.
+  for (const how of ['idle', 'exit', 'throw'] as const) {
+    test(`${how}: every line reaches standard output, in order`, () => {
+      const child = Bun.spawnSync([process.execPath, 'tests/fixtures/log-then-exit.ts', how, '500'], { cwd: `${import.meta.dir}/../..`, stdout: 'pipe', stderr: 'pipe' });
+      const numbered = child.stdout
+        .toString()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as { line: number }).line);
+      expect(numbered).toEqual(Array.from({ length: 500 }, (_, i) => i));
+      expect(child.exitCode).toBe(how === 'idle' ? 0 : how === 'exit' ? 3 : 1);
+    });
+  }
+});
