@@ -38,12 +38,17 @@ export function assertDeclaredSize(request: Request, limit: number): void {
 }
 
 /**
- * The body's bytes, at most `limit` of them: chunks are counted as they arrive and the read
- * stops at the first chunk over (the rest is left on the connection).
+ * The body's bytes, at most `limit` of them: a declared length over it is refused before reading;
+ * a chunked body's chunks are counted as they arrive and the read stops at the first chunk over
+ * (the rest is left on the connection).
  */
 export async function readBytes(request: Request, limit: number): Promise<Uint8Array> {
   assertDeclaredSize(request, limit);
   if (!request.body) return new Uint8Array(0);
+  // A declared length within the limit bounds the body (the connection's framing ends it
+  // there): read at once, natively, where counting chunks through a stream reader cost a busy
+  // server more than the JSON parse.
+  if (declaredLength(request) !== undefined) return new Uint8Array(await request.arrayBuffer());
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let received = 0;
