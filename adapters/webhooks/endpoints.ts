@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { nativeSignDelivery } from '../crypto/native-hmac.ts';
 import { CONNECTION_TARGET, connectionEndpoint, type DeliveryEndpoint, type DeliveryEndpoints, type Delivery } from '../../core/webhooks/dispatch.ts';
 import type { AppContext } from '../http/context.ts';
 import type { Database } from '../postgres/schema.ts';
@@ -26,7 +27,7 @@ export function deliveryEndpoints(db: Kysely<Database>, ctx: AppContext): Delive
       for (const delivery of deliveries) {
         if (delivery.target === CONNECTION_TARGET) {
           const webhook = byId.get(delivery.webhookId);
-          found.set(delivery.id, webhook && connectionEndpoint(webhook, delivery));
+          found.set(delivery.id, webhook && connectionEndpoint(webhook, delivery, nativeSignDelivery));
           continue;
         }
         const finder = ctx.deliveryTargets?.get(delivery.target);

@@ -248,14 +248,17 @@ function distinct(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 
-/** The endpoint of a connection webhook: signed when `hmacEnabled` (spec 6.4). */
-export function connectionEndpoint(webhook: Webhook, delivery: Pick<Delivery, 'id' | 'event'>): DeliveryEndpoint {
+/**
+ * The endpoint of a connection webhook: signed when `hmacEnabled` (spec 6.4). `sign` computes
+ * `signDelivery`'s value; a host may pass a native one (every delivery pays for it).
+ */
+export function connectionEndpoint(webhook: Webhook, delivery: Pick<Delivery, 'id' | 'event'>, sign: typeof signDelivery = signDelivery): DeliveryEndpoint {
   return {
     url: webhook.url,
     headers(body, timestamp) {
       const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Switchboard-Webhooks/1', 'x-switchboard-delivery': delivery.id, 'x-switchboard-event': delivery.event };
       if (webhook.hmacEnabled) {
-        headers[SIGNATURE_HEADER] = signDelivery(webhook.secret, timestamp, body);
+        headers[SIGNATURE_HEADER] = sign(webhook.secret, timestamp, body);
         headers[TIMESTAMP_HEADER] = String(timestamp);
       }
       return headers;
