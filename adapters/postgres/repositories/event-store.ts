@@ -19,7 +19,7 @@ export function eventPublisher(
   db: Kysely<Database>,
   deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string>; pluginEventConnections?: PluginEventConnections },
 ): EventPublisher {
-  const routes = routesFor(deps.pluginEventConnections);
+  const routes = routesFor(deps.pluginEventConnections ?? NO_NAMED_CONNECTIONS);
   async function publishMany(records: readonly ConnectionEventRecord[]) {
     // connection.update is never dispatched (spec 6.1); every other event may have webhook
     // subscribers: it waits for the delivery engine's fan-out. An event some enabled plugin
@@ -127,10 +127,10 @@ function toFanout(db: QueryCreator<LoggedDb>) {
  * well; to plugins where a table names the connection, and to webhooks as well (by that index).
  * The last two depend on the process's plugins: made once per `PluginEventConnections`.
  */
-function routesFor(connections: PluginEventConnections | undefined): readonly Route[] {
-  const known = connections && routesByConnections.get(connections);
+function routesFor(connections: PluginEventConnections): readonly Route[] {
+  const known = routesByConnections.get(connections);
   if (known) return known;
-  const named = namedConnections(connections ?? new Map());
+  const named = namedConnections(connections);
   const routes: Route[] = [
     compiledOnce((db: Kysely<Database>, rows: string) => logEvents(db, rows)),
     compiledOnce((db: Kysely<Database>, rows: string) => toFanout(logged(db, rows))),
@@ -139,11 +139,12 @@ function routesFor(connections: PluginEventConnections | undefined): readonly Ro
     compiledOnce((db: Kysely<Database>, rows: string) => toPlugins(logged(db, rows), named)),
     compiledOnce((db: Kysely<Database>, rows: string) => toPlugins(logged(db, rows).with('fanout', toFanout), named)),
   ];
-  if (connections) routesByConnections.set(connections, routes);
+  routesByConnections.set(connections, routes);
   return routes;
 }
 
 const routesByConnections = new WeakMap<PluginEventConnections, readonly Route[]>();
+const NO_NAMED_CONNECTIONS: PluginEventConnections = new Map();
 
 /** The logged events' places in the plugins' queue: all of them, or those `where` keeps. */
 function toPlugins<DB extends LoggedDb>(db: QueryCreator<DB>, where?: RawBuilder<boolean>) {
