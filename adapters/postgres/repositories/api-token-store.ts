@@ -60,23 +60,22 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
   };
 }
 
-/** Every authenticated request runs this one: compiled once. */
 /**
  * `findByHash` of the pool, for authentication: the lookups of requests that arrive together are
  * one statement (coalesced-lookup.ts), still a fresh read per request.
  */
 export function tokenLookupByHash(db: Kysely<Database>): ApiTokenStore['findByHash'] {
-  const lookup = coalescedLookup(async (hashes) => {
+  return coalescedLookup(async (hashes) => {
     const { rows } = await tokensBySecretHash(db, hashes);
     return new Map(rows.map((row) => [row.secret_hash, toTokenOfCreator(row)]));
   });
-  return (secretHash) => lookup(secretHash);
 }
 
 function toTokenOfCreator({ roles, ...token }: ApiTokenRow & { roles: unknown }): ApiToken & { creatorRoles: Role[] | null } {
   return { ...toToken(token), creatorRoles: (roles as Role[] | null) ?? null };
 }
 
+/** Every authenticated request runs this one (for a batch of requests): compiled once. */
 const tokensBySecretHash = compiledOnce((db: Kysely<Database>, secretHashes: readonly string[]) =>
   db
     .selectFrom('api_tokens')
