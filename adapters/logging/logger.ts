@@ -72,18 +72,23 @@ function destination(fd: number): pino.DestinationStream {
  */
 function turnBufferedOutput(fd: number): pino.DestinationStream {
   let lines: string[] = [];
+  let length = 0;
   let queued = false;
   const flush = () => {
     queued = false;
     if (lines.length === 0) return;
     const bytes = Buffer.from(lines.join(''), 'utf8');
     lines = [];
+    length = 0;
     writeAll(fd, bytes);
   };
   process.on('exit', flush);
   return {
     write(line: string) {
       lines.push(line);
+      length += line.length;
+      // A busy turn's lines go out in blocks of about 4 KiB as they come, not all at its end.
+      if (length >= BLOCK) return flush();
       if (!queued) {
         queued = true;
         setImmediate(flush);
@@ -106,6 +111,7 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 }
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+const BLOCK = 4096;
 
 /** The stream a logger writes to: follows `logToStandardError`, and formats for people on a terminal. */
 function outputStream(pretty: boolean | undefined): pino.DestinationStream {
