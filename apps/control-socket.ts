@@ -89,6 +89,9 @@ export function openControlSocket(dataDir: string, run: (request: AdminRequest) 
               reply = refuse(error);
               log.warn({ command }, `Control socket: ${command} refused or failed`);
             }
+            // The line just logged is written right after this turn (adapters/logging/logger.ts):
+            // answer after it, so whoever reads the log on the answer finds the line there.
+            await new Promise((resolve) => setImmediate(resolve));
             socket.end(`${JSON.stringify(reply)}\n`);
           })();
           running.add(work);
