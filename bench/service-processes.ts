@@ -66,7 +66,7 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
     cpuSeconds() {
       const parts: Record<string, number> = {};
       const add = (name: string, pid: number | undefined) => {
-        const seconds = pid === undefined ? undefined : processCpuSeconds(pid);
+        const seconds = pid === undefined ? undefined : processTimes(pid)?.own;
         if (seconds !== undefined) parts[name] = (parts[name] ?? 0) + seconds;
       };
       add(database ? 'server' : 'service', server.pid);
@@ -103,32 +103,43 @@ async function listeningUrl(stream: ReadableStream<Uint8Array>): Promise<string>
 }
 
 /**
- * The Postgres server's CPU seconds so far, summed from each of its processes' own time since it
- * was first seen: a backend that exits takes its time with it, and must not make the sum go back
- * (the CPU it used between the last reading and its exit is missed: the service's pools keep their
- * connections, so that is little).
+ * The Postgres server's CPU seconds so far: every live process's own time, plus the time of the
+ * processes that have exited, which the postmaster holds once it has reaped them (a pool that
+ * recycles its connections leaves no time uncounted). Only differences between two readings mean
+ * something.
  */
-const postgresSeen = new Map<number, number>();
-let postgresTotal = 0;
 function postgresCpuSeconds(): number {
+  let total = 0;
   for (const pid of postgresPids()) {
-    const seconds = processCpuSeconds(pid);
-    if (seconds === undefined) continue;
-    postgresTotal += seconds - (postgresSeen.get(pid) ?? 0);
-    postgresSeen.set(pid, seconds);
+    const times = processTimes(pid);
+    if (!times) continue;
+    total += times.own;
+    // The postmaster: the one process of the server whose parent is not one of its processes.
+    if (!isPostgres(times.parent)) total += times.children;
   }
-  return postgresTotal;
+  return total;
 }
 
-/** utime + stime of a process, in seconds (Linux); undefined where /proc is not there. */
-function processCpuSeconds(pid: number): number | undefined {
+/**
+ * utime + stime of a process, and cutime + cstime (its reaped children's), in seconds, with its
+ * parent's pid (Linux); undefined where /proc is not there.
+ */
+function processTimes(pid: number): { own: number; children: number; parent: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of stat (utime, stime), in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    // Fields 4 (ppid) and 14 to 17 (utime, stime, cutime, cstime) of stat, in clock ticks (100 per second on Linux).
+    return { parent: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) / 100, children: (Number(fields[13]) + Number(fields[14])) / 100 };
   } catch {
     return undefined;
+  }
+}
+
+function isPostgres(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres');
+  } catch {
+    return false;
   }
 }
 
@@ -137,14 +148,8 @@ function postgresPids(): number[] {
   try {
     return readdirSync('/proc')
       .filter((entry) => /^\d+$/.test(entry))
-      .filter((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres');
-        } catch {
-          return false;
-        }
-      })
-      .map(Number);
+      .map(Number)
+      .filter(isPostgres);
   } catch {
     return [];
   }

@@ -25,10 +25,19 @@ export interface DatabaseHandle {
 /** Connections of the service's own pool on Postgres unless told (pg-boss and the realtime adapter have theirs). */
 const POOL_MAX = 10;
 
-export async function openDatabase(options: { url?: string; dataDir: string; poolSize?: number }): Promise<DatabaseHandle> {
+/**
+ * How long a pool connection lives unless told. Its prepared statements keep the generic plans
+ * Postgres chose for them, and one chosen while a table was small (a seq scan of the messages
+ * for a batch's ids) is kept until the table's statistics change, which without autovacuum is
+ * never: a send batch's writes would scan ever more rows. A new connection plans its statements
+ * again against the tables as they are. A connection busy at the time finishes first.
+ */
+const CONNECTION_LIFETIME_SECONDS = 20;
+
+export async function openDatabase(options: { url?: string; dataDir: string; poolSize?: number; connectionLifetimeSeconds?: number }): Promise<DatabaseHandle> {
   if (options.url) {
     const max = options.poolSize ?? POOL_MAX;
-    const sql = new SQL({ url: options.url, max });
+    const sql = new SQL({ url: options.url, max, maxLifetime: options.connectionLifetimeSeconds ?? CONNECTION_LIFETIME_SECONDS });
     const use = newPoolUse();
     const db = new Kysely<Database>({ dialect: bunSqlDialect(sql, use) });
     return { db, dialect: 'postgres', url: options.url, pool: { max, use }, close: () => db.destroy() };
