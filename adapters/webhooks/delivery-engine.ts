@@ -72,9 +72,13 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
   const renewal = setInterval(() => void renewLeases(), LEASE_RENEWAL_SECONDS * 1000);
 
   async function fanOutStep(): Promise<StepResult> {
+    // The deliveries it makes are born held by this worker, as far as it has room: sent at once,
+    // with no claim statement for them and no wait for the claim loop.
+    const claim = roomToClaim();
+    const fanOutClaim = claim && { claimId: deps.ids.next(), claimedUntil: new Date(deps.wallClock.now().getTime() + LEASE_SECONDS * 1000), limit: claim.room, skipWebhooks: new Set(claim.skip) };
     let result: Awaited<ReturnType<typeof fanOutPending>>;
     try {
-      result = await uow.transaction((stores) => fanOutPending(stores, dispatch, FANOUT_BATCH));
+      result = await uow.transaction((stores) => fanOutPending(stores, dispatch, FANOUT_BATCH, fanOutClaim));
     } catch (error) {
       // An event the batch cannot fan out must not hold the others back: each goes to a job of
       // its own, retried on its own (the fan-out job queue).
@@ -85,17 +89,30 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
       });
       return 'some';
     }
-    if (result.deliveries > 0) claimLoop.wake();
+    if (result.claimed.length > 0) await take(result.claimed);
+    if (result.deliveries > result.claimed.length) claimLoop.wake();
     for (const batch of result.typingStarted) await simulateTyping(ctx, batch, true);
     return result.taken >= FANOUT_BATCH ? 'full' : result.taken > 0 ? 'some' : 'none';
   }
 
   async function claimStep(): Promise<StepResult> {
-    const room = Math.min(CLAIM_BATCH, MAX_HELD - held.size);
-    if (room <= 0) return 'none';
-    const skip = [...heldPerWebhook].filter(([, n]) => n >= HELD_PER_WEBHOOK).map(([webhookId]) => webhookId);
-    const claimed = await claimDue(claims, deps, room, skip);
+    const claim = roomToClaim();
+    if (!claim) return 'none';
+    const claimed = await claimDue(claims, deps, claim.room, claim.skip);
     if (claimed.length === 0) return 'none';
+    await take(claimed);
+    return claimed.length >= claim.room ? 'full' : 'some';
+  }
+
+  /** How many more deliveries this worker may hold, and the webhooks it holds enough of; none when full. */
+  function roomToClaim(): { room: number; skip: string[] } | undefined {
+    const room = Math.min(CLAIM_BATCH, MAX_HELD - held.size);
+    if (room <= 0) return undefined;
+    return { room, skip: [...heldPerWebhook].filter(([, n]) => n >= HELD_PER_WEBHOOK).map(([webhookId]) => webhookId) };
+  }
+
+  /** Holds claimed deliveries and starts their requests (a delivery whose webhook is gone is settled). */
+  async function take(claimed: ClaimedDelivery[]): Promise<void> {
     const found = await endpoints.findAll(claimed);
     const gone = claimed.filter((d) => !found.get(d.id));
     // Its webhook was deleted (or its plugin disabled): nothing to send it to, ever.
@@ -112,7 +129,6 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
       touched.add(delivery.webhookId);
     }
     for (const webhookId of touched) sendWaiting(webhookId);
-    return claimed.length >= room ? 'full' : 'some';
   }
 
   /** Starts the webhook's waiting requests while it has room in flight. */

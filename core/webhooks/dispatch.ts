@@ -63,13 +63,34 @@ export interface DeliveryAttempt {
 export interface DeliveryStore {
   /** Inserts unless a delivery with this id exists; true when inserted. */
   insert(delivery: Delivery): Promise<boolean>;
-  /** Inserts each unless a delivery with its id exists (a replayed fan-out). */
-  insertMany(deliveries: readonly Delivery[]): Promise<void>;
+  /**
+   * Inserts each unless a delivery with its id exists (a replayed fan-out); those `claim` names
+   * are inserted held by it. Returns the ids inserted.
+   */
+  insertMany(deliveries: readonly Delivery[], claim?: BirthClaim): Promise<Set<string>>;
   get(id: string): Promise<Delivery | undefined>;
   lock(id: string): Promise<Delivery | undefined>;
   /** Its state, attempts and due time. */
   update(delivery: Delivery): Promise<void>;
   list(webhookId: string, request: PageRequest): Promise<Page<Delivery & { attemptLog: DeliveryAttempt[] }>>;
+}
+
+/** Deliveries a fan-out inserts already claimed (`ids`), by `claimId` until `claimedUntil`. */
+export interface BirthClaim {
+  claimId: string;
+  claimedUntil: Date;
+  ids: ReadonlySet<string>;
+}
+
+/**
+ * A worker's claim on the deliveries its fan-out makes, so it sends them without claiming them
+ * again: at most `limit` of them, none of the webhooks in `skipWebhooks` (it holds enough of theirs).
+ */
+export interface FanOutClaim {
+  claimId: string;
+  claimedUntil: Date;
+  limit: number;
+  skipWebhooks: ReadonlySet<string>;
 }
 
 /** A held batch of a contact's messages for one webhook. */
@@ -136,11 +157,18 @@ export interface TypingSimulator {
 /**
  * Fans the events written since the last fan-out out to their webhooks, a batch at a time (the
  * delivery engine's first step). Run in one transaction: a crash before it commits leaves the
- * events waiting, and the deliveries it makes are due at once.
+ * events waiting, and the deliveries it makes are due at once. With `claim`, the deliveries it
+ * may hold are made held by it (`claimed`): the worker sends them at once, and if it dies they
+ * are due again when the claim lapses, as claimed ones are.
  */
-export async function fanOutPending(stores: DispatchStores, deps: DispatchDeps, limit: number): Promise<{ taken: number; deliveries: number; typingStarted: Batch[] }> {
+export async function fanOutPending(
+  stores: DispatchStores,
+  deps: DispatchDeps,
+  limit: number,
+  claim?: FanOutClaim,
+): Promise<{ taken: number; deliveries: number; claimed: Array<Delivery & { claimId: string; claimedUntil: Date }>; typingStarted: Batch[] }> {
   const events = await stores.fanouts.take(limit);
-  return { taken: events.length, ...(await fanOutEvents(stores, deps, events)) };
+  return { taken: events.length, ...(await fanOutEvents(stores, deps, events, claim)) };
 }
 
 /** Fans one logged event out (a fan-out job queued before events waited in a table of their own). */
@@ -154,9 +182,14 @@ export async function fanOut(stores: DispatchStores, deps: DispatchDeps, eventId
  * window, into the contact's held batch (the window slides with every message). Idempotent:
  * fanning the same events out twice changes nothing.
  */
-export async function fanOutEvents(stores: DispatchStores, deps: DispatchDeps, events: readonly LoggedEvent[]): Promise<{ deliveries: number; typingStarted: Batch[] }> {
+export async function fanOutEvents(
+  stores: DispatchStores,
+  deps: DispatchDeps,
+  events: readonly LoggedEvent[],
+  claim?: FanOutClaim,
+): Promise<{ deliveries: number; claimed: Array<Delivery & { claimId: string; claimedUntil: Date }>; typingStarted: Batch[] }> {
   const dispatched = events.filter((e): e is LoggedEvent & { connectionId: string } => e.connectionId !== null);
-  if (dispatched.length === 0) return { deliveries: 0, typingStarted: [] };
+  if (dispatched.length === 0) return { deliveries: 0, claimed: [], typingStarted: [] };
   const webhooks = await stores.webhooks.boundTo(distinct(dispatched.map((e) => e.workspaceId)), distinct(dispatched.map((e) => e.connectionId)));
   const typingStarted: Batch[] = [];
   const deliveries: Delivery[] = [];
@@ -171,8 +204,12 @@ export async function fanOutEvents(stores: DispatchStores, deps: DispatchDeps, e
       deliveries.push(newDelivery(deps, connectionDelivery(webhook, [event], JSON.stringify(event.payload))));
     }
   }
-  await stores.deliveries.insertMany(deliveries);
-  return { deliveries: deliveries.length, typingStarted };
+  const held = claim ? deliveries.filter((d) => !claim.skipWebhooks.has(d.webhookId)).slice(0, Math.max(0, claim.limit)) : [];
+  const birth = claim && held.length > 0 ? { claimId: claim.claimId, claimedUntil: claim.claimedUntil, ids: new Set(held.map((d) => d.id)) } : undefined;
+  const inserted = await stores.deliveries.insertMany(deliveries, birth);
+  // One inserted before (a replayed fan-out) is not ours: the claim loop takes it as any other.
+  const claimed = birth ? held.filter((d) => inserted.has(d.id)).map((d) => ({ ...d, claimId: birth.claimId, claimedUntil: birth.claimedUntil })) : [];
+  return { deliveries: deliveries.length, claimed, typingStarted };
 }
 
 /** Delivers a batch whose window has closed; an older flush of a slid window does nothing. */

@@ -80,9 +80,14 @@ export function deliveryStore(db: Kysely<Database>): DeliveryStore {
     async insert(d) {
       return insertedIfAbsent(db.insertInto('webhook_deliveries').values(snakeCased(d)).onConflict((oc) => oc.column('id').doNothing()));
     },
-    async insertMany(deliveries) {
-      if (deliveries.length === 0) return;
-      await insertDeliveries(db, JSON.stringify(deliveries.map((d) => snakeCased(d))));
+    async insertMany(deliveries, claim) {
+      if (deliveries.length === 0) return new Set();
+      const rows = deliveries.map((d) => ({
+        ...snakeCased(d),
+        ...(claim?.ids.has(d.id) ? { claim_id: claim.claimId, claimed_until: claim.claimedUntil } : {}),
+      }));
+      const inserted = await insertDeliveries(db, JSON.stringify(rows));
+      return new Set(inserted.rows.map((row) => row.id));
     },
     async get(id) {
       return findById(db, 'webhook_deliveries', id, toDelivery);
@@ -191,9 +196,13 @@ const takeFanouts = compiledOnce((db: Kysely<Database>, limit: number) =>
     .returning('event_id'),
 );
 
-const DELIVERY_COLUMNS = ['id', 'webhook_id', 'target', 'workspace_id', 'event', 'event_ids', 'body', 'state', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'] as const;
+const DELIVERY_COLUMNS = ['id', 'webhook_id', 'target', 'workspace_id', 'event', 'event_ids', 'body', 'state', 'attempts', 'next_attempt_at', 'claim_id', 'claimed_until', 'created_at', 'updated_at'] as const;
 
-/** Deliveries given as a JSON array of rows (as text, as the events are: event-store.ts); one already there (the same webhook and events) is kept. */
+/**
+ * Deliveries given as a JSON array of rows (as text); one already there (the same webhook and
+ * events) is kept. A row may come claimed (the fan-out's worker holds it from birth). Returns the
+ * ids inserted.
+ */
 const insertDeliveries = compiledOnce((db: Kysely<Database>, rows: string) =>
   db
     .insertInto('webhook_deliveries')
@@ -201,9 +210,10 @@ const insertDeliveries = compiledOnce((db: Kysely<Database>, rows: string) =>
     .expression((eb) =>
       eb
         .selectFrom(
-          sql<Record<(typeof DELIVERY_COLUMNS)[number], unknown>>`(select * from jsonb_to_recordset(${rows}::text::jsonb) as r(id uuid, webhook_id uuid, target text, workspace_id uuid, event text, event_ids uuid[], body text, state text, attempts integer, next_attempt_at timestamptz, created_at timestamptz, updated_at timestamptz))`.as('r'),
+          sql<Record<(typeof DELIVERY_COLUMNS)[number], unknown>>`(select * from jsonb_to_recordset(${rows}::text::jsonb) as r(id uuid, webhook_id uuid, target text, workspace_id uuid, event text, event_ids uuid[], body text, state text, attempts integer, next_attempt_at timestamptz, claim_id uuid, claimed_until timestamptz, created_at timestamptz, updated_at timestamptz))`.as('r'),
         )
         .select(DELIVERY_COLUMNS.map((c) => `r.${c}` as const)),
     )
-    .onConflict((oc) => oc.column('id').doNothing()),
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning('id'),
 );

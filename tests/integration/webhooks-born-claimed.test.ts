@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { sql } from 'kysely';
+import type { AppContext } from '../../adapters/http/context.ts';
+import { uuidV7 } from '../../adapters/system.ts';
+import { messagingDeps, messagingUnitOfWork } from '../../adapters/connections/stores.ts';
+import { dispatchDeps } from '../../adapters/webhooks/jobs.ts';
+import { bootstrapOwner } from '../../core/identity/bootstrap.ts';
+import type { Actor } from '../../core/identity/identity.ts';
+import { createConnection } from '../../core/connections/connections.ts';
+import { fanOutEvents, type LoggedEvent } from '../../core/webhooks/dispatch.ts';
+import { createWebhook } from '../../core/webhooks/webhooks.ts';
+import { openTestContext, type TestContext } from '../support/context.ts';
+import { useTestService } from '../support/service.ts';
+import { useReceiver } from '../support/webhook-receiver.ts';
+import { eventually } from '../support/helpdesk.ts';
+import { HOOK_TIMEOUT } from './helpers.ts';
+
+/**
+ * The deliveries a worker's fan-out makes are born claimed by that worker (as far as it has room
+ * and does not hold enough of their webhook's already), so it sends them without a claim
+ * statement of their own; the rest wait for any worker's claim. A fan-out replayed after its
+ * deliveries exist claims nothing: they may be another worker's.
+ */
+describe('fan-out with a claim, on real stores', () => {
+  let testContext: TestContext;
+  let ctx: AppContext;
+  let actor: Actor;
+  let connectionId: string;
+
+  beforeAll(async () => {
+    testContext = await openTestContext();
+    ({ ctx } = testContext);
+    ({ actor, connectionId } = await messagingUnitOfWork(ctx).transaction(async (stores) => {
+      const owner = await bootstrapOwner(stores, ctx, { email: `born-${crypto.randomUUID().slice(0, 8)}@example.com`, workspace: 'Born claimed', plan: 'PRO' });
+      const actor: Actor = { userId: owner.userId, workspaceId: owner.workspaceId, roles: ['OWNER'] };
+      const connection = await createConnection(stores, messagingDeps(ctx), actor, { name: 'born', driver: 'sandbox' });
+      return { actor, connectionId: connection.id };
+    }));
+  }, HOOK_TIMEOUT);
+
+  afterAll(async () => {
+    await testContext?.close();
+  }, HOOK_TIMEOUT);
+
+  test('up to the limit, skipping the webhooks named, are inserted held by the claim; a replay claims none', async () => {
+    const uow = messagingUnitOfWork(ctx);
+    const deps = dispatchDeps(ctx);
+    const hook = (name: string) =>
+      uow.transaction((stores) => createWebhook(stores, ctx, actor, { url: `http://receiver.invalid/${name}`, events: ['messages.upsert'], connections: [connectionId] }));
+    const [first, second, skipped] = [await hook('first'), await hook('second'), await hook('skipped')];
+    const events: LoggedEvent[] = [];
+    for (const n of [1, 2]) {
+      const id = uuidV7.next();
+      const remoteJid = `5511990000${n}@s.whatsapp.net`;
+      await ctx.db
+        .insertInto('events')
+        .values({ id, workspace_id: actor.workspaceId, connection_id: connectionId, event: 'messages.upsert', remote_jid: remoteJid, payload: { event: 'messages.upsert', connectionId, remoteJid, data: { n } }, created_at: new Date() })
+        .execute();
+      events.push((await uow.transaction((stores) => stores.eventLog.get(id)))!);
+    }
+
+    const claim = { claimId: uuidV7.next(), claimedUntil: new Date(Date.now() + 30_000), limit: 3, skipWebhooks: new Set([skipped.id]) };
+    const made = await uow.transaction((stores) => fanOutEvents(stores, deps, events, claim));
+    expect(made.deliveries).toBe(6);
+    expect(made.claimed).toHaveLength(3);
+    expect(made.claimed.every((d) => d.webhookId !== skipped.id && d.claimId === claim.claimId)).toBe(true);
+    expect(new Set(made.claimed.map((d) => d.webhookId))).toEqual(new Set([first.id, second.id]));
+
+    const rows = await ctx.db.selectFrom('webhook_deliveries').select(['id', 'webhook_id', 'claim_id', 'claimed_until']).where('workspace_id', '=', actor.workspaceId).execute();
+    expect(rows).toHaveLength(6);
+    const held = rows.filter((r) => r.claim_id !== null);
+    expect(held.map((r) => r.id).sort()).toEqual(made.claimed.map((d) => d.id).sort());
+    expect(held.every((r) => r.claim_id === claim.claimId && new Date(r.claimed_until!).getTime() === claim.claimedUntil.getTime())).toBe(true);
+
+    // Replayed (the same events fanned out again): nothing new, and nothing of it is claimed.
+    const again = await uow.transaction((stores) => fanOutEvents(stores, deps, events, { ...claim, claimId: uuidV7.next(), limit: 10, skipWebhooks: new Set() }));
+    expect(again.claimed).toEqual([]);
+    const after = await ctx.db.selectFrom('webhook_deliveries').select(['id', 'claim_id']).where('workspace_id', '=', actor.workspaceId).execute();
+    expect(after.filter((r) => r.claim_id !== null).map((r) => r.id).sort()).toEqual(held.map((r) => r.id).sort());
+  });
+});
+
+describe('the worker sends what its fan-out made without claiming it again', () => {
+  const receiver = useReceiver();
+  const service = useTestService();
+  let token: string;
+
+  beforeAll(async () => {
+    ({ token } = await service.bootstrap({ plan: 'PRO' }));
+    // Each delivery as it was inserted: held or not.
+    await sql.raw('create table born (id uuid primary key, claimed boolean not null)').execute(service.runtime.ctx.db);
+    await sql
+      .raw(
+        `create function note_born() returns trigger language plpgsql as $$
+         begin insert into born values (new.id, new.claim_id is not null); return new; end $$`,
+      )
+      .execute(service.runtime.ctx.db);
+    await sql.raw('create trigger note_born after insert on webhook_deliveries for each row execute function note_born()').execute(service.runtime.ctx.db);
+  }, HOOK_TIMEOUT);
+
+  test('messages received are delivered, each delivery inserted held by the worker', async () => {
+    const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: token, body });
+    const connection = (await call('POST', '/v3/connections', { name: 'born claimed' })).body.id as string;
+    expect((await call('POST', `/v3/connections/${connection}/connect`)).body.status).toBe('CONNECTED');
+    const path = '/hooks/born-claimed';
+    expect((await call('POST', '/v3/webhooks', { url: receiver.url(path), events: ['messages.upsert'], connections: [connection] })).status).toBe(201);
+    for (const text of ['one', 'two', 'three']) {
+      expect((await call('POST', `/v3/connections/${connection}/sandbox/messages`, { from: '5511990000777', text })).status).toBe(201);
+    }
+    await eventually(async () => (receiver.hits(path).length >= 3 ? true : undefined), 'three deliveries', 20_000);
+    expect(receiver.hits(path).map((h) => h.json.data.message.conversation).sort()).toEqual(['one', 'three', 'two']);
+    const born = await sql<{ claimed: boolean }>`select claimed from born`.execute(service.runtime.ctx.db);
+    expect(born.rows).toHaveLength(3);
+    expect(born.rows.every((r) => r.claimed)).toBe(true);
+  });
+});
