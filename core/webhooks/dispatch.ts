@@ -82,6 +82,9 @@ export interface BirthClaim {
   ids: ReadonlySet<string>;
 }
 
+/** A delivery a fan-out inserted held by its worker's claim. */
+export type BornClaimed = Delivery & Pick<BirthClaim, 'claimId' | 'claimedUntil'>;
+
 /**
  * A worker's claim on the deliveries its fan-out makes, so it sends them without claiming them
  * again: at most `limit` of them, none of the webhooks in `skipWebhooks` (it holds enough of theirs).
@@ -166,7 +169,7 @@ export async function fanOutPending(
   deps: DispatchDeps,
   limit: number,
   claim?: FanOutClaim,
-): Promise<{ taken: number; deliveries: number; claimed: Array<Delivery & { claimId: string; claimedUntil: Date }>; typingStarted: Batch[] }> {
+): Promise<{ taken: number; deliveries: number; claimed: BornClaimed[]; typingStarted: Batch[] }> {
   const events = await stores.fanouts.take(limit);
   return { taken: events.length, ...(await fanOutEvents(stores, deps, events, claim)) };
 }
@@ -187,7 +190,7 @@ export async function fanOutEvents(
   deps: DispatchDeps,
   events: readonly LoggedEvent[],
   claim?: FanOutClaim,
-): Promise<{ deliveries: number; claimed: Array<Delivery & { claimId: string; claimedUntil: Date }>; typingStarted: Batch[] }> {
+): Promise<{ deliveries: number; claimed: BornClaimed[]; typingStarted: Batch[] }> {
   const dispatched = events.filter((e): e is LoggedEvent & { connectionId: string } => e.connectionId !== null);
   if (dispatched.length === 0) return { deliveries: 0, claimed: [], typingStarted: [] };
   const webhooks = await stores.webhooks.boundTo(distinct(dispatched.map((e) => e.workspaceId)), distinct(dispatched.map((e) => e.connectionId)));
