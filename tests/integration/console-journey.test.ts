@@ -122,7 +122,9 @@ async function createWebhookAndSeeDelivery(page: Page, connectionId: string): Pr
   await page.getByRole('button', { name: 'New webhook' }).click();
   await page.getByRole('textbox', { name: 'URL' }).fill(receiver.url('/journey'));
   await page.getByRole('button', { name: 'Create webhook' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Webhook' }).waitFor();
+  // Exactly: the list's own heading, 'Webhooks', would match at once, before the webhook is created,
+  // and its creation would then navigate back here from the next page.
+  await page.getByRole('heading', { level: 1, name: 'Webhook', exact: true }).waitFor();
   // A new message from the contact: the webhook delivers it, and its log shows the attempt.
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Connections' }).click();
   await page.getByRole('link', { name: 'Front desk' }).click();
