@@ -5,9 +5,10 @@ import type { ConnectionEventRecord } from '../../core/connections/connection.ts
 import { openTestContext, type TestContext } from '../support/context.ts';
 
 /**
- * The events' outbox (adapters/postgres/repositories/event-store.ts): every event is logged, with
- * its data as given; it waits for the webhooks' fan-out only when some webhook of its workspace
- * subscribes to it on its connection, and for the plugins' subscribers when a plugin listens.
+ * The events' outbox (adapters/postgres/repositories/event-store.ts): an event is logged, with its
+ * data as given, where something reads it. A workspace's own event (no connection) always; a
+ * connection's event when some webhook of its workspace subscribes to it on its connection (it
+ * then waits for the fan-out) or a plugin listens (it then waits for the plugins' subscribers).
  */
 
 let t: TestContext;
@@ -36,47 +37,58 @@ async function publishMany(records: ConnectionEventRecord[], pluginEvents: strin
   await t.ctx.db.transaction().execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set(pluginEvents), pluginEventConnections }).publishMany(records));
 }
 
+/** The tags of the workspace's logged events, in the order they were logged. */
+async function loggedTags(): Promise<string[]> {
+  const rows = await t.ctx.db.selectFrom('events').select('payload').where('workspace_id', '=', workspaceId).orderBy('id').execute();
+  return rows.map((r) => ((typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as { data: { tag: string } }).data.tag);
+}
+
 async function waitingFor(table: 'webhook_fanout' | 'plugin_event_queue'): Promise<Set<string>> {
   const rows = await t.ctx.db.selectFrom(table).innerJoin('events', 'events.id', `${table}.event_id`).select('events.payload').execute();
   return new Set(rows.map((r) => ((typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as { data: { tag: string } }).data.tag));
 }
 
-test('events are logged as given; only those some webhook subscribes to wait for the fan-out, whatever else waits for the plugins', async () => {
+test('events are logged as given where something reads them; those some webhook subscribes to wait for the fan-out, whatever a plugin takes waits for the plugins', async () => {
   const tricky = { tag: 'tricky', text: 'quote " backslash \\ newline \n unicode ✓ {"a":[1,2]}', nested: { list: [1, null, true], at: '2026-01-01T00:00:00.000Z' } };
   await publishMany(
-    [record('messages.upsert', connectionId, '1@s.whatsapp.net', tricky), record('messages.update', connectionId, null, { tag: 'before-update' }), record('probe.happened', connectionId, null, { tag: 'before-probe' })],
+    [
+      record('messages.upsert', connectionId, '1@s.whatsapp.net', { tag: 'unread' }),
+      record('messages.update', connectionId, null, { tag: 'before-update' }),
+      record('probe.happened', connectionId, null, { tag: 'before-probe' }),
+      record('connection.update', connectionId, null, { tag: 'status-unread' }),
+      record('report.happened', '', null, { tag: 'workspace-own' }),
+    ],
     ['probe.happened'],
   );
-  const logged = await t.ctx.db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').execute();
-  expect(logged.map((e) => e.event)).toEqual(['messages.upsert', 'messages.update', 'probe.happened']);
-  const first = logged[0]!;
-  expect(first.connection_id).toBe(connectionId);
-  expect(first.remote_jid).toBe('1@s.whatsapp.net');
-  expect(typeof first.payload === 'string' ? JSON.parse(first.payload) : first.payload).toEqual({ event: 'messages.upsert', connectionId, remoteJid: '1@s.whatsapp.net', sender: '5511999990000', data: tricky });
-  expect(first.created_at).toBeInstanceOf(Date);
-  // No webhook yet: nothing waits for the fan-out; the plugin's event waits for the plugins.
+  // No webhook yet: nothing reads the messages, the update or the status; the plugin's event waits for the plugins, the workspace's own event is kept.
+  expect(await loggedTags()).toEqual(['before-probe', 'workspace-own']);
   expect(await waitingFor('webhook_fanout')).toEqual(new Set());
   expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['before-probe']));
 
   const now = new Date();
   await t.ctx.db
     .insertInto('webhooks')
-    .values({ id: uuidV7.next(), workspace_id: workspaceId, url: 'http://localhost/hook', events: ['messages.upsert', 'probe.happened'], connections: [connectionId], hmac_enabled: false, secret: 'sealed', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
+    .values({ id: uuidV7.next(), workspace_id: workspaceId, url: 'http://localhost/hook', events: ['messages.upsert', 'probe.happened', 'connection.update'], connections: [connectionId], hmac_enabled: false, secret: 'sealed', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
     .execute();
   await publishMany(
     [
-      record('messages.upsert', connectionId, '1@s.whatsapp.net', { tag: 'subscribed' }),
+      record('messages.upsert', connectionId, '1@s.whatsapp.net', tricky),
       record('messages.update', connectionId, '1@s.whatsapp.net', { tag: 'other-event' }),
       record('messages.upsert', otherConnectionId, '1@s.whatsapp.net', { tag: 'other-connection' }),
       record('connection.update', connectionId, null, { tag: 'never-dispatched' }),
+      record('connection.update', otherConnectionId, null, { tag: 'status-to-plugins' }),
       record('probe.happened', connectionId, null, { tag: 'both' }),
     ],
-    ['probe.happened'],
+    ['probe.happened', 'connection.update'],
   );
-  expect(await waitingFor('webhook_fanout')).toEqual(new Set(['subscribed', 'both']));
-  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['before-probe', 'both']));
-  const { n } = await t.ctx.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
-  expect(Number(n)).toBe(8);
+  expect(await waitingFor('webhook_fanout')).toEqual(new Set(['tricky', 'both']));
+  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['before-probe', 'never-dispatched', 'status-to-plugins', 'both']));
+  expect(await loggedTags()).toEqual(['before-probe', 'workspace-own', 'tricky', 'never-dispatched', 'status-to-plugins', 'both']);
+  const first = (await t.ctx.db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).where('event', '=', 'messages.upsert').execute())[0]!;
+  expect(first.connection_id).toBe(connectionId);
+  expect(first.remote_jid).toBe('1@s.whatsapp.net');
+  expect(typeof first.payload === 'string' ? JSON.parse(first.payload) : first.payload).toEqual({ event: 'messages.upsert', connectionId, remoteJid: '1@s.whatsapp.net', sender: '5511999990000', data: tricky });
+  expect(first.created_at).toBeInstanceOf(Date);
 }, 60_000);
 
 test('an event its plugins take only on some connections waits for them only where a row of their table names its connection when it is written', async () => {

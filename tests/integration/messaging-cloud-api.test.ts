@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { useGraphSimulator } from '../support/graph-simulator.ts';
-import { connectionEvents } from '../support/connections.ts';
+import { connectionEvents, useEventWatch } from '../support/connections.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { chatMessageWhen } from '../support/wait.ts';
 import { workerSettled } from '../support/wait.ts';
@@ -22,6 +22,7 @@ const sim = useGraphSimulator({ displayPhoneNumber: '+1 555-010-4477', statusCal
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
+const events$ = useEventWatch(service);
 
 beforeAll(async () => {
   const created = await service.call('POST', '/v3/connections', {
@@ -40,6 +41,8 @@ beforeAll(async () => {
   });
   expect(created.status).toBe(201);
   connectionId = created.body.id;
+  // The tests read the connection's events: a webhook reads them, so they are logged.
+  await events$.watch(owner.token, connectionId);
   callbackUrl = `${service.url}/v3/webhooks/whatsapp/${connectionId}`;
   // The platform posts asynchronous statuses (the 131047 failure) to the registered callback URL.
   sim.callbackUrl = callbackUrl;

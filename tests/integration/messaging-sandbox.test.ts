@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
-import { connectionEvents } from '../support/connections.ts';
+import { connectionEvents, useEventWatch } from '../support/connections.ts';
 import { useTestService, useOwner } from '../support/service.ts';
 import { messageSettled } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, memberWithToken, UUID } from './helpers.ts';
@@ -24,6 +24,7 @@ beforeAll(async () => {
 
 const service = useTestService(() => ({ env: { PLAN_FREE_MESSAGES: '2', CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
+const events$ = useEventWatch(service);
 
 beforeAll(async () => {
   const connected = await newConnectedConnection(owner.token, 'main');
@@ -42,6 +43,8 @@ afterAll(async () => {
 async function newConnectedConnection(apikey: string, name: string): Promise<{ id: string; phoneNumber: string }> {
   const created = await service.call('POST', '/v3/connections', { apikey, body: { name } });
   expect(created.status).toBe(201);
+  // The tests read the connection's events: a webhook reads them, so they are logged.
+  await events$.watch(apikey, created.body.id);
   const connected = await service.call('POST', `/v3/connections/${created.body.id}/connect`, { apikey });
   expect(connected.body.status).toBe('CONNECTED');
   return { id: created.body.id, phoneNumber: connected.body.phoneNumber };

@@ -8,6 +8,7 @@ import { acceptSend } from '../../core/messaging/send.ts';
 import { receiveReceipt } from '../../core/messaging/receive.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { claimNow, deliverNow, sendRecord } from '../support/sends.ts';
+import { watchedByWebhook } from '../support/connections.ts';
 import { createSender } from '../../core/messaging/deliver.ts';
 import { sendQueue } from '../../adapters/postgres/repositories/send-queue.ts';
 
@@ -36,6 +37,8 @@ beforeAll(async () => {
     await applySessionUpdate(stores, deps, created.id, { event: 'connect' });
     connectionId = (await applySessionUpdate(stores, deps, created.id, { event: 'opened', phoneNumber: '15550100000' }))!.id;
   });
+  // The test counts the connection's events: a webhook reads them, so they are logged.
+  await watchedByWebhook(ctx.db, actor.workspaceId, connectionId);
 });
 
 afterAll(async () => {

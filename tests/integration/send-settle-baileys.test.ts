@@ -11,6 +11,7 @@ import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
 import { driverView } from '../../core/messaging/deliver.ts';
 import { deliverNow } from '../support/sends.ts';
+import { watchedByWebhook } from '../support/connections.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { MovableClock } from '../support/movable-clock.ts';
 import { sendQueue } from '../../adapters/postgres/repositories/send-queue.ts';
@@ -94,6 +95,8 @@ beforeAll(async () => {
     });
   ({ actor, connectionId } = await line(`settle-${crypto.randomUUID().slice(0, 6)}@example.com`, 'baileys'));
   other = await line(`other-${crypto.randomUUID().slice(0, 6)}@example.com`, 'sandbox');
+  // The tests count the connection's events: a webhook reads them, so they are logged.
+  await watchedByWebhook(ctx.db, actor.workspaceId, connectionId);
   const connection = (await stores().connections.find(connectionId))!;
   await driver.connect(driverView(connection), driverEventsFor(ctx, connectionId));
   socket().open();

@@ -9,6 +9,7 @@ import type { NetworkDriver } from '../../core/connections/driver.ts';
 import { acceptSend } from '../../core/messaging/send.ts';
 import { driverView } from '../../core/messaging/deliver.ts';
 import { deliverNow } from '../support/sends.ts';
+import { watchedByWebhook } from '../support/connections.ts';
 import { startGraphSimulator, type GraphSimulator } from '../support/graph-simulator.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { waitFor } from '../support/wait.ts';
@@ -68,6 +69,8 @@ beforeAll(async () => {
   const credentials = { phoneNumberId: sim.phoneNumberId, businessAccountId: sim.businessAccountId, accessToken: sim.accessToken, appSecret: sim.appSecret, verifyToken: sim.verifyToken };
   ({ actor, connectionId } = await line(`official-${crypto.randomUUID().slice(0, 6)}@example.com`, 'official', credentials, 'cloud-api'));
   other = await line(`other-${crypto.randomUUID().slice(0, 6)}@example.com`, 'other', {}, 'sandbox');
+  // The tests count the connection's events: a webhook reads them, so they are logged.
+  await watchedByWebhook(ctx.db, actor.workspaceId, connectionId);
   sim.callbackUrl = `http://127.0.0.1:${receiver.port}/callbacks/${connectionId}`;
   // Each contact writes first: free text goes inside the 24-hour window (spec 3.4).
   for (const from of CONTACTS) expect((await sim.deliverIncoming(sim.callbackUrl, { from, type: 'text', text: { body: 'hi' } })).status).toBe(200);

@@ -3,7 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError } from './helpers.ts';
 import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
-import { deliveriesSettled } from '../support/wait.ts';
+import { deliveriesSettled, messageSettled } from '../support/wait.ts';
 
 /**
  * Connection-webhook delivery against a real local HTTP receiver (issue 4 items 2–4; spec 2.8,
@@ -194,12 +194,9 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
     const to = newContact();
     const sent = await service.call('POST', `/v3/connections/${connection.id}/chats/messages`, { apikey: owner.token, body: { to, text: 'outgoing' } });
     expect([200, 201]).toContain(sent.status);
-    // Wait until the send.message event really exists, then for the incoming message to arrive after it.
-    const deadline = Date.now() + 10_000;
-    while ((await publishedEvents(connection.id, 'send.message')).length === 0) {
-      if (Date.now() > deadline) throw new Error('send.message was never published');
-      await Bun.sleep(100);
-    }
+    // Wait until the message went out (its send.message is then written, or not, in the same
+    // transaction: nothing subscribes to it), then for the incoming message to arrive after it.
+    await messageSettled(service, owner.token, connection.id, sent.body.id);
     await inject(connection.id, { from: to, text: 'incoming' });
     await receiver.waitFor(path, 1);
     await deliveriesSettled(service);
@@ -225,6 +222,7 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
       await Bun.sleep(100);
     }
     expect((await connect()).body.status).toBe('CONNECTED');
+    // The campaigns plugin takes connection.update (it pauses a campaign whose line drops): the events are logged.
     expect((await publishedEvents(connection.id, 'connection.update')).length).toBeGreaterThanOrEqual(2);
 
     // The pipeline is live for this webhook: a message arrives, and only the message.

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { driverEventsFor } from '../../adapters/connections/driver-events.ts';
 import type { ReceivedMessage } from '../../core/messaging/incoming.ts';
 import { HOOK_TIMEOUT, useTestService } from '../support/service.ts';
+import { useEventWatch } from '../support/connections.ts';
 
 /**
  * Dedupe of received messages on a real database (issue 3 Tests: "dedupe (replayed provider
@@ -19,12 +20,15 @@ import { HOOK_TIMEOUT, useTestService } from '../support/service.ts';
  */
 
 const service = useTestService();
+const events$ = useEventWatch(service);
 let connectionId: string;
 
 beforeAll(async () => {
   const owner = await service.bootstrap({ plan: 'PRO' });
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'dedupe' } });
   connectionId = created.body.id;
+  // The property counts the connection's events: a webhook reads them, so they are logged.
+  await events$.watch(owner.token, connectionId, ['messages.upsert', 'send.message']);
   const connected = await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
   expect(connected.body.status).toBe('CONNECTED');
 }, HOOK_TIMEOUT);
