@@ -1,7 +1,7 @@
 import { errorField } from '../adapters/logging/logger.ts';
 import type { Selectable } from 'kysely';
 import type { AppContext } from '../adapters/http/context.ts';
-import { PLUGIN_EVENTS_QUEUE, type ConnectionTable, type PluginEventConnections } from '../adapters/postgres/repositories/event-store.ts';
+import { PLUGIN_EVENTS_QUEUE, type ConnectionTable, type PluginEventConnections, type PluginEventTests } from '../adapters/postgres/repositories/event-store.ts';
 import { pluginEventQueue, type ClaimedPluginEvent } from '../adapters/postgres/repositories/plugin-event-queue.ts';
 import type { EventsTable } from '../adapters/postgres/schema.ts';
 import { PollingLoop, type StepResult } from '../adapters/queue/polling-loop.ts';
@@ -36,6 +36,20 @@ export function pluginEventConnections(plugins: Plugin[]): PluginEventConnection
     if (tables.every((table) => table !== undefined)) named.set(event, tables as ConnectionTable[]);
   }
   return named;
+}
+
+/**
+ * Of the events the plugins take only on some connections, those some subscriber takes anywhere
+ * when its test of the event's data passes (`alsoWhen`), with the tests combined: any passes.
+ */
+export function pluginEventTests(plugins: Plugin[]): PluginEventTests {
+  const named = pluginEventConnections(plugins);
+  const tests = new Map<string, Array<(data: unknown) => boolean>>();
+  for (const subscriber of plugins.flatMap((p) => p.subscribers ?? [])) {
+    if (!named.has(subscriber.event) || !subscriber.alsoWhen) continue;
+    tests.set(subscriber.event, [...(tests.get(subscriber.event) ?? []), subscriber.alsoWhen.bind(subscriber)]);
+  }
+  return new Map([...tests].map(([event, all]) => [event, (data: unknown) => all.some((test) => test(data))]));
 }
 
 /**

@@ -14,7 +14,7 @@ import { createDrivers } from '../adapters/drivers/index.ts';
 import { createOutbound } from '../adapters/outbound/outbound.ts';
 import { messagingJobs } from '../adapters/connections/jobs.ts';
 import { webhookJobs } from '../adapters/webhooks/jobs.ts';
-import { pluginEventConnections, pluginEventJobs, pluginEvents } from './plugin-events.ts';
+import { pluginEventConnections, pluginEventJobs, pluginEvents, pluginEventTests } from './plugin-events.ts';
 import { AVAILABLE_PLUGINS } from '../plugins/index.ts';
 import { parsePluginList, resolvePlugins } from '../plugins/kernel/loader.ts';
 import type { Plugin } from '../plugins/kernel/plugin.ts';
@@ -96,6 +96,7 @@ export async function openRuntime(config: Config, options: { available?: Plugin[
       outbound,
       pluginEvents: pluginEvents(plugins),
       pluginEventConnections: pluginEventConnections(plugins),
+      pluginEventTests: pluginEventTests(plugins),
       helpdesk: plugins.some((p) => p.name === 'helpdesk'),
       realtime,
       deliveryTargets: new Map(plugins.flatMap((p) => Object.entries(p.deliveryTargets ?? {}))),

@@ -18,7 +18,7 @@ import type { AllowedOrigins } from '../../core/shared/allowed-origins.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Readiness } from './readiness.ts';
-import type { PluginEventConnections } from '../postgres/repositories/event-store.ts';
+import type { PluginEventConnections, PluginEventTests } from '../postgres/repositories/event-store.ts';
 
 /**
  * A plugin's audience for campaigns: given the workspace and the request's value for its field
@@ -89,6 +89,8 @@ export interface AppContext {
   pluginEvents?: ReadonlySet<string>;
   /** Of those, the events the plugins take only on the connections their tables name (event-store.ts). */
   pluginEventConnections?: PluginEventConnections;
+  /** Of those, the events some plugin still takes anywhere when a test of their data passes (event-store.ts). */
+  pluginEventTests?: PluginEventTests;
   /** The helpdesk plugin is loaded (`PLUGINS`): the helpdesk works for every workspace (`helpdeskEnabled`, spec 2.3). */
   helpdesk?: boolean;
   /** Set when `SMTP_URL` is: invitations are mailed instead of handed to the inviter. */

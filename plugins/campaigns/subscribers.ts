@@ -1,9 +1,12 @@
-import type { EventSubscriber } from '../kernel/plugin.ts';
+import type { ConnectionTable, EventSubscriber } from '../kernel/plugin.ts';
 import type { PluginEventPayload } from '../kernel/events.ts';
 import { followConnection, isStopRequest, noteContactReply, replyText } from '../../core/campaigns/replies.ts';
 import { normalizePhone } from '../../core/campaigns/audience.ts';
 import { contactsAwaitingReply } from './campaign-store.ts';
 import { campaignDeps, campaignStores, campaignUnitOfWork } from './use-case-stores.ts';
+
+/** The connections some campaign of the workspace was made on (index `campaigns_connection_idx`). */
+const CAMPAIGN_CONNECTIONS: ConnectionTable = { table: 'campaigns', workspaceColumn: 'workspace_id', connectionColumn: 'connection_id' };
 
 /**
  * A contact's message marks their campaign message replied and may opt them out (stop word); a
@@ -29,6 +32,13 @@ export const CAMPAIGN_SUBSCRIBERS: EventSubscriber[] = [
       const others = replies.filter((r) => !stopping.includes(r));
       const awaiting = await ctx.storage.read((db) => contactsAwaitingReply(db, others.flatMap((r) => phoneOf(r))));
       return new Set([...stopping, ...others.filter((r) => phoneOf(r).some((c) => awaiting.has(`${c.connectionId}|${c.phone}`)))].map((r) => r.eventId));
+    },
+    // Only a connection that has had a campaign has campaign messages a reply marks; a stop word
+    // opts the number out of the workspace's campaigns whatever connection it was written to.
+    onlyOnConnectionsIn: CAMPAIGN_CONNECTIONS,
+    alsoWhen(data) {
+      const text = replyText(data as ReplyEvent['data']);
+      return text !== null && isStopRequest(text);
     },
   },
   {

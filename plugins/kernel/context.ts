@@ -29,6 +29,7 @@ type HostServices = Pick<
   | 'audienceSources'
   | 'pluginEvents' // which events the event publisher queues for plugins' subscribers
   | 'pluginEventConnections' // and on which connections, for some
+  | 'pluginEventTests' // unless their data says otherwise
 >;
 
 export interface PluginContext extends HostServices {

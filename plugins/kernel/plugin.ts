@@ -40,6 +40,13 @@ export interface EventSubscriber {
    * written after the row is committed.
    */
   onlyOnConnectionsIn?: ConnectionTable;
+  /**
+   * Optional, with `onlyOnConnectionsIn`: a test of an event's data (`data` of the payload) for
+   * the events the subscriber takes on every connection all the same (a stop word counts
+   * wherever it is written). Run in the process that writes the event, before it is written:
+   * quick, pure, and true for every event `handle` must see off the named connections.
+   */
+  alsoWhen?(data: unknown): boolean;
 }
 
 /**

@@ -253,6 +253,20 @@ describe('opt-out and replies', () => {
   }, 60_000);
 });
 
+describe('replies on a line that never had a campaign', () => {
+  test('a stop word there still opts the number out; any other message there is not even logged', async () => {
+    const support = await connectedConnection(service, owner.token, 'Support line');
+    expect((await injectContactMessage(service, owner.token, support, { from: digits(130), text: 'STOP' })).status).toBe(201);
+    expect((await injectContactMessage(service, owner.token, support, { from: digits(131), text: 'hello there' })).status).toBe(201);
+    await eventually(async () => ((await call('GET', `/v3/campaigns/opt-outs?s=${digits(130)}`)).body.data.length === 1 ? true : undefined), 'the opt-out');
+    // No campaign was made on the line and no webhook reads it: only the stop word waited for the plugins.
+    const logged = await service.runtime.ctx.db.selectFrom('events').select('remote_jid').where('connection_id', '=', support).where('event', '=', 'messages.upsert').execute();
+    expect(logged.map((e) => e.remote_jid)).toEqual([`${digits(130)}@s.whatsapp.net`]);
+    const second = await create({ name: 'After the stop word', audience: { numbers: [phone(130), phone(131)] } });
+    expect(second.body.progress).toMatchObject({ optedOut: 1, queued: 1 });
+  }, 60_000);
+});
+
 describe('the opt-out list', () => {
   test('a number added by hand is left out; taken off the list, it receives campaigns again', async () => {
     const added = await call('POST', '/v3/campaigns/opt-outs', { phone: phone(110), reason: 'asked by email' });

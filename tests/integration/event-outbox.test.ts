@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
-import { eventPublisher, type PluginEventConnections } from '../../adapters/postgres/repositories/event-store.ts';
+import { eventPublisher, type PluginEventConnections, type PluginEventTests } from '../../adapters/postgres/repositories/event-store.ts';
 import { uuidV7 } from '../../adapters/system.ts';
 import type { ConnectionEventRecord } from '../../core/connections/connection.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
@@ -33,8 +33,8 @@ afterAll(async () => {
 
 const record = (event: string, connection: string, remoteJid: string | null, data: unknown): ConnectionEventRecord => ({ workspaceId, connectionId: connection, event, remoteJid, sender: '5511999990000', data });
 
-async function publishMany(records: ConnectionEventRecord[], pluginEvents: string[] = [], pluginEventConnections?: PluginEventConnections): Promise<void> {
-  await t.ctx.db.transaction().execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set(pluginEvents), pluginEventConnections }).publishMany(records));
+async function publishMany(records: ConnectionEventRecord[], pluginEvents: string[] = [], pluginEventConnections?: PluginEventConnections, pluginEventTests?: PluginEventTests): Promise<void> {
+  await t.ctx.db.transaction().execute((trx) => eventPublisher(trx, { ids: uuidV7, clock: t.ctx.clock, pluginEvents: new Set(pluginEvents), pluginEventConnections, pluginEventTests }).publishMany(records));
 }
 
 /** The tags of the workspace's logged events, in the order they were logged. */
@@ -134,4 +134,26 @@ test('an event its plugins take only on some connections waits for them only whe
   await publishMany(round('hooked'), events, routing);
   expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['hooked-scoped', 'hooked-both-other', 'hooked-anywhere']));
   expect(new Set([...(await waitingFor('webhook_fanout'))].filter((tag) => tag.startsWith('hooked')))).toEqual(new Set(['hooked-scoped', 'hooked-scoped-other']));
+}, 60_000);
+
+test('an event its plugins take only on some connections still waits for them anywhere when their test of its data passes', async () => {
+  const desks = { table: 'outbox_desks', workspaceColumn: 'workspace_id', connectionColumn: 'phone' };
+  const routing: PluginEventConnections = new Map([['reply.happened', [desks]]]);
+  const urgent: PluginEventTests = new Map([['reply.happened', (data) => (data as { tag: string }).tag.endsWith('urgent')]]);
+  await t.ctx.db.deleteFrom('plugin_event_queue').execute();
+  // outbox_desks names otherConnectionId only (the test above).
+  await publishMany(
+    [
+      record('reply.happened', connectionId, null, { tag: 'unnamed-plain' }),
+      record('reply.happened', connectionId, null, { tag: 'unnamed-urgent' }),
+      record('reply.happened', otherConnectionId, null, { tag: 'named-plain' }),
+      { ...record('reply.happened', '', null, { tag: 'workspace-urgent' }) },
+    ],
+    ['reply.happened'],
+    routing,
+    urgent,
+  );
+  expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['unnamed-urgent', 'named-plain', 'workspace-urgent']));
+  const plain = await t.ctx.db.selectFrom('events').select('id').where('workspace_id', '=', workspaceId).where('event', '=', 'reply.happened').execute();
+  expect(plain).toHaveLength(3);
 }, 60_000);

@@ -21,7 +21,7 @@ export const PLUGIN_EVENTS_QUEUE = 'plugins.events';
  */
 export function eventPublisher(
   db: Kysely<Database>,
-  deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string>; pluginEventConnections?: PluginEventConnections },
+  deps: { ids: IdGen; clock: Clock; pluginEvents?: ReadonlySet<string>; pluginEventConnections?: PluginEventConnections; pluginEventTests?: PluginEventTests },
 ): EventPublisher {
   const routes = routesFor(deps.pluginEventConnections ?? NO_NAMED_CONNECTIONS);
   async function publishMany(records: readonly ConnectionEventRecord[]) {
@@ -33,7 +33,7 @@ export function eventPublisher(
     // neither).
     const routed = new Map<Route, EventColumns>();
     for (const e of records) {
-      const route = routes[routeOf(e, deps.pluginEvents, deps.pluginEventConnections)];
+      const route = routes[routeOf(e, deps)];
       if (!route) continue;
       const [ids, workspaceIds, connectionIds, events, remoteJids, payloads, createdAts] = routed.get(route) ?? routed.set(route, [[], [], [], [], [], [], []]).get(route)!;
       ids.push(deps.ids.next());
@@ -57,7 +57,7 @@ export function eventPublisher(
 /**
  * The connections a plugin's subscriber takes its events on, as a table of the plugin that names
  * them (one row per connection of a workspace: the helpdesk's inboxes). Looked up when the
- * event is written, by the table's unique index on (workspace, connection).
+ * event is written, by an index of the table (the inboxes' unique one on workspace and connection).
  */
 export interface ConnectionTable {
   table: string;
@@ -73,11 +73,23 @@ export interface ConnectionTable {
 export type PluginEventConnections = ReadonlyMap<string, readonly ConnectionTable[]>;
 
 /**
+ * Of the events of `PluginEventConnections`, those some subscriber takes on any connection when a
+ * test of the event's data passes (a stop word): such an event waits for the plugins wherever it
+ * is written.
+ */
+export type PluginEventTests = ReadonlyMap<string, (data: unknown) => boolean>;
+
+/**
  * Which of a publisher's routes (`routesFor`) an event takes: whether it has a connection and
  * may go to webhooks (a connection's events but connection.update), and which plugins take it.
  */
-function routeOf(e: ConnectionEventRecord, pluginEvents: ReadonlySet<string> | undefined, pluginEventConnections: PluginEventConnections | undefined): number {
-  const plugins = !pluginEvents?.has(e.event) ? NO_PLUGIN : !pluginEventConnections?.has(e.event) ? EVERY_PLUGIN : NAMED_CONNECTIONS;
+function routeOf(e: ConnectionEventRecord, plugins$: { pluginEvents?: ReadonlySet<string>; pluginEventConnections?: PluginEventConnections; pluginEventTests?: PluginEventTests }): number {
+  const { pluginEvents, pluginEventConnections, pluginEventTests } = plugins$;
+  const plugins = !pluginEvents?.has(e.event)
+    ? NO_PLUGIN
+    : !pluginEventConnections?.has(e.event) || pluginEventTests?.get(e.event)?.(e.data)
+      ? EVERY_PLUGIN
+      : NAMED_CONNECTIONS;
   // An event with no connection is on none its subscribers name.
   if (!e.connectionId) return plugins === EVERY_PLUGIN ? WORKSPACE_EVENT_TO_PLUGINS : WORKSPACE_EVENT;
   return (e.event === 'connection.update' ? NOT_TO_WEBHOOKS : TO_WEBHOOKS) + plugins;

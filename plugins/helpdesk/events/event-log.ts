@@ -10,7 +10,7 @@ import { presentMessage } from '../conversations/views.ts';
  * connection) in the transaction of the change; its place in the plugins' event queue, written
  * with it, runs the helpdesk's subscribers (webhook fan-out, realtime broadcast), so a crash loses neither.
  */
-export function helpdeskEventLog(db: Kysely<Database>, ctx: Pick<PluginContext, 'ids' | 'clock' | 'pluginEvents' | 'pluginEventConnections' | 'queue'>): HelpdeskEventLog {
+export function helpdeskEventLog(db: Kysely<Database>, ctx: Pick<PluginContext, 'ids' | 'clock' | 'pluginEvents' | 'pluginEventConnections' | 'pluginEventTests' | 'queue'>): HelpdeskEventLog {
   const publisher = eventPublisher(db, ctx);
   return {
     async record(event) {
