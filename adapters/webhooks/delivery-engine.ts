@@ -104,7 +104,12 @@ export function startDeliveryEngine(ctx: AppContext): DeliveryEngine {
     return claimed.length >= claim.room ? 'full' : 'some';
   }
 
-  /** How many more deliveries this worker may hold, and the webhooks it holds enough of; none when full. */
+  /**
+   * How many more deliveries this worker may hold, and the webhooks it holds enough of; none when
+   * full. The fan-out and the claim loop each ask while the other's claim may be in flight, so
+   * together they may hold one batch (`CLAIM_BATCH`) past `MAX_HELD`: a bound on memory, not a
+   * promise, and the next asks find no room until the held deliveries drain.
+   */
   function roomToClaim(): { room: number; skip: string[] } | undefined {
     const room = Math.min(CLAIM_BATCH, MAX_HELD - held.size);
     if (room <= 0) return undefined;

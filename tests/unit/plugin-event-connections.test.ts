@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { pluginEventConnections, pluginEvents } from '../../apps/plugin-events.ts';
+import { pluginEventConnections, pluginEvents, pluginEventTests } from '../../apps/plugin-events.ts';
 import type { Plugin } from '../../plugins/kernel/plugin.ts';
 import { AVAILABLE_PLUGINS } from '../../plugins/index.ts';
 
@@ -27,10 +27,26 @@ test('an event is taken on named connections only when every subscriber of it na
   );
 });
 
-test('with the shipped plugins, message deliveries wait only on inbox connections, incoming messages everywhere (campaign replies)', () => {
+test('a test of the data is kept for a named event only, and passes when any of its subscribers\' tests passes', () => {
+  const plugins: Plugin[] = [
+    { name: 'desk', subscribers: [{ event: 'a', handle, onlyOnConnectionsIn: inboxes, alsoWhen: (data) => (data as { n: number }).n === 1 }, { event: 'b', handle, onlyOnConnectionsIn: inboxes, alsoWhen: () => true }] },
+    { name: 'other', subscribers: [{ event: 'a', handle, onlyOnConnectionsIn: desks, alsoWhen: (data) => (data as { n: number }).n === 2 }, { event: 'b', handle }] },
+  ];
+  const tests = pluginEventTests(plugins);
+  // 'b' waits everywhere anyway (one subscriber names no connections): no test for it.
+  expect([...tests.keys()]).toEqual(['a']);
+  expect([1, 2, 3].map((n) => tests.get('a')!({ n }))).toEqual([true, true, false]);
+});
+
+test('with the shipped plugins, deliveries wait only on inbox connections; incoming messages on inbox and campaign connections, and stop words everywhere', () => {
   const named = pluginEventConnections(AVAILABLE_PLUGINS);
   expect(named.get('send.message')?.map((t) => t.table)).toEqual(['helpdesk_inboxes']);
   expect(named.get('messages.update')?.map((t) => t.table)).toEqual(['helpdesk_inboxes']);
-  expect(named.has('messages.upsert')).toBe(false);
+  expect(named.get('messages.upsert')?.map((t) => t.table).sort()).toEqual(['campaigns', 'helpdesk_inboxes']);
   expect(pluginEvents(AVAILABLE_PLUGINS).has('messages.upsert')).toBe(true);
+  const stopWord = pluginEventTests(AVAILABLE_PLUGINS).get('messages.upsert')!;
+  expect(stopWord({ messageType: 'conversation', message: { conversation: 'STOP' } })).toBe(true);
+  expect(stopWord({ messageType: 'extendedTextMessage', message: { extendedTextMessage: { text: 'Baja' } } })).toBe(true);
+  expect(stopWord({ messageType: 'conversation', message: { conversation: 'please stop by tomorrow' } })).toBe(false);
+  expect(stopWord({ messageType: 'imageMessage', message: { imageMessage: {} } })).toBe(false);
 });
