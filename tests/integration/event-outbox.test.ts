@@ -3,6 +3,7 @@ import { eventPublisher, type PluginEventConnections, type PluginEventTests } fr
 import { uuidV7 } from '../../adapters/system.ts';
 import type { ConnectionEventRecord } from '../../core/connections/connection.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
+import { watchedByWebhook } from '../support/connections.ts';
 
 /**
  * The events' outbox (adapters/postgres/repositories/event-store.ts): an event is logged, with its
@@ -65,11 +66,7 @@ test('events are logged as given where something reads them; those some webhook 
   expect(await waitingFor('webhook_fanout')).toEqual(new Set());
   expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['before-probe']));
 
-  const now = new Date();
-  await t.ctx.db
-    .insertInto('webhooks')
-    .values({ id: uuidV7.next(), workspace_id: workspaceId, url: 'http://localhost/hook', events: ['messages.upsert', 'probe.happened', 'connection.update'], connections: [connectionId], hmac_enabled: false, secret: 'sealed', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
-    .execute();
+  await watchedByWebhook(t.ctx.db, workspaceId, [connectionId], ['messages.upsert', 'probe.happened', 'connection.update']);
   await publishMany(
     [
       record('messages.upsert', connectionId, '1@s.whatsapp.net', tricky),
@@ -125,11 +122,7 @@ test('an event its plugins take only on some connections waits for them only whe
   expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['none-anywhere', 'named-scoped', 'named-both-other', 'named-anywhere']));
 
   // With a webhook subscribed as well, the same events wait for the plugins (the fan-out's own route).
-  const now = new Date();
-  await t.ctx.db
-    .insertInto('webhooks')
-    .values({ id: uuidV7.next(), workspace_id: workspaceId, url: 'http://localhost/hook', events: ['scoped.happened'], connections: [connectionId, otherConnectionId], hmac_enabled: false, secret: 'sealed', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
-    .execute();
+  await watchedByWebhook(t.ctx.db, workspaceId, [connectionId, otherConnectionId], ['scoped.happened']);
   await t.ctx.db.deleteFrom('plugin_event_queue').execute();
   await publishMany(round('hooked'), events, routing);
   expect(await waitingFor('plugin_event_queue')).toEqual(new Set(['hooked-scoped', 'hooked-both-other', 'hooked-anywhere']));

@@ -22,7 +22,7 @@ const sim = useGraphSimulator({ displayPhoneNumber: '+1 555-010-4477', statusCal
 
 const service = useTestService(() => ({ env: { CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
-const events$ = useEventWatch(service);
+const eventWatch = useEventWatch(service);
 
 beforeAll(async () => {
   const created = await service.call('POST', '/v3/connections', {
@@ -42,7 +42,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   connectionId = created.body.id;
   // The tests read the connection's events: a webhook reads them, so they are logged.
-  await events$.watch(owner.token, connectionId);
+  await eventWatch.watch(owner.token, connectionId);
   callbackUrl = `${service.url}/v3/webhooks/whatsapp/${connectionId}`;
   // The platform posts asynchronous statuses (the 131047 failure) to the registered callback URL.
   sim.callbackUrl = callbackUrl;

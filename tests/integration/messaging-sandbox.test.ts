@@ -24,7 +24,7 @@ beforeAll(async () => {
 
 const service = useTestService(() => ({ env: { PLAN_FREE_MESSAGES: '2', CLOUD_API_BASE_URL: sim.baseUrl } }));
 const owner = useOwner(service, { plan: 'PRO' });
-const events$ = useEventWatch(service);
+const eventWatch = useEventWatch(service);
 
 beforeAll(async () => {
   const connected = await newConnectedConnection(owner.token, 'main');
@@ -44,7 +44,7 @@ async function newConnectedConnection(apikey: string, name: string): Promise<{ i
   const created = await service.call('POST', '/v3/connections', { apikey, body: { name } });
   expect(created.status).toBe(201);
   // The tests read the connection's events: a webhook reads them, so they are logged.
-  await events$.watch(apikey, created.body.id);
+  await eventWatch.watch(apikey, created.body.id);
   const connected = await service.call('POST', `/v3/connections/${created.body.id}/connect`, { apikey });
   expect(connected.body.status).toBe('CONNECTED');
   return { id: created.body.id, phoneNumber: connected.body.phoneNumber };

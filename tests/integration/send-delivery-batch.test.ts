@@ -38,7 +38,7 @@ beforeAll(async () => {
     connectionId = (await applySessionUpdate(stores, deps, created.id, { event: 'opened', phoneNumber: '15550100000' }))!.id;
   });
   // The test counts the connection's events: a webhook reads them, so they are logged.
-  await watchedByWebhook(ctx.db, actor.workspaceId, connectionId);
+  await watchedByWebhook(ctx.db, actor.workspaceId, [connectionId]);
 });
 
 afterAll(async () => {

@@ -96,7 +96,7 @@ beforeAll(async () => {
   ({ actor, connectionId } = await line(`settle-${crypto.randomUUID().slice(0, 6)}@example.com`, 'baileys'));
   other = await line(`other-${crypto.randomUUID().slice(0, 6)}@example.com`, 'sandbox');
   // The tests count the connection's events: a webhook reads them, so they are logged.
-  await watchedByWebhook(ctx.db, actor.workspaceId, connectionId);
+  await watchedByWebhook(ctx.db, actor.workspaceId, [connectionId]);
   const connection = (await stores().connections.find(connectionId))!;
   await driver.connect(driverView(connection), driverEventsFor(ctx, connectionId));
   socket().open();

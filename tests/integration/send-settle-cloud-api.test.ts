@@ -70,7 +70,7 @@ beforeAll(async () => {
   ({ actor, connectionId } = await line(`official-${crypto.randomUUID().slice(0, 6)}@example.com`, 'official', credentials, 'cloud-api'));
   other = await line(`other-${crypto.randomUUID().slice(0, 6)}@example.com`, 'other', {}, 'sandbox');
   // The tests count the connection's events: a webhook reads them, so they are logged.
-  await watchedByWebhook(ctx.db, actor.workspaceId, connectionId);
+  await watchedByWebhook(ctx.db, actor.workspaceId, [connectionId]);
   sim.callbackUrl = `http://127.0.0.1:${receiver.port}/callbacks/${connectionId}`;
   // Each contact writes first: free text goes inside the 24-hour window (spec 3.4).
   for (const from of CONTACTS) expect((await sim.deliverIncoming(sim.callbackUrl, { from, type: 'text', text: { body: 'hi' } })).status).toBe(200);

@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test';
 import { sql } from 'kysely';
 import { useTestService } from '../support/service.ts';
+import { useEventWatch } from '../support/connections.ts';
 
 /**
  * JSON columns hold JSON objects on every database client (PGlite, Bun's PostgreSQL client):
@@ -8,11 +9,14 @@ import { useTestService } from '../support/service.ts';
  * (`content->>'…'`, reports) would silently find nothing.
  */
 const service = useTestService();
+const eventWatch = useEventWatch(service);
 
 test('message content, errors and event payloads are stored as JSON objects', async () => {
   const owner = await service.bootstrap({ plan: 'PRO' });
   const auth = { apikey: owner.token };
   const connection = (await service.call('POST', '/v3/connections', { ...auth, body: { name: 'json' } })).body;
+  // A webhook reads the connection's events, so they are logged.
+  await eventWatch.watch(owner.token, connection.id);
   await service.call('POST', `/v3/connections/${connection.id}/connect`, auth);
   await service.call('POST', `/v3/connections/${connection.id}/sandbox/messages`, { ...auth, body: { from: '+5511977776666', text: 'hello' } });
   await service.call('POST', `/v3/connections/${connection.id}/chats/messages`, { ...auth, body: { to: '+9995550000', text: 'to nowhere' } });

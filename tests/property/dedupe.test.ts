@@ -20,7 +20,7 @@ import { useEventWatch } from '../support/connections.ts';
  */
 
 const service = useTestService();
-const events$ = useEventWatch(service);
+const eventWatch = useEventWatch(service);
 let connectionId: string;
 
 beforeAll(async () => {
@@ -28,7 +28,7 @@ beforeAll(async () => {
   const created = await service.call('POST', '/v3/connections', { apikey: owner.token, body: { name: 'dedupe' } });
   connectionId = created.body.id;
   // The property counts the connection's events: a webhook reads them, so they are logged.
-  await events$.watch(owner.token, connectionId, ['messages.upsert', 'send.message']);
+  await eventWatch.watch(owner.token, connectionId, ['messages.upsert', 'send.message']);
   const connected = await service.call('POST', `/v3/connections/${connectionId}/connect`, { apikey: owner.token });
   expect(connected.body.status).toBe('CONNECTED');
 }, HOOK_TIMEOUT);

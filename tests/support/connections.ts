@@ -32,15 +32,15 @@ export function useEventWatch(service: TestService) {
 }
 
 /**
- * A webhook of the workspace subscribed to every dispatched event of the connection, written
- * straight to the database (for tests on a context with no HTTP app): the connection's events
- * are then logged. Nothing delivers to it unless a delivery engine runs.
+ * A webhook of the workspace subscribed to these events (every dispatched one by default) on
+ * these connections, written straight to the database (for tests on a context with no HTTP app):
+ * those events are then logged. Nothing delivers to it unless a delivery engine runs.
  */
-export async function watchedByWebhook(db: Kysely<Database>, workspaceId: string, connectionId: string): Promise<void> {
+export async function watchedByWebhook(db: Kysely<Database>, workspaceId: string, connections: readonly string[], events: readonly string[] = DISPATCHED_EVENTS): Promise<void> {
   const now = new Date();
   await db
     .insertInto('webhooks')
-    .values({ id: crypto.randomUUID(), workspace_id: workspaceId, url: 'http://127.0.0.1:9/watch', events: [...DISPATCHED_EVENTS], connections: [connectionId], hmac_enabled: false, secret: 'unused', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
+    .values({ id: crypto.randomUUID(), workspace_id: workspaceId, url: 'http://127.0.0.1:9/watch', events: [...events], connections: [...connections], hmac_enabled: false, secret: 'unused', message_group_delay: null, enable_simulate_typing: false, created_at: now, updated_at: now })
     .execute();
 }
 

@@ -83,8 +83,8 @@ export type PluginEventTests = ReadonlyMap<string, (data: unknown) => boolean>;
  * Which of a publisher's routes (`routesFor`) an event takes: whether it has a connection and
  * may go to webhooks (a connection's events but connection.update), and which plugins take it.
  */
-function routeOf(e: ConnectionEventRecord, plugins$: { pluginEvents?: ReadonlySet<string>; pluginEventConnections?: PluginEventConnections; pluginEventTests?: PluginEventTests }): number {
-  const { pluginEvents, pluginEventConnections, pluginEventTests } = plugins$;
+function routeOf(e: ConnectionEventRecord, readers: { pluginEvents?: ReadonlySet<string>; pluginEventConnections?: PluginEventConnections; pluginEventTests?: PluginEventTests }): number {
+  const { pluginEvents, pluginEventConnections, pluginEventTests } = readers;
   const plugins = !pluginEvents?.has(e.event)
     ? NO_PLUGIN
     : !pluginEventConnections?.has(e.event) || pluginEventTests?.get(e.event)?.(e.data)
