@@ -40,7 +40,9 @@ export function pluginEventConnections(plugins: Plugin[]): PluginEventConnection
 
 /**
  * Of the events the plugins take only on some connections, those some subscriber takes anywhere
- * when its test of the event's data passes (`alsoWhen`), with the tests combined: any passes.
+ * when its test of the event's data passes (`alsoWhen`), with the tests combined: any passes. A
+ * test that throws counts as passed: the event then waits for the plugins, and the change that
+ * caused it is still written (the test runs inside that change's transaction).
  */
 export function pluginEventTests(plugins: Plugin[]): PluginEventTests {
   const named = pluginEventConnections(plugins);
@@ -49,7 +51,15 @@ export function pluginEventTests(plugins: Plugin[]): PluginEventTests {
     if (!named.has(subscriber.event) || !subscriber.alsoWhen) continue;
     tests.set(subscriber.event, [...(tests.get(subscriber.event) ?? []), subscriber.alsoWhen.bind(subscriber)]);
   }
-  return new Map([...tests].map(([event, all]) => [event, (data: unknown) => all.some((test) => test(data))]));
+  return new Map([...tests].map(([event, all]) => [event, (data: unknown) => all.some((test) => passes(test, data))]));
+}
+
+function passes(test: (data: unknown) => boolean, data: unknown): boolean {
+  try {
+    return test(data);
+  } catch {
+    return true;
+  }
 }
 
 /**

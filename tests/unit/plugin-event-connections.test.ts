@@ -31,11 +31,26 @@ test('a test of the data is kept for a named event only, and passes when any of 
   const plugins: Plugin[] = [
     { name: 'desk', subscribers: [{ event: 'a', handle, onlyOnConnectionsIn: inboxes, alsoWhen: (data) => (data as { n: number }).n === 1 }, { event: 'b', handle, onlyOnConnectionsIn: inboxes, alsoWhen: () => true }] },
     { name: 'other', subscribers: [{ event: 'a', handle, onlyOnConnectionsIn: desks, alsoWhen: (data) => (data as { n: number }).n === 2 }, { event: 'b', handle }] },
+    {
+      name: 'careless',
+      subscribers: [
+        {
+          event: 'a',
+          handle,
+          onlyOnConnectionsIn: desks,
+          alsoWhen: (data) => {
+            if ((data as { n: number }).n === 4) throw new Error('unexpected shape');
+            return false;
+          },
+        },
+      ],
+    },
   ];
   const tests = pluginEventTests(plugins);
   // 'b' waits everywhere anyway (one subscriber names no connections): no test for it.
   expect([...tests.keys()]).toEqual(['a']);
-  expect([1, 2, 3].map((n) => tests.get('a')!({ n }))).toEqual([true, true, false]);
+  // A test that throws counts as passed: the event waits for the plugins, the change is not lost.
+  expect([1, 2, 3, 4].map((n) => tests.get('a')!({ n }))).toEqual([true, true, false, true]);
 });
 
 test('with the shipped plugins, deliveries wait only on inbox connections; incoming messages on inbox and campaign connections, and stop words everywhere', () => {
