@@ -3,7 +3,6 @@ import { PLUGIN_EVENTS_QUEUE } from '../../adapters/postgres/repositories/event-
 import { helpdeskDb } from '../../plugins/helpdesk/tables.ts';
 import { useOwner, useTestService } from '../support/service.ts';
 import { connectedConnection, conversationOfContact, eventually, injectContactMessage, messagesUntil, messageWhen, useHelpdeskWorkspace } from '../support/helpdesk.ts';
-import { subscribersDone } from '../support/wait.ts';
 import { expectStandardError, HOOK_TIMEOUT, useMember, UUID } from './helpers.ts';
 
 /**
@@ -147,11 +146,15 @@ describe('incoming messages open conversations', () => {
     expect(rows).toHaveLength(1);
   });
 
-  test('a connection with no inbox opens no conversation', async () => {
+  test('a connection with no inbox opens no conversation: its messages do not even wait for the helpdesk', async () => {
     const bare = await connectedConnection(service, owner.token, 'no inbox');
     const before = (await conversations()).body.total;
-    await inject('5511966660009', 'nobody listens', bare);
-    await subscribersDone(service, owner.workspaceId, 'messages.upsert', (d) => d?.message?.conversation === 'nobody listens');
+    expect((await inject('5511966660009', 'nobody listens', bare)).status).toBe(201);
+    // Stored (the inject answers once it is), and nothing reads it: no inbox, no campaign, no
+    // webhook on the connection, so no event is written and nothing waits for the plugins.
+    const db = service.runtime.ctx.db;
+    expect(await db.selectFrom('messages').select('id').where('connection_id', '=', bare).execute()).toHaveLength(1);
+    expect(await db.selectFrom('events').select('id').where('connection_id', '=', bare).where('event', '=', 'messages.upsert').execute()).toEqual([]);
     expect((await conversations()).body.total).toBe(before);
   });
 });
