@@ -39,12 +39,13 @@ export function serviceGauges(db: Kysely<Database>, database: Pick<DatabaseHandl
       help: 'Sends in the send queue, by the state of their record (queued, claimed, in_flight, in_doubt)',
       labelNames: ['state'],
       async read() {
-        // The partial index holds only these rows: a count over the sends in progress.
+        // The partial queue index holds only these rows (`send_due_at` is set exactly while a
+        // send is in progress): a count over the sends in progress.
         const rows = await db
           .selectFrom('messages')
           .select('send_state')
           .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('send_state', 'is not', null)
+          .where('send_due_at', 'is not', null)
           .groupBy('send_state')
           .execute();
         return rows.map((r) => ({ labels: { state: r.send_state! }, value: Number(r.n) }));

@@ -20,6 +20,7 @@ import * as dropWorkspaceHelpdeskEnabled from './migrations/base/0018_drop_works
 import * as webSessionLifetimes from './migrations/base/0019_web_session_lifetimes.ts';
 import * as pluginEventQueueNotify from './migrations/base/0020_plugin_event_queue_notify.ts';
 import * as messageSendQueue from './migrations/base/0021_message_send_queue.ts';
+import * as messageSendQueueInPlace from './migrations/base/0022_message_send_queue_in_place.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -55,6 +56,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0019_web_session_lifetimes': webSessionLifetimes,
     '0020_plugin_event_queue_notify': pluginEventQueueNotify,
     '0021_message_send_queue': messageSendQueue,
+    '0022_message_send_queue_in_place': messageSendQueueInPlace,
   },
 };
 

@@ -15,6 +15,7 @@ import {
   IN_DOUBT_GRACE_SECONDS,
   MAX_SESSION_HOPS,
   retryDelaySeconds,
+  SEND_LEASE_RENEWAL_SECONDS,
   SEND_LEASE_SECONDS,
   SEND_RETRY_LIMIT,
 } from './send-record.ts';
@@ -56,6 +57,9 @@ export interface Sender {
  */
 export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, worker: SendWorker): Sender {
   const leaseUntil = () => new Date(deps.clock.now().getTime() + SEND_LEASE_SECONDS * 1000);
+  // A send goes on the wire with at least the lease a renewal guarantees: one claimed or renewed
+  // within the last renewal period keeps its lease as it is.
+  const leaseKeptFrom = () => new Date(deps.clock.now().getTime() + (SEND_LEASE_SECONDS - SEND_LEASE_RENEWAL_SECONDS) * 1000);
   const calls = new CallSlots(CALLS_PER_CONNECTION);
   /** The last work queued for each chat: a chat's next sends start when it ends. */
   const chatTails = new Map<string, Promise<void>>();
@@ -68,7 +72,7 @@ export function createSender(uow: UnitOfWork<DeliverStores>, deps: SendDeps, wor
     });
   }
   const start = gatheredWrites(async (ids: string[]) => {
-    const marked = await worker.queue.start(worker.owner, ids, leaseUntil());
+    const marked = await worker.queue.start(worker.owner, ids, leaseUntil(), leaseKeptFrom());
     return ids.map((id) => marked.has(id));
   });
   const took = gatheredWrites(async (sends: TookSend[]): Promise<Array<Error | undefined>> => {

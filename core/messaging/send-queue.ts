@@ -32,8 +32,12 @@ export interface SendQueue {
    * their grace are answered in `givenUp` (claimed by `owner` while it gives them up).
    */
   claimDue(owner: string, now: Date, leaseUntil: Date, doubtUntil: Date, limit: number): Promise<{ claimed: ClaimedSend[]; givenUp: string[] }>;
-  /** Marks claimed sends in flight (just before their network calls); answers the ids marked. */
-  start(owner: string, ids: readonly string[], leaseUntil: Date): Promise<Set<string>>;
+  /**
+   * Marks claimed sends in flight (just before their network calls); answers the ids marked. A
+   * send whose lease already lasts until `keepLeaseFrom` keeps it (the common case, right after
+   * its claim or a renewal: the write then touches no index); any other gets `leaseUntil`.
+   */
+  start(owner: string, ids: readonly string[], leaseUntil: Date, keepLeaseFrom: Date): Promise<Set<string>>;
   /** Extends the lease of the sends `owner` holds (claimed or in flight); answers those still held. */
   renew(owner: string, ids: readonly string[], leaseUntil: Date): Promise<Set<string>>;
   /** Puts sends back in the queue after their call (a retry later, a hop to the worker holding the session). */
