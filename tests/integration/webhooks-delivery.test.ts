@@ -3,7 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { useTestService, useOwner } from '../support/service.ts';
 import { expectStandardError } from './helpers.ts';
 import { useReceiver, type Hit } from '../support/webhook-receiver.ts';
-import { deliveriesSettled, messageSettled } from '../support/wait.ts';
+import { deliveriesSettled } from '../support/wait.ts';
 
 /**
  * Connection-webhook delivery against a real local HTTP receiver (issue 4 items 2–4; spec 2.8,
@@ -191,18 +191,21 @@ describe('bindings and subscriptions (spec 2.8, 6.1)', () => {
   test('subscribed only to messages.upsert: no send.message deliveries', async () => {
     // Spec 2.8: "`events` | Subset of the eight connection events": only those are delivered.
     const { connection, path, webhook } = await scenario('upsert-only', { events: ['messages.upsert'] });
+    // A second webhook on the same connection takes send.message: the event is published, and
+    // only the webhook subscribed to it gets it.
+    const sendPath = newPath('send-only');
+    const sendWebhook = await createWebhook({ url: receiver.url(sendPath), events: ['send.message'], connections: [connection.id] });
     const to = newContact();
     const sent = await service.call('POST', `/v3/connections/${connection.id}/chats/messages`, { apikey: owner.token, body: { to, text: 'outgoing' } });
     expect([200, 201]).toContain(sent.status);
-    // Wait until the message went out (its send.message is then written, or not, in the same
-    // transaction: nothing subscribes to it), then for the incoming message to arrive after it.
-    await messageSettled(service, owner.token, connection.id, sent.body.id);
+    await receiver.waitFor(sendPath, 1);
     await inject(connection.id, { from: to, text: 'incoming' });
     await receiver.waitFor(path, 1);
     await deliveriesSettled(service);
-    const hits = receiver.hits(path);
-    expect(hits.map((h) => h.json.event)).toEqual(['messages.upsert']);
+    expect(receiver.hits(path).map((h) => h.json.event)).toEqual(['messages.upsert']);
     expect((await deliveries(webhook.id)).map((d) => d.event)).toEqual(['messages.upsert']);
+    expect(receiver.hits(sendPath).map((h) => h.json.event)).toEqual(['send.message']);
+    expect((await deliveries(sendWebhook.id)).map((d) => d.event)).toEqual(['send.message']);
   });
 
   test('connection.update is accepted but never delivered, though the connection connects and disconnects', async () => {
