@@ -14,10 +14,9 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
   return {
     async claimDue(owner, now, leaseUntil, doubtUntil, limit) {
       const { rows } = await claimDue(db, owner, now, leaseUntil, doubtUntil, limit);
-      const claimed = rows.filter((r) => r.previous === 'queued' || r.previous === 'claimed');
       return {
-        claimed: claimed.map((row) => ({ message: toMessage(row), attempts: row.send_attempts, hops: row.send_hops })),
-        givenUp: rows.filter((r) => r.previous === 'in_doubt').map((r) => r.id),
+        claimed: rows.filter((r) => previousState(r) === 'claimable').map((row) => ({ message: toMessage(row), attempts: row.send_attempts, hops: row.send_hops })),
+        givenUp: rows.filter((r) => previousState(r) === 'in_doubt').map((r) => r.id),
       };
     },
 
@@ -69,10 +68,16 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
  */
 const stateIn = (states: ReadonlyArray<'queued' | 'claimed' | 'in_flight' | 'in_doubt'>) => sql<boolean>`coalesce(send_state, '') in (${sql.join(states.map((state) => sql.lit(state)))})`;
 
+/**
+ * The due rows are locked in a subquery and the update finds them by primary key
+ * (`id = any(array(…))`). Joined to the subquery instead, the update was planned, with the
+ * statistics of a young table, as a hash join over a sequential scan of all `messages`: every
+ * claim read the whole table. The previous state is read off the new row (`previousState`).
+ */
 const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, leaseUntil: Date, doubtUntil: Date, limit: number) => {
   const due = db
     .selectFrom('messages')
-    .select(['id', 'send_state as previous'])
+    .select('id')
     .where('send_due_at', 'is not', null)
     .where('send_due_at', '<=', now)
     .orderBy('send_due_at')
@@ -80,24 +85,28 @@ const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, l
     .forUpdate()
     .skipLocked();
   return db
-    .updateTable('messages as m')
-    .from(due.as('due'))
-    .whereRef('m.id', '=', 'due.id')
+    .updateTable('messages')
     .set((eb) => ({
       // queued, or claimed by a worker that vanished before the wire: claimed (again).
       // in flight when its worker vanished: in doubt. in doubt past its grace: held while given up.
-      send_state: eb.case().when('due.previous', 'in', ['in_flight', 'in_doubt']).then('in_doubt').else('claimed').end().$castTo<'in_doubt' | 'claimed'>(),
-      send_owner: eb.case().when('due.previous', '=', 'in_flight').then(null).else(owner).end(),
+      send_state: eb.case().when('send_state', 'in', ['in_flight', 'in_doubt']).then('in_doubt').else('claimed').end().$castTo<'in_doubt' | 'claimed'>(),
+      send_owner: eb.case().when('send_state', '=', 'in_flight').then(null).else(owner).end(),
       send_due_at: eb
         .case()
-        .when('due.previous', '=', 'in_flight')
+        .when('send_state', '=', 'in_flight')
         .then(eb.cast<Date>(eb.val(doubtUntil), 'timestamptz'))
         .else(eb.cast<Date>(eb.val(leaseUntil), 'timestamptz'))
         .end(),
     }))
-    .returningAll('m')
-    .returning('due.previous');
+    .where(sql<boolean>`id = any(array(${due}))`)
+    .returningAll();
 });
+
+/** What a claimed row was before the claim, read off what the claim made of it (the claim's cases, backwards). */
+function previousState(row: { send_state: string | null; send_owner: string | null }): 'claimable' | 'in_flight' | 'in_doubt' {
+  if (row.send_state === 'claimed') return 'claimable';
+  return row.send_owner === null ? 'in_flight' : 'in_doubt';
+}
 
 /**
  * A lease that lasts until `keepLeaseFrom` or later is left as it is: the row's indexed columns
