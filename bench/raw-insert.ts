@@ -53,9 +53,13 @@ export async function measureRawInsertRate(service: Pick<ServiceProcesses, 'data
     summary:
       `raw insert: ${Math.round(perSecond).toLocaleString('en-US')} inserts/s (${where}; ` +
       `single-row INSERT, autocommit, ${elapsed.toFixed(1)} s, ${when}${postgresCpu})`,
-    // Two decimals, three below 0.1 (PGlite's figures are a few hundredths of its in-process rate).
-    ratio: (figure) => `(${(figure / perSecond).toFixed(figure / perSecond < 0.1 ? 3 : 2)} × raw insert)`,
+    ratio: (figure) => `(${ratioText(figure / perSecond)} × raw insert)`,
   };
+}
+
+/** Two decimals, three below 0.1 (PGlite's figures are a few hundredths of its in-process rate). */
+export function ratioText(ratio: number): string {
+  return ratio.toFixed(ratio < 0.1 ? 3 : 2);
 }
 
 /** Inserts from `count` loops side by side until `seconds` have passed; counts every insert made. */

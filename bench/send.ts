@@ -8,13 +8,14 @@
  * the worker while requests are accepted, to measure the API alone.
  *
  * Every throughput figure is also stated as a ratio to the raw insert rate of the same database
- * (bench/raw-insert.ts), measured once, after the warm-up and before the load, while the
- * service idles. `BENCH_RUNS=3` repeats the load (BENCH_REQUESTS sends each time) and prints the
- * median of the runs as well.
+ * (bench/raw-insert.ts), measured right before each run, while the service idles: on a machine
+ * whose speed drifts from minute to minute, each run is compared with the database as it was
+ * then. `BENCH_RUNS=3` repeats the raw insert and the load (BENCH_REQUESTS sends each time) and
+ * prints the median of the runs' rates and of their ratios as well.
  */
 import { startServiceProcesses } from './service-processes.ts';
 import { closedLoop, median, percentile } from './closed-loop.ts';
-import { measureRawInsertRate } from './raw-insert.ts';
+import { measureRawInsertRate, ratioText } from './raw-insert.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -38,38 +39,43 @@ for (let i = 0; i < warmUp; i++) await (await send(i)).arrayBuffer();
 await sentCount(warmUp);
 
 console.log(`database: ${service.onPostgres ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
-const rawInsert = await measureRawInsertRate(service, 'after the warm-up, before the load');
-console.log(rawInsert.summary);
 
 const accepted: number[] = [];
 const endToEnd: number[] = [];
-const cpuBefore = service.cpuSeconds();
+const acceptedRatios: number[] = [];
+const endToEndRatios: number[] = [];
+let cpuSpent: Record<string, number> = {};
 for (let run = 0; run < runs; run++) {
+  const label = runs > 1 ? `run ${run + 1}: ` : '';
+  const rawInsert = await measureRawInsertRate(service, run === 0 ? 'after the warm-up, before the load' : `before run ${run + 1}, after the last message of run ${run} was SENT`);
+  console.log(`${label}${rawInsert.summary}`);
+  const cpuBefore = service.cpuSeconds();
   if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGSTOP');
   const { latencies, failures, started, seconds: acceptSeconds } = await closedLoop(requests, concurrency, send, (response) => response.status !== 201);
   if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGCONT');
   await sentCount(warmUp + (run + 1) * requests);
   const sentSeconds = (performance.now() - started) / 1000;
+  // Where the two cores went, from the first request until every message was SENT (the raw inserts not counted).
+  const cpuAfter = service.cpuSeconds();
+  for (const part of Object.keys(cpuAfter)) cpuSpent[part] = (cpuSpent[part] ?? 0) + cpuAfter[part]! - (cpuBefore[part] ?? 0);
   accepted.push(requests / acceptSeconds);
   endToEnd.push(requests / sentSeconds);
+  acceptedRatios.push(accepted[run]! / rawInsert.perSecond);
+  endToEndRatios.push(endToEnd[run]! / rawInsert.perSecond);
 
   const pct = (p: number) => percentile(latencies, p);
-  const label = runs > 1 ? `run ${run + 1}: ` : '';
+  const perSecond = (rate: number) => `${rate.toFixed(0)} sends/s ${rawInsert.ratio(rate)}`;
   console.log(`${label}accepted: ${perSecond(accepted[run]!)}  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
   console.log(`${label}all SENT after ${sentSeconds.toFixed(2)} s: ${perSecond(endToEnd[run]!)} end to end`);
 }
-const cpuAfter = service.cpuSeconds();
-if (runs > 1) console.log(`median of ${runs} runs: accepted ${perSecond(median(accepted))}; end to end ${perSecond(median(endToEnd))}`);
-// Where the two cores went, from the first request until every message was SENT (all runs).
-const cpu = Object.keys(cpuAfter).map((part) => `${part} ${(((cpuAfter[part]! - (cpuBefore[part] ?? 0)) * 1000) / (requests * runs)).toFixed(2)}`);
+if (runs > 1) {
+  const median_ = (rates: number[], ratios: number[]) => `${median(rates).toFixed(0)} sends/s (${ratioText(median(ratios))} × raw insert, the median of the runs' ratios)`;
+  console.log(`median of ${runs} runs: accepted ${median_(accepted, acceptedRatios)}; end to end ${median_(endToEnd, endToEndRatios)}`);
+}
+const cpu = Object.keys(cpuSpent).map((part) => `${part} ${((cpuSpent[part]! * 1000) / (requests * runs)).toFixed(2)}`);
 if (cpu.length > 0) console.log(`cpu ms per send: ${cpu.join(', ')}`);
 
 await service.stop();
-
-/** `985 sends/s (0.085 × raw insert)`. */
-function perSecond(rate: number): string {
-  return `${rate.toFixed(0)} sends/s ${rawInsert.ratio(rate)}`;
-}
 
 /** Waits until the network has taken `count` messages (each consumes its credit when SENT). */
 async function sentCount(count: number) {

@@ -4,6 +4,7 @@ import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { sendQueue } from '../../adapters/postgres/repositories/send-queue.ts';
 import type { Database } from '../../adapters/postgres/schema.ts';
 import type { SendQueue } from '../../core/messaging/send-queue.ts';
+import { capturing } from '../support/statement-plans.ts';
 
 /**
  * The send queue's per-batch statements (mark in flight, renew, requeue, release, resend, doubt)
@@ -69,45 +70,6 @@ describe('the send queue finds a batch by its ids', () => {
     expect(await queue.stateOf(batch[0]!)).toBe('in_flight');
   });
 });
-
-describe('the claim finds its rows by primary key', () => {
-  test('planned once for every limit (a generic plan) on a young table never analyzed, the claim never reads the whole messages table', async () => {
-    // Autovacuum may be off or not yet run: a table that grew from nothing has no statistics.
-    const young = await openTestDatabase();
-    try {
-      await young.db.transaction().execute(async (trx) => {
-        await sql`set local session_replication_role = replica`.execute(trx);
-        await insertMessages(trx, 10_000, null);
-        await insertMessages(trx, 100, 'claimed');
-      });
-      const statements: CompiledQuery[] = [];
-      const now = new Date(Date.now() - 3_600_000); // nothing is due: the plan is what is read here
-      await sendQueue(capturing(young.db, statements)).claimDue('worker-b', now, new Date(now.getTime() + 12_000), new Date(now.getTime() + 20_000), 100);
-      const text = await genericPlan(young.db, statements[0]!);
-      expect({ plan: text, seqScan: text.includes('Seq Scan') }).toEqual({ plan: text, seqScan: false });
-      expect(text).toContain('messages_pkey');
-      expect(text).toContain('messages_send_queue_idx');
-    } finally {
-      await young.close();
-    }
-  }, 60_000);
-});
-
-/** The plan Postgres keeps for `statement` once it plans it for any parameters (as a pooled prepared statement ends up). */
-async function genericPlan(db: Kysely<Database>, statement: CompiledQuery): Promise<string> {
-  return db.connection().execute(async (conn) => {
-    await sql`set plan_cache_mode = force_generic_plan`.execute(conn);
-    try {
-      await conn.executeQuery(CompiledQuery.raw(`prepare planned as ${statement.sql}`));
-      const values = statement.parameters.map((value) => (value instanceof Date ? `'${value.toISOString()}'` : typeof value === 'number' ? String(value) : `'${value}'`));
-      const plan = await conn.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain execute planned(${values.join(', ')})`));
-      return plan.rows.map((row) => row['QUERY PLAN']).join('\n');
-    } finally {
-      await sql`deallocate all`.execute(conn);
-      await sql`reset plan_cache_mode`.execute(conn);
-    }
-  });
-}
 
 describe('marking sends in flight', () => {
   // Migration 0022: "Marking a claimed send in flight rewrites its row in place (a HOT update: no index gets a new entry)."
@@ -178,20 +140,4 @@ async function insertMessages(db: Kysely<Database>, count: number, state: 'claim
     select gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'outbound', g || '@s.whatsapp.net', 'text', '{}', ${state ? 'PENDING' : 'SENT'}, now(), now(), now(),
       ${state}, ${state ? 'worker-a' : null}, ${state ? sql`now()` : null}
     from generate_series(1, ${count}) g`.execute(db);
-}
-
-/** The database, recording every statement run through it (the compiled-once statements run as `executeQuery`). */
-function capturing(db: Kysely<Database>, statements: CompiledQuery[]): Kysely<Database> {
-  return new Proxy(db, {
-    get(target, property, receiver) {
-      if (property === 'executeQuery') {
-        return (query: CompiledQuery) => {
-          statements.push(query);
-          return target.executeQuery(query);
-        };
-      }
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
 }

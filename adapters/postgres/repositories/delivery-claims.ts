@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { AttemptRecord, ClaimedDelivery, DeliveryClaims } from '../../../core/webhooks/delivery-engine.ts';
+import { amongPicked } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { Database } from '../schema.ts';
 import { toDelivery } from './webhook-store.ts';
@@ -81,18 +82,21 @@ const claimDue = compiledOnce(
     db
       .updateTable('webhook_deliveries')
       .set({ claim_id: claimId, claimed_until: claimedUntil })
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('next_attempt_at', '<=', due)
-          .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', wallClock)]))
-          // Webhooks whose slots are full this turn wait (an empty list skips none).
-          .where('webhook_id', '<>', sql<string>`all(${skipWebhooks}::uuid[])`)
-          .orderBy('next_attempt_at')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked(),
+      .where(
+        amongPicked(
+          'id',
+          db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('next_attempt_at', '<=', due)
+            .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', wallClock)]))
+            // Webhooks whose slots are full this turn wait (an empty list skips none).
+            .where('webhook_id', '<>', sql<string>`all(${skipWebhooks}::uuid[])`)
+            .orderBy('next_attempt_at')
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+        ),
       )
       .returningAll(),
 );

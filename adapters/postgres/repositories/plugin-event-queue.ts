@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { anyOf } from '../any-of.ts';
+import { amongPicked, anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { eventsById } from './event-store.ts';
 import type { Database, EventsTable } from '../schema.ts';
@@ -60,16 +60,19 @@ const claimDue = compiledOnce((db: Kysely<Database>, claimId: string, claimedUnt
   db
     .updateTable('plugin_event_queue')
     .set({ claim_id: claimId, claimed_until: claimedUntil })
-    .where('event_id', 'in', (eb) =>
-      eb
-        .selectFrom('plugin_event_queue')
-        .select('event_id')
-        .where('due_at', '<=', now)
-        .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', now)]))
-        .orderBy('due_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked(),
+    .where(
+      amongPicked(
+        'event_id',
+        db
+          .selectFrom('plugin_event_queue')
+          .select('event_id')
+          .where('due_at', '<=', now)
+          .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<', now)]))
+          .orderBy('due_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      ),
     )
     .returning(['event_id', 'attempts']),
 );

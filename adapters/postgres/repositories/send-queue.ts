@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { SendQueue } from '../../../core/messaging/send-queue.ts';
-import { anyOf } from '../any-of.ts';
+import { amongPicked, anyOf } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { Database } from '../schema.ts';
 import { toMessage } from './message-store.ts';
@@ -69,10 +69,8 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
 const stateIn = (states: ReadonlyArray<'queued' | 'claimed' | 'in_flight' | 'in_doubt'>) => sql<boolean>`coalesce(send_state, '') in (${sql.join(states.map((state) => sql.lit(state)))})`;
 
 /**
- * The due rows are locked in a subquery and the update finds them by primary key
- * (`id = any(array(…))`). Joined to the subquery instead, the update was planned, with the
- * statistics of a young table, as a hash join over a sequential scan of all `messages`: every
- * claim read the whole table. The previous state is read off the new row (`previousState`).
+ * The due rows are locked in a subquery and the update finds them by primary key (`amongPicked`);
+ * what each was before is read off what the claim made of it (`previousState`).
  */
 const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, leaseUntil: Date, doubtUntil: Date, limit: number) => {
   const due = db
@@ -98,7 +96,7 @@ const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, l
         .else(eb.cast<Date>(eb.val(leaseUntil), 'timestamptz'))
         .end(),
     }))
-    .where(sql<boolean>`id = any(array(${due}))`)
+    .where(amongPicked('id', due))
     .returningAll();
 });
 

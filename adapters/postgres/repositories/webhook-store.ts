@@ -13,7 +13,7 @@ import { findById, findRow, lockById, lockRow } from '../keyed-row.ts';
 import { findInWorkspace } from '../workspace-row.ts';
 import { insertedIfAbsent, putRow } from '../row-writes.ts';
 import { compiledOnce } from '../compiled-once.ts';
-import { anyOf } from '../any-of.ts';
+import { amongPicked, anyOf } from '../any-of.ts';
 import { eventsById } from './event-store.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
@@ -192,7 +192,7 @@ const webhooksBoundTo = compiledOnce((db: Kysely<Database>, workspaceIds: readon
 const takeFanouts = compiledOnce((db: Kysely<Database>, limit: number) =>
   db
     .deleteFrom('webhook_fanout')
-    .where('event_id', 'in', (eb) => eb.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked())
+    .where(amongPicked('event_id', db.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked()))
     .returning('event_id'),
 );
 
