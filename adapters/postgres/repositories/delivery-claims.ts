@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { AttemptRecord, ClaimedDelivery, DeliveryClaims } from '../../../core/webhooks/delivery-engine.ts';
-import { amongPicked } from '../any-of.ts';
+import { amongPicked, pickedKeys } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { Database } from '../schema.ts';
 import { toDelivery } from './webhook-store.ts';
@@ -80,11 +80,9 @@ const heldRows = (ids: string[], claims: string[]) =>
 const claimDue = compiledOnce(
   (db: Kysely<Database>, claimId: string, claimedUntil: Date, due: Date, wallClock: Date, skipWebhooks: string[], limit: number) =>
     db
-      .updateTable('webhook_deliveries')
-      .set({ claim_id: claimId, claimed_until: claimedUntil })
-      .where(
-        amongPicked(
-          'id',
+      .with(
+        'picked',
+        pickedKeys(
           db
             .selectFrom('webhook_deliveries')
             .select('id')
@@ -98,7 +96,11 @@ const claimDue = compiledOnce(
             .skipLocked(),
         ),
       )
-      .returningAll(),
+      .updateTable('webhook_deliveries')
+      .from('picked')
+      .set({ claim_id: claimId, claimed_until: claimedUntil })
+      .where(amongPicked('webhook_deliveries.id'))
+      .returningAll('webhook_deliveries'),
 );
 
 const renewClaims = compiledOnce((db: Kysely<Database>, ids: string[], claims: string[], claimedUntil: Date) =>

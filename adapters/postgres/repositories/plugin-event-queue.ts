@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import { amongPicked, anyOf } from '../any-of.ts';
+import { amongPicked, anyOf, pickedKeys } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { eventsById } from './event-store.ts';
 import type { Database, EventsTable } from '../schema.ts';
@@ -58,11 +58,9 @@ export function pluginEventQueue(db: Kysely<Database>) {
 
 const claimDue = compiledOnce((db: Kysely<Database>, claimId: string, claimedUntil: Date, now: Date, limit: number) =>
   db
-    .updateTable('plugin_event_queue')
-    .set({ claim_id: claimId, claimed_until: claimedUntil })
-    .where(
-      amongPicked(
-        'event_id',
+    .with(
+      'picked',
+      pickedKeys(
         db
           .selectFrom('plugin_event_queue')
           .select('event_id')
@@ -74,7 +72,11 @@ const claimDue = compiledOnce((db: Kysely<Database>, claimId: string, claimedUnt
           .skipLocked(),
       ),
     )
-    .returning(['event_id', 'attempts']),
+    .updateTable('plugin_event_queue')
+    .from('picked')
+    .set({ claim_id: claimId, claimed_until: claimedUntil })
+    .where(amongPicked('plugin_event_queue.event_id'))
+    .returning(['plugin_event_queue.event_id', 'plugin_event_queue.attempts']),
 );
 
 const deleteDone = compiledOnce((db: Kysely<Database>, claimId: string, eventIds: readonly string[]) =>

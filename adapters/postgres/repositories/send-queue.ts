@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { SendQueue } from '../../../core/messaging/send-queue.ts';
-import { amongPicked, anyOf } from '../any-of.ts';
+import { amongPicked, anyOf, pickedKeys } from '../any-of.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import type { Database } from '../schema.ts';
 import { toMessage } from './message-store.ts';
@@ -69,7 +69,7 @@ export function sendQueue(db: Kysely<Database>): SendQueue {
 const stateIn = (states: ReadonlyArray<'queued' | 'claimed' | 'in_flight' | 'in_doubt'>) => sql<boolean>`coalesce(send_state, '') in (${sql.join(states.map((state) => sql.lit(state)))})`;
 
 /**
- * The due rows are locked in a subquery and the update finds them by primary key (`amongPicked`);
+ * The due rows are picked and locked in a subquery and the update finds them by primary key (`pickedKeys`);
  * what each was before is read off what the claim made of it (`previousState`).
  */
 const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, leaseUntil: Date, doubtUntil: Date, limit: number) => {
@@ -83,7 +83,9 @@ const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, l
     .forUpdate()
     .skipLocked();
   return db
+    .with('picked', pickedKeys(due))
     .updateTable('messages')
+    .from('picked')
     .set((eb) => ({
       // queued, or claimed by a worker that vanished before the wire: claimed (again).
       // in flight when its worker vanished: in doubt. in doubt past its grace: held while given up.
@@ -96,8 +98,8 @@ const claimDue = compiledOnce((db: Kysely<Database>, owner: string, now: Date, l
         .else(eb.cast<Date>(eb.val(leaseUntil), 'timestamptz'))
         .end(),
     }))
-    .where(amongPicked('id', due))
-    .returningAll();
+    .where(amongPicked('messages.id'))
+    .returningAll('messages');
 });
 
 /** What a claimed row was before the claim, read off what the claim made of it (the claim's cases, backwards). */

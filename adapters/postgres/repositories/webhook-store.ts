@@ -13,7 +13,7 @@ import { findById, findRow, lockById, lockRow } from '../keyed-row.ts';
 import { findInWorkspace } from '../workspace-row.ts';
 import { insertedIfAbsent, putRow } from '../row-writes.ts';
 import { compiledOnce } from '../compiled-once.ts';
-import { amongPicked, anyOf } from '../any-of.ts';
+import { amongPicked, anyOf, pickedKeys } from '../any-of.ts';
 import { eventsById } from './event-store.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
@@ -191,9 +191,11 @@ const webhooksBoundTo = compiledOnce((db: Kysely<Database>, workspaceIds: readon
 /** Rows another worker is taking are skipped; a rolled-back take puts them back. */
 const takeFanouts = compiledOnce((db: Kysely<Database>, limit: number) =>
   db
+    .with('picked', pickedKeys(db.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked()))
     .deleteFrom('webhook_fanout')
-    .where(amongPicked('event_id', db.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked()))
-    .returning('event_id'),
+    .using('picked')
+    .where(amongPicked('webhook_fanout.event_id'))
+    .returning('webhook_fanout.event_id'),
 );
 
 const DELIVERY_COLUMNS = ['id', 'webhook_id', 'target', 'workspace_id', 'event', 'event_ids', 'body', 'state', 'attempts', 'next_attempt_at', 'claim_id', 'claimed_until', 'created_at', 'updated_at'] as const;
