@@ -44,7 +44,7 @@ const accepted: number[] = [];
 const endToEnd: number[] = [];
 const acceptedRatios: number[] = [];
 const endToEndRatios: number[] = [];
-let cpuSpent: Record<string, number> = {};
+const cpuSpent: Record<string, number> = {};
 for (let run = 0; run < runs; run++) {
   const label = runs > 1 ? `run ${run + 1}: ` : '';
   const rawInsert = await measureRawInsertRate(service, run === 0 ? 'after the warm-up, before the load' : `before run ${run + 1}, after the last message of run ${run} was SENT`);
