@@ -75,10 +75,11 @@ export function createHttpApp(ctx: AppContext, plugins: Plugin[]) {
     // every JSON body of this API is an object, so `1`, `[]` or `"x"` must not pass as an empty one.
     .onParse({ as: 'global' }, async ({ request, contentType }) => {
       const type = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
-      // Read a copy: routes that check a signature over the raw bytes (provider callbacks,
-      // `parse: 'none'`) or read their upload still read the original body after this hook.
+      // JSON is read from the request itself: a route that checks a signature over the raw
+      // bytes (`parse: 'none'`) reads them again through body.ts, which keeps them. Form and
+      // text bodies are read from a copy, because Elysia itself then reads the original.
       if (type === 'application/json') {
-        const text = await readText(request.clone(), limits.body);
+        const text = await readText(request, limits.body);
         if (text.trim() === '') return {};
         const body = parseJsonText(text);
         if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(['body must be a JSON object']);

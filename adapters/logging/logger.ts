@@ -87,7 +87,7 @@ function turnBufferedOutput(fd: number): pino.DestinationStream {
     write(line: string) {
       lines.push(line);
       length += line.length;
-      // A busy turn's lines go out in blocks of about 4 KiB as they come, not all at its end.
+      // A busy turn's lines go out in blocks of about 16 KiB as they come, not all at its end.
       if (length >= BLOCK) return flush();
       if (!queued) {
         queued = true;
@@ -111,7 +111,7 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 }
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
-const BLOCK = 4096;
+const BLOCK = 16_384;
 
 /** The stream a logger writes to: follows `logToStandardError`, and formats for people on a terminal. */
 function outputStream(pretty: boolean | undefined): pino.DestinationStream {
