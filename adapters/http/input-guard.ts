@@ -17,7 +17,7 @@ export const SURROGATE_PROBLEM = 'contains an unpaired UTF-16 surrogate (\\ud800
  */
 export function textProblem(value: string): string | undefined {
   if (value.includes('\0')) return NUL_PROBLEM;
-  if (!(value as string & { isWellFormed(): boolean }).isWellFormed()) return SURROGATE_PROBLEM;
+  if (!value.isWellFormed()) return SURROGATE_PROBLEM;
   return undefined;
 }
 

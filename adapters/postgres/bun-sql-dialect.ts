@@ -1,6 +1,7 @@
 import { SQL } from 'bun';
 import { TRANSACTION_ISOLATION_LEVELS, type CompiledQuery, type Dialect, type IsolationLevel, type QueryResult } from 'kysely';
 import { postgresDialectOver, type TransactionalConnection } from './postgres-dialect.ts';
+import { textArrayLiteral } from './array-parameter.ts';
 
 /**
  * Kysely over Bun's native PostgreSQL client. It replaces `pg` for the service's own queries:
@@ -44,7 +45,7 @@ class BunSqlConnection implements TransactionalConnection {
   }
 
   private async run<R>(client: Pick<SQL, 'unsafe'>, query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = await client.unsafe(query.sql, query.parameters as unknown[]);
+    const result = await client.unsafe(query.sql, query.parameters.map(asParameter));
     const rows = [...result] as R[];
     return { rows, numAffectedRows: result.command && result.command !== 'SELECT' ? BigInt(result.affectedRows ?? result.count ?? 0) : undefined };
   }
@@ -76,4 +77,9 @@ class BunSqlConnection implements TransactionalConnection {
     if (reserved) this.use.transactions--;
     await reserved?.release();
   }
+}
+
+/** An array of text goes as its literal (array-parameter.ts); Bun sends both with no declared type. */
+function asParameter(value: unknown): unknown {
+  return Array.isArray(value) ? (textArrayLiteral(value) ?? value) : value;
 }
