@@ -80,8 +80,8 @@ describe('LOG_LEVEL and DRAIN_SECONDS', () => {
 });
 
 describe('lines written however the process ends', () => {
-  // Lines are gathered for a turn of the event loop and written right after it
-  // (adapters/logging/logger.ts); an exit in that turn must still write them.
+  // Lines are gathered for a few milliseconds and written together (adapters/logging/logger.ts);
+  // an exit before they are written must still write them.
   for (const how of ['idle', 'exit', 'throw'] as const) {
     test(`${how}: every line reaches standard output, in order`, () => {
       const child = Bun.spawnSync([process.execPath, 'tests/fixtures/log-then-exit.ts', how, '500'], { cwd: `${import.meta.dir}/../..`, stdout: 'pipe', stderr: 'pipe' });
