@@ -58,12 +58,20 @@ export function noteStatus(request: Request, status: number): void {
  * An `onRequest` hook that may answer by itself (a refused body size, a CORS preflight): Elysia
  * then runs no later hook, so its access line is written here.
  */
-export function answeringEarly<C extends { request: Request }>(ctx: AppContext, hook: (context: C) => Response | undefined) {
-  return (context: C): Response | undefined => {
-    const response = hook(context);
-    if (response) writeAccessLine(ctx.log, context.request, undefined, response.status);
+export function answeringEarly(ctx: AppContext, hook: (context: EarlyContext) => Response | undefined) {
+  // Destructured, not passed on whole: Elysia reads a hook's source and, for a context passed
+  // to another function, parses every request's cookies and query in case they are wanted.
+  return ({ request, set }: EarlyContext): Response | undefined => {
+    const response = hook({ request, set });
+    if (response) writeAccessLine(ctx.log, request, undefined, response.status);
     return response;
   };
+}
+
+/** What an early hook (`answeringEarly`) may read and set. */
+export interface EarlyContext {
+  request: Request;
+  set: HeaderSet;
 }
 
 /** The `onAfterResponse` hook: the request's access line. */

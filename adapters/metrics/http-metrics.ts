@@ -23,10 +23,11 @@ export function httpMetrics(metrics: Metrics | undefined) {
     .mapResponse({ as: 'global' }, ({ request, responseValue }) => {
       if (responseValue instanceof Response) answered.set(request, responseValue.status);
     })
-    .onAfterResponse({ as: 'global' }, (context) => {
-      const { request, route, set } = context;
+    // The context is destructured, never passed on whole: Elysia reads its hooks' source and,
+    // for a context used whole, parses every request's cookies and query for them.
+    .onAfterResponse({ as: 'global' }, ({ request, route, set, ...rest }) => {
       // Elysia sets `code` on the context of a request that failed (NOT_FOUND: no route matched).
-      const code = (context as { code?: unknown }).code;
+      const code = (rest as { code?: unknown }).code;
       const start = started.get(request);
       if (start === undefined) return;
       const status = answered.get(request) ?? (code === 'NOT_FOUND' ? 404 : typeof set.status === 'number' ? set.status : 200);
