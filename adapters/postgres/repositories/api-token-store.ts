@@ -66,7 +66,9 @@ export function apiTokenStore(db: Kysely<Database>): ApiTokenStore {
  */
 export function tokenLookupByHash(db: Kysely<Database>): ApiTokenStore['findByHash'] {
   return coalescedLookup(async (hashes) => {
-    const { rows } = await tokensBySecretHash(db, hashes);
+    // One key (every request of the turn has the same one) by its own statement: Postgres keeps a
+    // generic plan for an equality, where it planned the array form anew on every run.
+    const { rows } = hashes.length === 1 ? await tokenBySecretHash(db, hashes[0]!) : await tokensBySecretHash(db, hashes);
     return new Map(rows.map((row) => [row.secret_hash, toTokenOfCreator(row)]));
   });
 }
@@ -75,17 +77,22 @@ function toTokenOfCreator({ roles, ...token }: ApiTokenRow & { roles: unknown })
   return { ...toToken(token), creatorRoles: (roles as Role[] | null) ?? null };
 }
 
-/** Every authenticated request runs this one (for a batch of requests): compiled once. */
+/** Every authenticated request runs one of these (for a batch of requests): compiled once. */
 const tokensBySecretHash = compiledOnce((db: Kysely<Database>, secretHashes: readonly string[]) =>
-  db
+  tokensOfCreators(db).where('api_tokens.secret_hash', '=', anyOf(secretHashes, 'text')),
+);
+const tokenBySecretHash = compiledOnce((db: Kysely<Database>, secretHash: string) => tokensOfCreators(db).where('api_tokens.secret_hash', '=', secretHash));
+
+/** Tokens with their creators' roles in the token's workspace (null once the creator left it). */
+function tokensOfCreators(db: Kysely<Database>) {
+  return db
     .selectFrom('api_tokens')
     .leftJoin('memberships', (join) =>
       join.onRef('memberships.workspace_id', '=', 'api_tokens.workspace_id').onRef('memberships.user_id', '=', 'api_tokens.user_id'),
     )
     .selectAll('api_tokens')
-    .select('memberships.roles')
-    .where('api_tokens.secret_hash', '=', anyOf(secretHashes, 'text')),
-);
+    .select('memberships.roles');
+}
 
 function toToken(row: ApiTokenRow): ApiToken {
   return camelCased(row);
