@@ -21,6 +21,7 @@ import * as webSessionLifetimes from './migrations/base/0019_web_session_lifetim
 import * as pluginEventQueueNotify from './migrations/base/0020_plugin_event_queue_notify.ts';
 import * as messageSendQueue from './migrations/base/0021_message_send_queue.ts';
 import * as messageSendQueueInPlace from './migrations/base/0022_message_send_queue_in_place.ts';
+import * as pluginEventQueueNotifyWhenInserted from './migrations/base/0023_plugin_event_queue_notify_when_inserted.ts';
 
 export interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -57,6 +58,7 @@ export const BASE_MIGRATIONS: MigrationSet = {
     '0020_plugin_event_queue_notify': pluginEventQueueNotify,
     '0021_message_send_queue': messageSendQueue,
     '0022_message_send_queue_in_place': messageSendQueueInPlace,
+    '0023_plugin_event_queue_notify_when_inserted': pluginEventQueueNotifyWhenInserted,
   },
 };
 

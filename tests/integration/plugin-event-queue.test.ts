@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { sql } from 'kysely';
 import { eventPublisher } from '../../adapters/postgres/repositories/event-store.ts';
 import { uuidV7 } from '../../adapters/system.ts';
 import { startPluginEventRunner } from '../../apps/plugin-events.ts';
@@ -212,7 +213,7 @@ test('a workspace’s events of no chat and no connection (the helpdesk’s) run
   });
 }, 60_000);
 
-test('a queued event is announced on `plugin_event_queue` when its transaction commits, so a listening worker claims it at once', async () => {
+test('a queued event is announced on `plugin_event_queue` when its transaction commits, so a listening worker claims it at once; a statement that queued none announces nothing', async () => {
   let announced = 0;
   const stop = wakeOnNotify(t.database, 'plugin_event_queue', () => (announced += 1));
   try {
@@ -220,8 +221,13 @@ test('a queued event is announced on `plugin_event_queue` when its transaction c
     await eventually(async () => (announced > 0 ? true : undefined), 'listening');
     const before = announced;
     await publish(null, 1, { rollBack: true });
+    // A statement that inserts no rows (the plugins' share of the events it logs is empty)
+    // announces nothing: it would wake every listening worker to claim nothing.
+    await sql`insert into plugin_event_queue select * from plugin_event_queue where false`.execute(t.ctx.db);
     await publish(null, 2);
     await eventually(async () => (announced > before ? true : undefined), 'the committed event announced');
+    // Notifications arrive in commit order and within moments: a stray one would be here by now.
+    await Bun.sleep(300);
     expect(announced).toBe(before + 1);
   } finally {
     await stop();
