@@ -12,6 +12,7 @@ import { createWebhook } from '../../core/webhooks/webhooks.ts';
 import { openTestContext, type TestContext } from '../support/context.ts';
 import { useTestService } from '../support/service.ts';
 import { useReceiver } from '../support/webhook-receiver.ts';
+import { connectedWithWebhook } from '../support/connections.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -112,10 +113,8 @@ describe('the worker sends what its fan-out made without claiming it again', () 
 
   test('messages received are delivered, each delivery inserted held by the worker', async () => {
     const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: token, body });
-    const connection = (await call('POST', '/v3/connections', { name: 'born claimed' })).body.id as string;
-    expect((await call('POST', `/v3/connections/${connection}/connect`)).body.status).toBe('CONNECTED');
     const path = '/hooks/born-claimed';
-    expect((await call('POST', '/v3/webhooks', { url: receiver.url(path), events: ['messages.upsert'], connections: [connection] })).status).toBe(201);
+    const connection = await connectedWithWebhook(service, token, 'born claimed', receiver.url(path));
     for (const text of ['one', 'two', 'three']) {
       expect((await call('POST', `/v3/connections/${connection}/sandbox/messages`, { from: '5511990000777', text })).status).toBe(201);
     }
@@ -131,10 +130,8 @@ describe('the worker sends what its fan-out made without claiming it again', () 
     // (or the worker to half of all it may hold); a claim after every recorded batch found
     // nothing here, and on the embedded database took more of its one connection than storing.
     const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: token, body });
-    const connection = (await call('POST', '/v3/connections', { name: 'no claims after' })).body.id as string;
-    expect((await call('POST', `/v3/connections/${connection}/connect`)).body.status).toBe('CONNECTED');
     const path = '/hooks/no-claims-after';
-    expect((await call('POST', '/v3/webhooks', { url: receiver.url(path), events: ['messages.upsert'], connections: [connection] })).status).toBe(201);
+    const connection = await connectedWithWebhook(service, token, 'no claims after', receiver.url(path));
     const messages = 300;
     const before = await claims();
     const started = performance.now();

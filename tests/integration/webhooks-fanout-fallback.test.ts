@@ -5,6 +5,7 @@ import { jobIdFor } from '../../adapters/queue/queue.ts';
 import { useTestService } from '../support/service.ts';
 import { deliveriesSettled } from '../support/wait.ts';
 import { useReceiver } from '../support/webhook-receiver.ts';
+import { connectedWithWebhook } from '../support/connections.ts';
 import { eventually } from '../support/helpdesk.ts';
 import { HOOK_TIMEOUT } from './helpers.ts';
 
@@ -38,10 +39,8 @@ beforeAll(async () => {
 
 test('an event the batch cannot fan out goes to a job of its own; the others are delivered, and it is delivered once it can be', async () => {
   const call = (method: string, path: string, body?: unknown) => service.call(method, path, { apikey: token, body });
-  const connection = (await call('POST', '/v3/connections', { name: 'fan-out' })).body.id as string;
-  expect((await call('POST', `/v3/connections/${connection}/connect`)).body.status).toBe('CONNECTED');
   const path = '/hooks/fan-out-fallback';
-  expect((await call('POST', '/v3/webhooks', { url: receiver.url(path), events: ['messages.upsert'], connections: [connection] })).status).toBe(201);
+  const connection = await connectedWithWebhook(service, token, 'fan-out', receiver.url(path));
 
   // Injected together, so they wait for the same fan-out batch.
   await Promise.all(

@@ -12,6 +12,22 @@ export async function newConnection(service: TestService, apikey: string, name: 
   return created.body.id;
 }
 
+/** A sandbox connection of the workspace of `apikey`, created (201) and connected (CONNECTED); answers its id. */
+export async function connectedConnection(service: TestService, apikey: string, name: string): Promise<string> {
+  const id = await newConnection(service, apikey, name);
+  const connected = await service.call('POST', `/v3/connections/${id}/connect`, { apikey });
+  expect(connected.body.status).toBe('CONNECTED');
+  return id;
+}
+
+/** A connected sandbox connection whose messages received a webhook posts to `url` (201); answers the connection's id. */
+export async function connectedWithWebhook(service: TestService, apikey: string, name: string, url: string): Promise<string> {
+  const id = await connectedConnection(service, apikey, name);
+  const webhook = await service.call('POST', '/v3/webhooks', { apikey, body: { url, events: ['messages.upsert'], connections: [id] } });
+  expect(webhook.status).toBe(201);
+  return id;
+}
+
 /**
  * For a test file: `watch` has a webhook of the workspace of `apikey` subscribe to a connection's
  * events (all that are dispatched, unless named), posting to a real receiver that answers 200.

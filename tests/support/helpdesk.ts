@@ -1,10 +1,11 @@
 import { beforeAll, expect } from 'bun:test';
 import { memberWithToken } from '../integration/helpers.ts';
-import { newConnection } from './connections.ts';
+import { connectedConnection } from './connections.ts';
 import { HOOK_TIMEOUT, type TestService } from './service.ts';
 import { eventually } from './wait.ts';
 
 export { eventually, subscribersDone, workerSettled } from './wait.ts';
+export { connectedConnection };
 
 /**
  * Set-up and polling shared by the helpdesk integration tests (no test cases here): sandbox
@@ -14,14 +15,6 @@ export { eventually, subscribersDone, workerSettled } from './wait.ts';
 
 export type Owner = { userId: string; workspaceId: string; token: string };
 export type Member = { userId: string; email: string; token: string };
-
-/** A sandbox connection of the workspace of `apikey`, created (201) and connected (CONNECTED); answers its id. */
-export async function connectedConnection(service: TestService, apikey: string, name: string): Promise<string> {
-  const id = await newConnection(service, apikey, name);
-  const connected = await service.call('POST', `/v3/connections/${id}/connect`, { apikey });
-  expect(connected.body.status).toBe('CONNECTED');
-  return id;
-}
 
 /** A CONNECTION inbox bound to `connectionId` (201); answers its id. */
 export async function connectionInbox(service: TestService, apikey: string, name: string, connectionId: string): Promise<string> {
