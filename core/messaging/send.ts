@@ -137,13 +137,15 @@ export async function acceptSendBatch(
   const reservationId = deps.ids.next();
   for (const message of accepted) message.reservationId = reservationId;
   const now = deps.clock.now();
-  await Promise.all([
+  const reason = accepted.length === 1 ? `message:${accepted[0]!.id}` : `messages:${accepted[0]!.id}+${accepted.length - 1}`;
+  // The three writes go to the database together (one round trip: a batch's latency is every
+  // waiting request's). The debit is issued last, so the credit account's row lock is taken
+  // after the inserts and held only until the commit, as in a single send.
+  const [, , covered] = await Promise.all([
     stores.messages.insertMany(accepted),
     stores.chats.touchOutgoing(connectionId, [...new Set(accepted.map((m) => m.remoteJid))], now),
+    reserveBatchIfCovered(stores.credits, deps, workspaceId, accepted.length, { id: reservationId, reason }),
   ]);
-  // Last, as in a single send: the credit account's row lock is held only until the commit.
-  const reason = accepted.length === 1 ? `message:${accepted[0]!.id}` : `messages:${accepted[0]!.id}+${accepted.length - 1}`;
-  const covered = await reserveBatchIfCovered(stores.credits, deps, workspaceId, accepted.length, { id: reservationId, reason });
   if (!covered) throw new BatchNotCovered();
   return results;
 }
