@@ -7,8 +7,9 @@ export async function closedLoop(
   concurrency: number,
   call: (i: number) => Promise<Response>,
   failed: (response: Response) => boolean,
-): Promise<{ latencies: number[]; failures: number; started: number; seconds: number }> {
+): Promise<{ latencies: number[]; timeline: Timed[]; failures: number; started: number; seconds: number }> {
   const latencies: number[] = [];
+  const timeline: Timed[] = [];
   let next = 0;
   let failures = 0;
   const started = performance.now();
@@ -21,12 +22,30 @@ export async function closedLoop(
         await response.arrayBuffer();
         if (failed(response)) failures += 1;
         latencies.push(performance.now() - t0);
+        timeline.push({ at: t0 - started, ms: latencies[latencies.length - 1]! });
       }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { latencies, failures, started, seconds };
+  return { latencies, timeline, failures, started, seconds };
+}
+
+/** A call of the loop: when it started (ms after the first) and how long it took (ms). */
+export interface Timed {
+  at: number;
+  ms: number;
+}
+
+/**
+ * Where the slowest 1 % of the calls started, in windows of `windowMs`: in few windows, the tail
+ * is stalls that held every call in flight at once (a collection pause, the machine's own), not
+ * calls slow on their own, which would be spread over the run.
+ */
+export function slowestCallWindows(timeline: readonly Timed[], windowMs = 200): { slowest: number; windows: number; of: number } {
+  const slowest = [...timeline].sort((a, b) => b.ms - a.ms).slice(0, Math.ceil(timeline.length / 100));
+  const last = Math.max(0, ...timeline.map((call) => call.at));
+  return { slowest: slowest.length, windows: new Set(slowest.map((call) => Math.floor(call.at / windowMs))).size, of: Math.floor(last / windowMs) + 1 };
 }
 
 /** The `p`th percentile of latencies sorted in ascending order, in ms with `digits` decimals. */

@@ -12,9 +12,13 @@
  * whose speed drifts from minute to minute, each run is compared with the database as it was
  * then. `BENCH_RUNS=3` repeats the raw insert and the load (BENCH_REQUESTS sends each time) and
  * prints the median of the runs' rates and of their ratios as well.
+ *
+ * Each run also says where its slowest 1 % of requests started (in how many 200 ms windows):
+ * clustered, the p99 is stalls of the machine or of a process's collector, not slow requests.
+ * `BENCH_LATENCY_TIMELINE=path` writes each request's start and latency to `path.runN.json`.
  */
 import { startServiceProcesses } from './service-processes.ts';
-import { closedLoop, median, percentile } from './closed-loop.ts';
+import { closedLoop, median, percentile, slowestCallWindows } from './closed-loop.ts';
 import { measureRawInsertRate, ratioText } from './raw-insert.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 3000);
@@ -51,7 +55,7 @@ for (let run = 0; run < runs; run++) {
   console.log(`${label}${rawInsert.summary}`);
   const cpuBefore = service.cpuSeconds();
   if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGSTOP');
-  const { latencies, failures, started, seconds: acceptSeconds } = await closedLoop(requests, concurrency, send, (response) => response.status !== 201);
+  const { latencies, timeline, failures, started, seconds: acceptSeconds } = await closedLoop(requests, concurrency, send, (response) => response.status !== 201);
   if (process.env.BENCH_ACCEPT_ONLY) worker?.kill('SIGCONT');
   await sentCount(warmUp + (run + 1) * requests);
   const sentSeconds = (performance.now() - started) / 1000;
@@ -66,6 +70,9 @@ for (let run = 0; run < runs; run++) {
   const pct = (p: number) => percentile(latencies, p);
   const perSecond = (rate: number) => `${rate.toFixed(0)} sends/s ${rawInsert.ratio(rate)}`;
   console.log(`${label}accepted: ${perSecond(accepted[run]!)}  p50 ${pct(50)} ms  p99 ${pct(99)} ms  failures ${failures}`);
+  const tail = slowestCallWindows(timeline);
+  console.log(`${label}the slowest 1 % (${tail.slowest} requests) started in ${tail.windows} of the run's ${tail.of} windows of 200 ms`);
+  if (process.env.BENCH_LATENCY_TIMELINE) await Bun.write(`${process.env.BENCH_LATENCY_TIMELINE}.run${run + 1}.json`, JSON.stringify(timeline));
   console.log(`${label}all SENT after ${sentSeconds.toFixed(2)} s: ${perSecond(endToEnd[run]!)} end to end`);
 }
 if (runs > 1) {
