@@ -44,7 +44,7 @@ export interface Timed {
  */
 export function slowestCallWindows(timeline: readonly Timed[], windowMs = 200): { slowest: number; windows: number; of: number } {
   const slowest = [...timeline].sort((a, b) => b.ms - a.ms).slice(0, Math.ceil(timeline.length / 100));
-  const last = Math.max(0, ...timeline.map((call) => call.at));
+  const last = timeline.reduce((latest, call) => Math.max(latest, call.at), 0);
   return { slowest: slowest.length, windows: new Set(slowest.map((call) => Math.floor(call.at / windowMs))).size, of: Math.floor(last / windowMs) + 1 };
 }
 
