@@ -7,7 +7,7 @@ import { MEDIA_FETCH_QUEUE } from '../../core/messaging/receive.ts';
 import type { AppContext } from '../http/context.ts';
 import type { JobDefinition } from '../queue/queue.ts';
 import { driverEventsFor } from './driver-events.ts';
-import { messagingStores } from './stores.ts';
+import { poolMessagingStores } from './stores.ts';
 import { errorField } from '../logging/logger.ts';
 
 /** The base service's jobs: session commands and media fetching (sends have their engine: send-engine.ts). */
@@ -41,7 +41,7 @@ export function messagingJobs(ctx: AppContext): JobDefinition[] {
 
 /** Starts, stops or ends a connection's session on its driver. */
 export async function runSessionCommand(ctx: AppContext, command: SessionCommand): Promise<void> {
-  const stores = messagingStores(ctx.db, ctx);
+  const stores = poolMessagingStores(ctx);
   const connection = await stores.connections.find(command.connectionId);
   if (command.action === 'forget') {
     const driver = command.driver ? ctx.drivers.get(command.driver) : undefined;
@@ -88,7 +88,7 @@ export async function superviseSessions(ctx: AppContext, everyMs = 15_000): Prom
 }
 
 async function resumeSessions(ctx: AppContext, which: (driver: string) => boolean): Promise<void> {
-  const stores = messagingStores(ctx.db, ctx);
+  const stores = poolMessagingStores(ctx);
   for (const connection of await stores.connections.wantingSession()) {
     if (!which(connection.driver)) continue;
     await runSessionCommand(ctx, { connectionId: connection.id, action: 'connect' }).catch((error: Error) =>
@@ -103,7 +103,7 @@ async function resumeSessions(ctx: AppContext, which: (driver: string) => boolea
  * no longer has it; 502 when the network failed to serve it.
  */
 export async function mediaDownload(ctx: AppContext, mediaId: string): Promise<Response> {
-  const stores = messagingStores(ctx.db, ctx);
+  const stores = poolMessagingStores(ctx);
   const item = await stores.media.get(mediaId);
   if (!item) throw notFound('Media not found');
   const bytes = (await stores.media.bytes(item.id)) ?? (await fetchReceivedMedia(ctx, item.id).catch(asDownloadError));
@@ -126,7 +126,7 @@ function asDownloadError(error: unknown): never {
 
 /** Keeps a received media item's bytes, fetched from the network while the network still has them. */
 export async function fetchReceivedMedia(ctx: AppContext, mediaId: string): Promise<Uint8Array | undefined> {
-  const stores = messagingStores(ctx.db, ctx);
+  const stores = poolMessagingStores(ctx);
   const item = await stores.media.get(mediaId);
   if (!item || !item.driverRef) return undefined;
   const existing = await stores.media.bytes(mediaId);

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { SendDeps } from '../../core/messaging/send.ts';
 import type { UnitOfWork } from '../../core/shared/unit-of-work.ts';
-import type { AppContext } from '../http/context.ts';
+import { onePerContext, type AppContext } from '../http/context.ts';
 import type { StoresImportedSessions } from '../drivers/index.ts';
 import type { Database } from '../postgres/schema.ts';
 import { baseStores } from '../postgres/stores.ts';
@@ -61,10 +61,17 @@ export function messagingStores(db: Kysely<Database>, ctx: AppContext) {
 
 export type MessagingStores = ReturnType<typeof messagingStores>;
 
+/**
+ * The stores bound to the context's pool, made once: a read outside any transaction (most GETs,
+ * the sandbox's checks, the jobs) would otherwise build every store, a few hundred closures, per
+ * call, and that garbage is collected in pauses every request in flight waits out.
+ */
+export const poolMessagingStores: (ctx: AppContext) => MessagingStores = onePerContext((ctx) => messagingStores(ctx.db, ctx));
+
 export function messagingUnitOfWork(ctx: AppContext): UnitOfWork<MessagingStores> {
   return {
     transaction: (work) => ctx.db.transaction().execute((trx) => work(messagingStores(trx, ctx))),
-    read: (work) => work(messagingStores(ctx.db, ctx)),
+    read: (work) => work(poolMessagingStores(ctx)),
   };
 }
 

@@ -2,7 +2,7 @@ import { errorField } from '../logging/logger.ts';
 import { createHash } from 'node:crypto';
 import { fanOut, FANOUT_QUEUE, flushBatch, FLUSH_QUEUE, type Batch, type DispatchDeps } from '../../core/webhooks/dispatch.ts';
 import { driverView } from '../../core/messaging/deliver.ts';
-import { messagingStores, messagingUnitOfWork } from '../connections/stores.ts';
+import { messagingUnitOfWork, poolMessagingStores } from '../connections/stores.ts';
 import type { AppContext } from '../http/context.ts';
 import type { JobDefinition } from '../queue/queue.ts';
 
@@ -30,7 +30,7 @@ export function webhookJobs(ctx: AppContext): JobDefinition[] {
       dueJobPollSeconds: 0.5,
       handle: async (data: { webhookId: string; connectionId: string; remoteJid: string; version: number }) => {
         const flushed = await uow.transaction((stores) => flushBatch(stores, deps, data));
-        const webhook = flushed && (await messagingStores(ctx.db, ctx).webhooks.find(flushed.webhookId));
+        const webhook = flushed && (await poolMessagingStores(ctx).webhooks.find(flushed.webhookId));
         if (flushed && webhook?.enableSimulateTyping) await simulateTyping(ctx, flushed, false);
       },
     },
@@ -53,7 +53,7 @@ export function dispatchDeps(ctx: AppContext): DispatchDeps {
 
 /** "typing…" to the contact while their messages are held (enableSimulateTyping), best effort. */
 export async function simulateTyping(ctx: AppContext, batch: Batch, on: boolean): Promise<void> {
-  const connection = await messagingStores(ctx.db, ctx).connections.find(batch.connectionId);
+  const connection = await poolMessagingStores(ctx).connections.find(batch.connectionId);
   const driver = connection && ctx.drivers.get(connection.driver);
   if (!connection || !driver?.sendTyping || connection.status !== 'CONNECTED') return;
   await driver.sendTyping(driverView(connection), batch.remoteJid.split('@')[0]!, on, lastMessageId(batch)).catch((error: Error) =>

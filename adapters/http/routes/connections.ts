@@ -14,7 +14,7 @@ import type { Actor } from '../../../core/identity/identity.ts';
 import { CONNECTION_STATUSES } from '../../../core/connections/connection-status.ts';
 import { capabilityFlags } from '../../../core/connections/driver.ts';
 import { confirmChangedCredentials, confirmNewCredentials } from '../../../core/connections/credential-claims.ts';
-import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { messagingDeps, messagingStores, poolMessagingStores } from '../../connections/stores.ts';
 import { authenticatedRoutes } from '../route-group.ts';
 import type { AppContext } from '../context.ts';
 import { authErrors, CodedError, iso, StandardError, Timestamp, Uuid } from '../schemas.ts';
@@ -81,7 +81,7 @@ export function connectionRoutes(ctx: AppContext) {
       '',
       async ({ actor, body, set }) => {
         const input = { name: body.name, driver: body.driver ?? 'sandbox', credentials: body.credentials };
-        await confirmNewCredentials(messagingStores(ctx.db, ctx).identity, deps, actor, input);
+        await confirmNewCredentials(poolMessagingStores(ctx).identity, deps, actor, input);
         const connection = await inTransaction((stores) => createConnection(stores, deps, actor, input));
         set.status = 201;
         return present(ctx, connection);
@@ -98,11 +98,11 @@ export function connectionRoutes(ctx: AppContext) {
         detail: { summary: 'Create a connection' },
       },
     )
-    .get('', async ({ actor }) => Promise.all((await listConnections(messagingStores(ctx.db, ctx).connections, actor)).map((c) => present(ctx, c))), {
+    .get('', async ({ actor }) => Promise.all((await listConnections(poolMessagingStores(ctx).connections, actor)).map((c) => present(ctx, c))), {
       response: { ...authErrors, 200: t.Array(ConnectionView) },
       detail: { summary: 'Connections of the workspace, with their status' },
     })
-    .get('/:id', async ({ actor, params }) => present(ctx, await getConnection(messagingStores(ctx.db, ctx).connections, actor, params.id)), {
+    .get('/:id', async ({ actor, params }) => present(ctx, await getConnection(poolMessagingStores(ctx).connections, actor, params.id)), {
       params: t.Object({ id: t.String() }),
       response: { ...authErrors, ...NotFound, 200: ConnectionView },
       detail: { summary: 'One connection (with its QR code while pairing)' },
@@ -110,7 +110,7 @@ export function connectionRoutes(ctx: AppContext) {
     .patch(
       '/:id',
       async ({ actor, params, body }) => {
-        await confirmChangedCredentials(messagingStores(ctx.db, ctx).connections, deps, actor, params.id, body);
+        await confirmChangedCredentials(poolMessagingStores(ctx).connections, deps, actor, params.id, body);
         return present(ctx, await inTransaction((stores) => updateConnection(stores, deps, actor, params.id, body)));
       },
       {
@@ -168,7 +168,7 @@ export function connectionRoutes(ctx: AppContext) {
 
 /** Waits briefly for the worker to move the connection past CONNECTING (QR shown or open). */
 export async function settled(ctx: AppContext, workspaceId: string, id: string): Promise<Connection> {
-  const connections = messagingStores(ctx.db, ctx).connections;
+  const connections = poolMessagingStores(ctx).connections;
   const deadline = Date.now() + 5_000;
   for (;;) {
     const connection = (await connections.get(workspaceId, id))!;

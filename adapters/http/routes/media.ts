@@ -5,7 +5,7 @@ import type { MediaKind } from '../../../core/messaging/outgoing.ts';
 import { prepareMediaUpload, uploadByTicket, uploadMedia } from '../../../core/media/uploads.ts';
 import { badRequest } from '../../../core/shared/errors.ts';
 import { mediaDownload } from '../../connections/jobs.ts';
-import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { messagingDeps, messagingStores, poolMessagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import { bodyLimits, PayloadTooLarge, readBytes } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -58,7 +58,7 @@ export function mediaRoutes(ctx: AppContext) {
         .post(
           '/tickets',
           async ({ actor, params, body, set }) => {
-            const ticket = await prepareMediaUpload(messagingStores(ctx.db, ctx), deps, actor, params.id, body);
+            const ticket = await prepareMediaUpload(poolMessagingStores(ctx), deps, actor, params.id, body);
             set.status = 201;
             return { ticketId: ticket.ticketId, uploadUrl: ticket.uploadUrl, expiresAt: iso(ticket.expiresAt) };
           },

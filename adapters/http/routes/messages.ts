@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia';
 import { chatHistory, getMessage, listChats } from '../../../core/messaging/history.ts';
 import { pageRequest } from '../../../core/shared/pagination.ts';
-import { messagingStores } from '../../connections/stores.ts';
+import { poolMessagingStores } from '../../connections/stores.ts';
 import { authentication } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { sendFromRequest } from '../../connections/send-request.ts';
@@ -66,14 +66,14 @@ export function messageRoutes(ctx: AppContext) {
         )
         .get(
           '',
-          async ({ actor, params, query }) => presentPage(await listChats(messagingStores(ctx.db, ctx), actor, params.id, pageRequest(query)), presentChat),
+          async ({ actor, params, query }) => presentPage(await listChats(poolMessagingStores(ctx), actor, params.id, pageRequest(query)), presentChat),
           { query: PageQuery, response: { ...authErrors, ...NotFound, 200: PageOf(ChatView) }, detail: { summary: 'Chats of the connection, most recent first; `s` searches number and name' } },
         )
         .get(
           '/messages',
           async ({ actor, params, query }) => {
             const limit = query.limit === undefined ? undefined : Number(query.limit);
-            const messages = await chatHistory(messagingStores(ctx.db, ctx), actor, params.id, { chat: query.chat, limit, cursor: query.cursor });
+            const messages = await chatHistory(poolMessagingStores(ctx), actor, params.id, { chat: query.chat, limit, cursor: query.cursor });
             return messages.map(presentMessage);
           },
           {
@@ -88,7 +88,7 @@ export function messageRoutes(ctx: AppContext) {
         )
         .get(
           '/messages/:messageId',
-          async ({ actor, params }) => presentMessage(await getMessage(messagingStores(ctx.db, ctx), actor, params.id, params.messageId)),
+          async ({ actor, params }) => presentMessage(await getMessage(poolMessagingStores(ctx), actor, params.id, params.messageId)),
           {
             params: t.Object({ id: t.String(), messageId: t.String() }),
             response: { ...authErrors, ...NotFound, 200: MessageView },

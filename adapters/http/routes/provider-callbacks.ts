@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia';
 import { DomainError, notFound } from '../../../core/shared/errors.ts';
 import { driverView } from '../../../core/messaging/deliver.ts';
 import { driverEventsFor } from '../../connections/driver-events.ts';
-import { messagingStores } from '../../connections/stores.ts';
+import { poolMessagingStores } from '../../connections/stores.ts';
 import type { AppContext } from '../context.ts';
 import { bodyLimits, readText } from '../body.ts';
 import { StandardError } from '../schemas.ts';
@@ -18,7 +18,7 @@ const CALLBACK_MIN_BYTES = 4 * 1024 * 1024;
  */
 export function providerCallbackRoutes(ctx: AppContext) {
   const callbacksOf = async (connectionId: string) => {
-    const connection = await messagingStores(ctx.db, ctx).connections.find(connectionId);
+    const connection = await poolMessagingStores(ctx).connections.find(connectionId);
     const callbacks = connection && ctx.drivers.get(connection.driver)?.callbacks;
     if (!connection || !callbacks) throw notFound('No connection here takes provider callbacks');
     return { connection, callbacks };

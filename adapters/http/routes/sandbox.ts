@@ -7,7 +7,7 @@ import { DomainError, notFound } from '../../../core/shared/errors.ts';
 import type { Actor } from '../../../core/identity/identity.ts';
 import type { Connection } from '../../../core/connections/connection.ts';
 import { driverEventsFor } from '../../connections/driver-events.ts';
-import { messagingStores } from '../../connections/stores.ts';
+import { poolMessagingStores } from '../../connections/stores.ts';
 import { receiveBatcher } from '../../connections/receive-batcher.ts';
 import { simulatedMessage } from '../../drivers/sandbox/simulator.ts';
 import { authentication } from '../auth.ts';
@@ -24,7 +24,7 @@ const Ok = t.Object({ ok: t.Literal(true) });
 export function sandboxRoutes(ctx: AppContext) {
   const sandboxConnection = async (actor: Actor, id: string) => {
     authorize(actor.roles, 'connections', 'write');
-    const connection = await messagingStores(ctx.db, ctx).connections.get(actor.workspaceId, id);
+    const connection = await poolMessagingStores(ctx).connections.get(actor.workspaceId, id);
     checkSandbox(actor, id, connection);
     return connection!;
   };
@@ -39,7 +39,7 @@ export function sandboxRoutes(ctx: AppContext) {
     change: Record<string, unknown>,
   ) => {
     const connection = await sandboxConnection(actor, connectionId);
-    const message = await messagingStores(ctx.db, ctx).messages.findByExternalId(connection.id, messageId);
+    const message = await poolMessagingStores(ctx).messages.findByExternalId(connection.id, messageId);
     if (!message) throw notFound('No message with that network id');
     await driverEventsFor(ctx, connection.id).passthrough(event, message.remoteJid, { key: { id: messageId, remoteJid: message.remoteJid, fromMe: false }, ...change });
     set.status = 201;
@@ -58,7 +58,7 @@ export function sandboxRoutes(ctx: AppContext) {
             // What the driver's `events.message` does (driver-events.ts), with the stored message
             // back; the connection is checked as the batch reads it.
             const outcome = await receiveBatcher(ctx).receive(params.id, received, (connection) => checkSandbox(actor, params.id, connection));
-            const stored = outcome.stored ? outcome.message : await messagingStores(ctx.db, ctx).messages.findByExternalId(params.id, received.externalId);
+            const stored = outcome.stored ? outcome.message : await poolMessagingStores(ctx).messages.findByExternalId(params.id, received.externalId);
             set.status = 201;
             return presentMessage(stored!);
           },
@@ -87,7 +87,7 @@ export function sandboxRoutes(ctx: AppContext) {
           '/receipts',
           async ({ actor, params, body, set }) => {
             const connection = await sandboxConnection(actor, params.id);
-            const stores = messagingStores(ctx.db, ctx);
+            const stores = poolMessagingStores(ctx);
             const message = (await stores.messages.get(body.messageId)) ?? (await stores.messages.findByExternalId(connection.id, body.messageId));
             if (!message || message.connectionId !== connection.id || !message.externalId) throw notFound('No message with that id has reached the sandbox network');
             const status = body.status as DeliveryStatus;

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia';
 import { completeSyncSession, issueSyncToken, readSyncToken, SYNC_TOKEN_MINUTES, type SyncMode } from '../../../core/connections/sync-session.ts';
 import { badRequest, DomainError } from '../../../core/shared/errors.ts';
-import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { messagingDeps, messagingStores, poolMessagingStores } from '../../connections/stores.ts';
 import { REALM } from '../auth.ts';
 import { authenticatedRoutes } from '../route-group.ts';
 import { countRefusal } from '../auth-failures.ts';
@@ -69,7 +69,7 @@ export function syncTokenRoutes(ctx: AppContext) {
     .post(
       '/:id/sync-session',
       async ({ actor, params, set }) => {
-        const issued = await issueSyncToken(messagingStores(ctx.db, ctx), deps, actor, params.id);
+        const issued = await issueSyncToken(poolMessagingStores(ctx), deps, actor, params.id);
         set.status = 201;
         return {
           syncToken: issued.syncToken,

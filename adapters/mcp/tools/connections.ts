@@ -2,7 +2,7 @@ import { t } from 'elysia';
 import { getConnection, listConnections } from '../../../core/connections/connections.ts';
 import type { Connection } from '../../../core/connections/connection.ts';
 import { capabilityFlags } from '../../../core/connections/driver.ts';
-import { messagingStores } from '../../connections/stores.ts';
+import { poolMessagingStores } from '../../connections/stores.ts';
 import type { AppContext } from '../../http/context.ts';
 import { defineTool } from '../tool.ts';
 
@@ -21,7 +21,7 @@ export const listConnectionsTool = defineTool({
   input: t.Object({}),
   annotations: { readOnlyHint: true },
   async run(_input, { actor, ctx }) {
-    const connections = await listConnections(messagingStores(ctx.db, ctx).connections, actor);
+    const connections = await listConnections(poolMessagingStores(ctx).connections, actor);
     const summary =
       connections.length === 0
         ? 'No connections in this workspace.'
@@ -38,7 +38,7 @@ export const getConnectionTool = defineTool({
   input: t.Object({ connectionId }),
   annotations: { readOnlyHint: true },
   async run({ connectionId }, { actor, ctx }) {
-    const c = await getConnection(messagingStores(ctx.db, ctx).connections, actor, connectionId);
+    const c = await getConnection(poolMessagingStores(ctx).connections, actor, connectionId);
     const capabilities = ctx.drivers.get(c.driver)?.capabilities;
     return {
       structured: {

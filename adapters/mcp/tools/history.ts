@@ -1,7 +1,7 @@
 import { t } from 'elysia';
 import { chatHistory, listChats, MAX_HISTORY_LIMIT } from '../../../core/messaging/history.ts';
 import { MAX_PER_PAGE } from '../../../core/shared/pagination.ts';
-import { messagingStores } from '../../connections/stores.ts';
+import { poolMessagingStores } from '../../connections/stores.ts';
 import { presentMessage } from '../../http/presenters/message.ts';
 import { defineTool } from '../tool.ts';
 import { connectionId } from './connections.ts';
@@ -26,7 +26,7 @@ export const listChatsTool = defineTool({
   }),
   annotations: { readOnlyHint: true },
   async run({ connectionId, search, page, perPage }, { actor, ctx }) {
-    const found = await listChats(messagingStores(ctx.db, ctx), actor, connectionId, {
+    const found = await listChats(poolMessagingStores(ctx), actor, connectionId, {
       page: page ?? 1,
       perPage: perPage ?? 10,
       search: search?.trim() || undefined,
@@ -60,7 +60,7 @@ export const listMessagesTool = defineTool({
   }),
   annotations: { readOnlyHint: true },
   async run({ connectionId, chat, limit = 20, cursor }, { actor, ctx }) {
-    const messages = await chatHistory(messagingStores(ctx.db, ctx), actor, connectionId, { chat, limit, cursor });
+    const messages = await chatHistory(poolMessagingStores(ctx), actor, connectionId, { chat, limit, cursor });
     return {
       structured: {
         messages: messages.map(presentMessage),

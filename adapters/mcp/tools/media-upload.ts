@@ -3,7 +3,7 @@ import { UPLOAD_TICKET_MINUTES } from '../../../core/media/media.ts';
 import { mediaLimitsText } from '../../../core/media/media-limits.ts';
 import { prepareMediaUpload } from '../../../core/media/uploads.ts';
 import { MEDIA_KINDS } from '../../../core/messaging/outgoing.ts';
-import { messagingDeps, messagingStores } from '../../connections/stores.ts';
+import { messagingDeps, poolMessagingStores } from '../../connections/stores.ts';
 import { OneOf } from '../../http/schemas.ts';
 import { defineTool } from '../tool.ts';
 
@@ -30,7 +30,7 @@ export const prepareMediaUploadTool = defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
   async run(input, { actor, ctx }) {
-    const ticket = await prepareMediaUpload(messagingStores(ctx.db, ctx), messagingDeps(ctx), actor, input.connectionId, input);
+    const ticket = await prepareMediaUpload(poolMessagingStores(ctx), messagingDeps(ctx), actor, input.connectionId, input);
     return {
       structured: {
         uploadUrl: ticket.uploadUrl,
