@@ -21,8 +21,9 @@ export async function closedLoop(
         const response = await call(i);
         await response.arrayBuffer();
         if (failed(response)) failures += 1;
-        latencies.push(performance.now() - t0);
-        timeline.push({ at: t0 - started, ms: latencies[latencies.length - 1]! });
+        const ms = performance.now() - t0;
+        latencies.push(ms);
+        timeline.push({ at: t0 - started, ms });
       }
     }),
   );

@@ -8,8 +8,7 @@ describe('slowestCallWindows', () => {
 
   test('a stall: the slowest 1 % all started in one window', () => {
     // 1,000 calls over 2 s, 10 ms each, but the ten that started at 1,000–1,018 ms took 70–80 ms.
-    const timeline = calls(1000, (i) => i * 2, (i) => (i >= 500 && i < 505 ? 80 : 10));
-    for (let i = 0; i < 5; i++) timeline[505 + i]!.ms = 70;
+    const timeline = calls(1000, (i) => i * 2, (i) => (i >= 500 && i < 505 ? 80 : i >= 505 && i < 510 ? 70 : 10));
     expect(slowestCallWindows(timeline)).toEqual({ slowest: 10, windows: 1, of: 10 });
   });
 
