@@ -34,7 +34,9 @@ beforeAll(async () => {
       select gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'messages.upsert', '{}', '{}', 'SUCCEEDED', 1, now(), now()
       from generate_series(1, ${ROWS}) g`.execute(trx);
     await sql`insert into plugin_event_queue (event_id, due_at) select gen_random_uuid(), now() + interval '1 hour' from generate_series(1, ${ROWS}) g`.execute(trx);
-    await sql`insert into webhook_fanout (event_id) select gen_random_uuid() from generate_series(1, ${ROWS}) g`.execute(trx);
+    await sql`insert into events (id, workspace_id, connection_id, event, payload, created_at)
+      select gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), 'messages.upsert', '{}', now() from generate_series(1, ${ROWS}) g`.execute(trx);
+    await sql`insert into webhook_fanout (event_id) select id from events`.execute(trx);
   });
 }, 60_000);
 
@@ -64,8 +66,8 @@ describe('claims find the rows they picked by key, on tables never analyzed', ()
     expectKeyed(plan, 'plugin_event_queue_pkey', 'plugin_event_queue_due_idx');
   });
 
-  test('webhook fan-outs', async () => {
-    // Taken rows are deleted: taken in a transaction rolled back, so the table keeps its rows.
+  test('webhook fan-outs, with their events', async () => {
+    // The events of the rows taken are read in the same statement, by their key as well. Taken rows are deleted: taken in a transaction rolled back, so the table keeps its rows.
     const statements: CompiledQuery[] = [];
     await database.db
       .transaction()
@@ -77,6 +79,7 @@ describe('claims find the rows they picked by key, on tables never analyzed', ()
     const plan = await genericPlan(database.db, statements[0]!);
     expect({ plan, seqScan: plan.includes('Seq Scan') }).toEqual({ plan, seqScan: false });
     expect(plan).toContain('webhook_fanout_pkey');
+    expect(plan).toContain('events_pkey');
   });
 });
 

@@ -34,33 +34,22 @@ export function deliveryClaims(db: Kysely<Database>): DeliveryClaims {
 
     async record(attempts, updatedAt) {
       if (attempts.length === 0) return new Set();
-      // One update for the batch (each delivery its own state, counters and due time, joined
-      // from arrays), then one insert of every recorded attempt's history row.
-      return db.transaction().execute(async (trx) => {
-        const { rows } = await recordAttempts(
-          trx,
-          attempts.map((a) => a.delivery.id),
-          attempts.map((a) => a.delivery.claimId),
-          attempts.map((a) => a.next.state),
-          attempts.map((a) => a.next.attempts),
-          attempts.map((a) => a.nextAttemptAt?.toISOString() ?? null),
-          updatedAt,
-        );
-        const numbered = new Map(rows.map((row) => [row.id, row.attempts_made]));
-        const recorded = attempts.filter((a) => numbered.has(a.delivery.id));
-        if (recorded.length > 0) {
-          await insertAttempts(
-            trx,
-            recorded.map((a) => a.delivery.id),
-            recorded.map((a) => numbered.get(a.delivery.id)!),
-            recorded.map((a) => a.at.toISOString()),
-            recorded.map((a) => ('status' in a.outcome ? a.outcome.status : null)),
-            recorded.map((a) => ('error' in a.outcome ? a.outcome.error : null)),
-            recorded.map((a) => a.durationMs),
-          );
-        }
-        return new Set(numbered.keys());
-      });
+      // One statement for the batch: each delivery its own state, counters and due time (joined
+      // from arrays), and a history row for every attempt it recorded, numbered by the update.
+      const { rows } = await recordAttempts(
+        db,
+        attempts.map((a) => a.delivery.id),
+        attempts.map((a) => a.delivery.claimId),
+        attempts.map((a) => a.next.state),
+        attempts.map((a) => a.next.attempts),
+        attempts.map((a) => a.nextAttemptAt?.toISOString() ?? null),
+        attempts.map((a) => a.at.toISOString()),
+        attempts.map((a) => ('status' in a.outcome ? a.outcome.status : null)),
+        attempts.map((a) => ('error' in a.outcome ? a.outcome.error : null)),
+        attempts.map((a) => a.durationMs),
+        updatedAt,
+      );
+      return new Set(rows.map((row) => row.delivery_id));
     },
 
     async release(held, how, now) {
@@ -113,43 +102,51 @@ const renewClaims = compiledOnce((db: Kysely<Database>, ids: string[], claims: s
     .returning('webhook_deliveries.id'),
 );
 
+/**
+ * The attempts' outcomes on the deliveries still claimed by the same claim, and their history rows
+ * (the attempt's number is the delivery's count after the update), in one statement: a delivery
+ * whose claim lapsed records neither.
+ */
 const recordAttempts = compiledOnce(
-  (db: Kysely<Database>, ids: string[], claims: string[], states: string[], attempts: number[], nextAttemptAts: Array<string | null>, updatedAt: Date) =>
+  (
+    db: Kysely<Database>,
+    ids: string[],
+    claims: string[],
+    states: string[],
+    attempts: number[],
+    nextAttemptAts: Array<string | null>,
+    ats: string[],
+    statuses: Array<number | null>,
+    errors: Array<string | null>,
+    durations: number[],
+    updatedAt: Date,
+  ) =>
     db
-      .updateTable('webhook_deliveries')
-      .from(
-        sql<{ id: string; claim_id: string; state: string; attempts: number; next_attempt_at: Date | null }>`unnest(${ids}::uuid[], ${claims}::uuid[], ${states}::text[], ${attempts}::int[], ${nextAttemptAts}::timestamptz[])`.as<'done'>(
-          sql`done(id, claim_id, state, attempts, next_attempt_at)`,
-        ),
-      )
-      .set((eb) => ({
-        state: eb.ref('done.state'),
-        attempts: eb.ref('done.attempts'),
-        attempts_made: eb('webhook_deliveries.attempts_made', '+', 1),
-        next_attempt_at: eb.ref('done.next_attempt_at'),
-        claim_id: null,
-        claimed_until: null,
-        updated_at: updatedAt,
-      }))
-      .whereRef('webhook_deliveries.id', '=', 'done.id')
-      .whereRef('webhook_deliveries.claim_id', '=', 'done.claim_id')
-      .returning(['webhook_deliveries.id', 'webhook_deliveries.attempts_made']),
-);
-
-const insertAttempts = compiledOnce(
-  (db: Kysely<Database>, ids: string[], numbers: number[], ats: string[], statuses: Array<number | null>, errors: Array<string | null>, durations: number[]) =>
-    db
-      .insertInto('webhook_attempts')
-      .columns(['delivery_id', 'attempt', 'at', 'status_code', 'error', 'duration_ms'])
-      .expression((eb) =>
-        eb
-          .selectFrom(
-            sql<{ delivery_id: string; attempt: number; at: Date; status_code: number | null; error: string | null; duration_ms: number }>`unnest(${ids}::uuid[], ${numbers}::int[], ${ats}::timestamptz[], ${statuses}::int[], ${errors}::text[], ${durations}::int[])`.as<'a'>(
-              sql`a(delivery_id, attempt, at, status_code, error, duration_ms)`,
+      .with('recorded', (w) =>
+        w
+          .updateTable('webhook_deliveries')
+          .from(
+            sql<{ id: string; claim_id: string; state: string; attempts: number; next_attempt_at: Date | null; at: Date; status_code: number | null; error: string | null; duration_ms: number }>`unnest(${ids}::uuid[], ${claims}::uuid[], ${states}::text[], ${attempts}::int[], ${nextAttemptAts}::timestamptz[], ${ats}::timestamptz[], ${statuses}::int[], ${errors}::text[], ${durations}::int[])`.as<'done'>(
+              sql`done(id, claim_id, state, attempts, next_attempt_at, at, status_code, error, duration_ms)`,
             ),
           )
-          .selectAll('a'),
-      ),
+          .set((eb) => ({
+            state: eb.ref('done.state'),
+            attempts: eb.ref('done.attempts'),
+            attempts_made: eb('webhook_deliveries.attempts_made', '+', 1),
+            next_attempt_at: eb.ref('done.next_attempt_at'),
+            claim_id: null,
+            claimed_until: null,
+            updated_at: updatedAt,
+          }))
+          .whereRef('webhook_deliveries.id', '=', 'done.id')
+          .whereRef('webhook_deliveries.claim_id', '=', 'done.claim_id')
+          .returning(['webhook_deliveries.id', 'webhook_deliveries.attempts_made', 'done.at', 'done.status_code', 'done.error', 'done.duration_ms']),
+      )
+      .insertInto('webhook_attempts')
+      .columns(['delivery_id', 'attempt', 'at', 'status_code', 'error', 'duration_ms'])
+      .expression((eb) => eb.selectFrom('recorded').select(['recorded.id', 'recorded.attempts_made', 'recorded.at', 'recorded.status_code', 'recorded.error', 'recorded.duration_ms']))
+      .returning('webhook_attempts.delivery_id'),
 );
 
 const releaseClaims = compiledOnce((db: Kysely<Database>, ids: string[], claims: string[]) =>

@@ -222,7 +222,7 @@ function namedConnections(connections: PluginEventConnections, alias: 'r' | 'log
   return tests.length > 0 ? sql<boolean>`(${sql.join(tests, sql` or `)})` : sql<boolean>`false`;
 }
 
-/** Events by id, oldest first: what the webhook fan-out and the plugins' event runner read of each batch they take. */
+/** Events by id, oldest first: what the plugins' event runner reads of each batch it takes. */
 export const eventsById = compiledOnce((db: Kysely<Database>, ids: readonly string[]) =>
   db.selectFrom('events').selectAll().where('id', '=', anyOf(ids, 'uuid')).orderBy('created_at').orderBy('id'),
 );

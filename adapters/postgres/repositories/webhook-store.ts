@@ -14,7 +14,6 @@ import { findInWorkspace } from '../workspace-row.ts';
 import { insertedIfAbsent, putRow } from '../row-writes.ts';
 import { compiledOnce } from '../compiled-once.ts';
 import { amongPicked, anyOf, pickedKeys } from '../any-of.ts';
-import { eventsById } from './event-store.ts';
 
 export function webhookStore(db: Kysely<Database>, box: SecretBox): WebhookStore {
   // The secret is stored sealed (adapters/crypto/secret-box.ts).
@@ -148,9 +147,7 @@ export function batchStore(db: Kysely<Database>): BatchStore {
 export function pendingFanouts(db: Kysely<Database>): PendingFanouts {
   return {
     async take(limit) {
-      const { rows: taken } = await takeFanouts(db, limit);
-      if (taken.length === 0) return [];
-      const { rows } = await eventsById(db, taken.map((t) => t.event_id));
+      const { rows } = await takeFanouts(db, limit);
       return rows.map(toLoggedEvent);
     },
   };
@@ -188,14 +185,21 @@ const webhooksBoundTo = compiledOnce((db: Kysely<Database>, workspaceIds: readon
     .where('connections', '&&', sql<string[]>`${connectionIds}::uuid[]`),
 );
 
-/** Rows another worker is taking are skipped; a rolled-back take puts them back. */
+/**
+ * The events of the rows taken, oldest first, in one statement with the take. Rows another worker
+ * is taking are skipped; a rolled-back take puts them back. The events are read by their keys as
+ * one array (`= any(array(…))`), never joined to the taken rows: a join may be planned as a scan
+ * of the whole event log.
+ */
 const takeFanouts = compiledOnce((db: Kysely<Database>, limit: number) =>
   db
     .with('picked', pickedKeys(db.selectFrom('webhook_fanout').select('event_id').orderBy('event_id').limit(limit).forUpdate().skipLocked()))
-    .deleteFrom('webhook_fanout')
-    .using('picked')
-    .where(amongPicked('webhook_fanout.event_id'))
-    .returning('webhook_fanout.event_id'),
+    .with('taken', (w) => w.deleteFrom('webhook_fanout').using('picked').where(amongPicked('webhook_fanout.event_id')).returning('webhook_fanout.event_id'))
+    .selectFrom('events')
+    .selectAll('events')
+    .where((eb) => eb('events.id', '=', sql<string>`any(array(${eb.selectFrom('taken').select('taken.event_id')}))`))
+    .orderBy('events.created_at')
+    .orderBy('events.id'),
 );
 
 const DELIVERY_COLUMNS = ['id', 'webhook_id', 'target', 'workspace_id', 'event', 'event_ids', 'body', 'state', 'attempts', 'next_attempt_at', 'claim_id', 'claimed_until', 'created_at', 'updated_at'] as const;
