@@ -38,8 +38,8 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
   if (bootstrap.exitCode !== 0) throw new Error(bootstrap.stderr.toString());
   const { token, workspaceId } = JSON.parse(bootstrap.stdout.toString()) as { token: string; workspaceId: string };
 
-  // BENCH_PROFILE_DIR=…: each service process writes a CPU profile (markdown) there when it stops.
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  // BENCH_PROFILE_DIR=…: each service process writes its CPU profile there when it stops, as markdown and as a .cpuprofile.
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
   const server = Bun.spawn([process.execPath, ...profile, 'apps/server/main.ts', ...(database ? ['--no-worker'] : [])], { cwd: root, env, stdout: 'pipe', stderr: 'inherit' });
   const url = await listeningUrl(server.stdout);
   const worker = database ? Bun.spawn([process.execPath, ...profile, 'apps/worker/main.ts'], { cwd: root, env, stdout: 'ignore', stderr: 'inherit' }) : undefined;
