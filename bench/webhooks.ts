@@ -183,7 +183,7 @@ for (let run = 0; run < runs; run++) {
   if (worker) {
     worker.kill('SIGSTOP');
     const cpuBefore = service.cpuSeconds();
-    const { markers } = await injectAll('backlog', messages, run);
+    const { markers, injectedSeconds } = await injectAll('backlog', messages, run);
     const cpuStored = service.cpuSeconds();
     worker.kill('SIGCONT');
     const missing = await arrived(markers);
@@ -194,7 +194,7 @@ for (let run = 0; run < runs; run++) {
     const { perSecond: delivered, spanSeconds } = rate(markers);
     backlog.push(delivered);
     console.log(
-      `${label}throughput (backlog of ${messages}, worker paused while injecting): signed deliveries ${perSecond(delivered)} over ${spanSeconds.toFixed(2)} s` +
+      `${label}throughput (backlog of ${messages}, worker paused while injecting): stored at ${perSecond(messages / injectedSeconds)}; signed deliveries ${perSecond(delivered)} over ${spanSeconds.toFixed(2)} s` +
         (missing.length ? `; ${missing.length} MISSING` : ''),
     );
   }

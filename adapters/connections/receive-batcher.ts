@@ -3,11 +3,9 @@ import type { ReceivedMessage } from '../../core/messaging/incoming.ts';
 import { receiveMessage, ReplayedMessage, type ReceiveOutcome } from '../../core/messaging/receive.ts';
 import { receiveMessages } from '../../core/messaging/receive-many.ts';
 import { onePerContext, type AppContext } from '../http/context.ts';
+import { overlappingTurns } from './overlapping-turns.ts';
 import { messagingDeps, messagingStores } from './stores.ts';
 import { errorField } from '../logging/logger.ts';
-
-/** Messages stored together at most (one transaction). */
-const MAX_BATCH = 64;
 
 /**
  * A caller's own check of the connection its message arrives on (read once for the batch):
@@ -16,6 +14,7 @@ const MAX_BATCH = 64;
 export type Admission = (connection: Connection | undefined) => void;
 
 interface Waiting {
+  connectionId: string;
   received: ReceivedMessage;
   admit?: Admission;
   resolve(result: ReceiveOutcome): void;
@@ -27,17 +26,53 @@ interface Waiting {
  * ones are being written (a callback carrying many, concurrent callbacks, a driver's burst) are
  * stored together (core `receiveMessages`: one transaction, multi-row writes, their events in
  * one statement), so under load the database does a fraction of the work per message, and a
- * lone message is written at once. One batch per connection is written at a time, so a
- * connection's messages are stored and published in the order they arrived. Each caller still
- * learns its own outcome; if a batch cannot be written as one, its messages are stored one by
- * one, in order, so a message that fails fails alone.
+ * lone message is written at once. A connection's batches are written one after another
+ * (overlapping-turns.ts: the next batch's transaction opens and reads the connection while the
+ * one before writes), so its messages are stored and published in the order they arrived. Each
+ * caller still learns its own outcome; if a batch cannot be written as one, its messages are
+ * stored one by one, in order, so a message that fails fails alone.
  */
 export const receiveBatcher = onePerContext(createBatcher);
 
+/** Messages stored together at most (one transaction). */
+const MAX_BATCH = 64;
+
 function createBatcher(ctx: AppContext) {
   const deps = messagingDeps(ctx);
-  const waiting = new Map<string, Waiting[]>();
-  const writing = new Set<string>();
+  const turns = overlappingTurns(ctx.db, {
+    maxBatch: MAX_BATCH,
+    batchLength,
+    async open(trx, first: Waiting) {
+      const stores = messagingStores(trx, ctx);
+      return { stores, connection: await stores.connections.find(first.connectionId) };
+    },
+    async write(_trx, { stores, connection }, batch) {
+      if (isEcho(batch[0]!.received)) {
+        // An echo of our own send, alone in its batch: it may settle that send instead.
+        const [echo] = batch as [Waiting];
+        const refused = refusal(echo, connection);
+        if (refused) return () => echo.reject(refused.refused);
+        const outcome = connection ? await receiveMessage(stores, deps, connection, echo.received) : ({ stored: false } as const);
+        return () => echo.resolve(outcome);
+      }
+      const refusals = batch.map((w) => refusal(w, connection));
+      const admitted = batch.filter((_, i) => !refusals[i]);
+      const stored = connection && admitted.length > 0 ? await receiveMessages(stores, deps, connection, admitted.map((w) => w.received)) : [];
+      const results = batch.map((_, i): Result => refusals[i] ?? stored[admitted.indexOf(batch[i]!)] ?? { stored: false });
+      return () => {
+        results.forEach((result, i) => ('refused' in result ? batch[i]!.reject(result.refused) : batch[i]!.resolve(result)));
+        countReceived(connection?.driver, results.filter((r, i) => 'stored' in r && r.stored && !batch[i]!.received.fromMe).length);
+      };
+    },
+    async fallback(batch, error) {
+      if (batch.length === 1 && !isEcho(batch[0]!.received)) return batch[0]!.reject(error);
+      // Rolled back as a whole: each message is stored on its own, so one that cannot be stored
+      // fails alone (and an echo that came twice is told apart from a failure).
+      if (batch.length > 1) ctx.log.warn({ connectionId: batch[0]!.connectionId, messages: batch.length, error: errorField(error) }, 'a batch of received messages failed; storing them one by one');
+      for (const waiter of batch) await receiveOne(waiter).then(waiter.resolve, waiter.reject);
+    },
+    lost: (error, connectionId) => ctx.log.error({ connectionId, error: errorField(error) }, 'received messages could not be answered'),
+  });
 
   /**
    * Stores a message from the network on this connection: the message as stored, or `stored:
@@ -46,60 +81,16 @@ function createBatcher(ctx: AppContext) {
   function receive(id: string, received: ReceivedMessage, admit?: Admission): Promise<ReceiveOutcome> {
     // One queue per connection however its UUID is spelt: its batches are written one at a time.
     const connectionId = id.toLowerCase();
-    return new Promise((resolve, reject) => {
-      const queue = waiting.get(connectionId) ?? [];
-      queue.push({ received, admit, resolve, reject });
-      waiting.set(connectionId, queue);
-      // Messages that arrived in the same turn of the event loop go together.
-      if (queue.length === 1) setImmediate(() => next(connectionId));
-    });
-  }
-
-  function next(connectionId: string): void {
-    const queue = waiting.get(connectionId);
-    if (!queue?.length || writing.has(connectionId)) return;
-    const batch = queue.splice(0, batchLength(queue));
-    if (queue.length === 0) waiting.delete(connectionId);
-    writing.add(connectionId);
-    write(connectionId, batch).finally(() => {
-      writing.delete(connectionId);
-      next(connectionId);
-    });
-  }
-
-  async function write(connectionId: string, batch: Waiting[]): Promise<void> {
-    if (!isEcho(batch[0]!.received)) {
-      try {
-        let driver: string | undefined;
-        const results = await ctx.db.transaction().execute(async (trx) => {
-          const stores = messagingStores(trx, ctx);
-          const connection = await stores.connections.find(connectionId);
-          driver = connection?.driver;
-          const refusals = batch.map((w) => refusal(w, connection));
-          const admitted = batch.filter((_, i) => !refusals[i]);
-          const stored = connection && admitted.length > 0 ? await receiveMessages(stores, deps, connection, admitted.map((w) => w.received)) : [];
-          return batch.map((_, i): Result => refusals[i] ?? stored[admitted.indexOf(batch[i]!)] ?? { stored: false });
-        });
-        results.forEach((result, i) => ('refused' in result ? batch[i]!.reject(result.refused) : batch[i]!.resolve(result)));
-        countReceived(driver, results.filter((r, i) => 'stored' in r && r.stored && !batch[i]!.received.fromMe).length);
-        return;
-      } catch (error) {
-        if (batch.length === 1) return batch[0]!.reject(error);
-        // Rolled back as a whole: each message is stored on its own below, so one that cannot
-        // be stored fails alone.
-        ctx.log.warn({ connectionId, messages: batch.length, error: errorField(error) }, 'a batch of received messages failed; storing them one by one');
-      }
-    }
-    for (const waiter of batch) await receiveOne(connectionId, waiter).then(waiter.resolve, waiter.reject);
+    return new Promise((resolve, reject) => turns.add(connectionId, { connectionId, received, admit, resolve, reject }));
   }
 
   /** One message in its own transaction (core `receiveMessage`). */
-  async function receiveOne(connectionId: string, waiter: Waiting): Promise<ReceiveOutcome> {
+  async function receiveOne(waiter: Waiting): Promise<ReceiveOutcome> {
     try {
       let driver: string | undefined;
       const outcome = await ctx.db.transaction().execute(async (trx) => {
         const stores = messagingStores(trx, ctx);
-        const connection = await stores.connections.find(connectionId);
+        const connection = await stores.connections.find(waiter.connectionId);
         driver = connection?.driver;
         waiter.admit?.(connection);
         return connection ? receiveMessage(stores, deps, connection, waiter.received) : ({ stored: false } as const);
