@@ -105,6 +105,8 @@ export class BatchNotCovered extends Error {
  * reserved in one reservation they share, in a few writes. Under load concurrent API sends
  * arrive together; one transaction, one debit of the credit account and multi-row writes for
  * all of them take far less of the database than one of each per send. Sends with an idempotency key are not batched.
+ * `connection` is the workspace's connection `connectionId` as the caller read it (`undefined`:
+ * not found), in the same transaction: the caller reads it before its batch is complete.
  * Throws `BatchNotCovered` (the caller rolls back and accepts one by one) when the credits
  * cannot be taken for all of them in one conditional write.
  */
@@ -113,9 +115,9 @@ export async function acceptSendBatch(
   deps: SendDeps,
   workspaceId: string,
   connectionId: string,
+  connection: Connection | undefined,
   sends: readonly BatchedSend[],
 ): Promise<Array<{ message: ChatMessage } | { error: DomainError }>> {
-  const connection = await stores.connections.get(workspaceId, connectionId);
   const results: Array<{ message: ChatMessage } | { error: DomainError }> = [];
   const accepted: ChatMessage[] = [];
   for (const { actor, request } of sends) {
