@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -85,6 +85,7 @@ async function insertLoops(count: number, seconds: number, insert: (client: numb
  */
 async function onPostgres(url: string, seconds: number, postgresSeconds: () => number | undefined) {
   const sql = new SQL({ url, max: CLIENTS });
+  let backends: number[] = [];
   try {
     let connections: Awaited<ReturnType<SQL['reserve']>>[];
     try {
@@ -94,6 +95,7 @@ async function onPostgres(url: string, seconds: number, postgresSeconds: () => n
       throw new Error(`raw insert: opening ${CLIENTS} connections to the service's database: ${(error as Error).message}`);
     }
     await connections[0]!.unsafe(CREATE);
+    backends = await Promise.all(connections.map(async (c) => Number((await c.unsafe('select pg_backend_pid() as pid'))[0].pid)));
     const insert = (i: number) => connections[i]!.unsafe(INSERT, [i, BODY]);
     // Each connection prepares its statement and warms its backend before the clock starts.
     await Promise.all(connections.map((_, i) => insert(i)));
@@ -106,7 +108,19 @@ async function onPostgres(url: string, seconds: number, postgresSeconds: () => n
     return { inserts, elapsed, cpu, where: `postgres, the service's database, ${CLIENTS} clients with a connection each` };
   } finally {
     await sql.close();
+    await exited(backends);
   }
+}
+
+/**
+ * Waits (up to 5 s) until the clients' backends have exited and the postmaster has reaped them.
+ * A reading of the server's CPU taken while they exit misses their time (neither a live process's
+ * nor yet the postmaster's reaped children's), and the next reading has it: the benchmark's own
+ * reading right after this one would charge the raw insert's 32 backends to its load.
+ */
+async function exited(pids: readonly number[]): Promise<void> {
+  const deadline = performance.now() + 5000;
+  while (pids.some((pid) => existsSync(`/proc/${pid}`)) && performance.now() < deadline) await Bun.sleep(10);
 }
 
 async function onPglite(seconds: number) {

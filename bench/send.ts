@@ -11,7 +11,9 @@
  * (bench/raw-insert.ts), measured right before each run, while the service idles: on a machine
  * whose speed drifts from minute to minute, each run is compared with the database as it was
  * then. `BENCH_RUNS=3` repeats the raw insert and the load (BENCH_REQUESTS sends each time) and
- * prints the median of the runs' rates and of their ratios as well.
+ * prints the median of the runs' rates and of their ratios as well. Before the first run, a
+ * warm-up that is not counted: 100 sends one at a time, then BENCH_WARMUP (2,000) at the runs'
+ * concurrency.
  *
  * Each run also says where its slowest 1 % of requests started (in how many 200 ms windows):
  * clustered, the p99 is stalls of the machine or of a process's collector, not slow requests.
@@ -38,11 +40,17 @@ const send = (i: number) =>
     body: JSON.stringify({ to: `+55119${String(10_000_000 + (i % 5000)).slice(-8)}`, text: `benchmark message ${i}` }),
   });
 
-const warmUp = 100;
-for (let i = 0; i < warmUp; i++) await (await send(i)).arrayBuffer();
+// Warm-up, not counted: sends one at a time, then BENCH_WARMUP at the runs' concurrency, so that
+// the first run too finds the processes' code compiled for the batches it writes and the pool's
+// connections open, as the runs after it do.
+const oneByOne = 100;
+const underLoad = Number(process.env.BENCH_WARMUP ?? 2000);
+for (let i = 0; i < oneByOne; i++) await (await send(i)).arrayBuffer();
+if (underLoad > 0) await closedLoop(underLoad, concurrency, (i) => send(oneByOne + i), (response) => response.status !== 201);
+const warmUp = oneByOne + underLoad;
 await sentCount(warmUp);
 
-console.log(`database: ${service.onPostgres ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}`);
+console.log(`database: ${service.onPostgres ? 'postgres; server and worker processes' : 'pglite (embedded); one service process'}; ${requests} sends, concurrency ${concurrency}; warm-up ${warmUp} sends`);
 
 const accepted: number[] = [];
 const endToEnd: number[] = [];
