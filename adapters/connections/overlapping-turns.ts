@@ -3,12 +3,13 @@ import type { Database } from '../postgres/schema.ts';
 
 /**
  * Group commit in overlapping turns: items queued under one key (a connection's messages) are
- * written in batches, one transaction each, strictly one after another, so a key's writes never
- * overlap (no batch waits on another's row locks, and rows and events keep arrival order). Two
- * turns of a key are under way at once, though: while one batch writes and commits, the next
- * turn already holds its transaction and has made its reads (`open`), and it takes the items
- * queued meanwhile the moment the first has committed. The wait between a key's batches is then
- * its writes alone, not the transaction's start and reads as well.
+ * written in batches, one transaction each, one after another: a batch writes once the batch
+ * before it has written, and commits once that one has committed, so rows and events keep
+ * arrival order and a batch only ever waits on locks of the batch before, never the other way
+ * round. Two turns of a key are under way at once: while one batch commits, the next turn, whose
+ * transaction is open and whose reads (`open`) were made meanwhile, takes the items queued and
+ * writes them. The wait between a key's batches is then their writes alone, not the
+ * transaction's start, reads and commit as well.
  */
 export interface TurnSteps<Item, Opened> {
   /** Items written together at most. */
@@ -46,14 +47,22 @@ export function overlappingTurns<Item, Opened>(db: Kysely<Database>, steps: Turn
   function next(key: string): void {
     const queue = queues.get(key);
     const turns = underWay.get(key) ?? [];
-    // A turn that has not taken its batch yet takes these items too.
-    if (!queue?.length || turns.length >= TURNS_AT_ONCE || turns.some((t) => !t.took)) return;
-    let settle!: (committed: boolean) => void;
-    const turn: Turn = { settled: new Promise<boolean>((resolve) => (settle = resolve)), took: false, done: Promise.resolve() };
-    turn.done = run(key, queue[0]!, turn, turns.at(-1), settle)
+    // A turn that has not taken its batch yet takes these items too; one that starts over is
+    // let write first (a turn behind it would hold a connection it needs).
+    if (!queue?.length || turns.length >= TURNS_AT_ONCE || turns.some((t) => !t.took || t.startingOver)) return;
+    const signals = { written: (_: boolean) => {}, settled: (_: boolean) => {} };
+    const turn: Turn = {
+      written: new Promise<boolean>((resolve) => (signals.written = resolve)),
+      settled: new Promise<boolean>((resolve) => (signals.settled = resolve)),
+      took: false,
+      startingOver: false,
+      done: Promise.resolve(),
+    };
+    turn.done = run(key, queue[0]!, turn, turns.at(-1), signals)
       .catch((error) => steps.lost(error, key))
       .finally(() => {
-        settle(false);
+        signals.written(false);
+        signals.settled(false);
         const left = (underWay.get(key) ?? []).filter((t) => t !== turn);
         if (left.length) underWay.set(key, left);
         else underWay.delete(key);
@@ -62,30 +71,47 @@ export function overlappingTurns<Item, Opened>(db: Kysely<Database>, steps: Turn
     underWay.set(key, [...turns, turn]);
   }
 
-  async function run(key: string, first: Item, turn: Turn, before: Turn | undefined, settle: (committed: boolean) => void): Promise<void> {
-    let batch: Item[] = [];
+  /**
+   * A turn: opens its transaction and reads; once the turn before has written, takes its batch
+   * and writes it (a statement that meets a row the turn before wrote waits for its commit, in
+   * Postgres); once the turn before has committed, commits. `taken`: the batch of a turn that
+   * starts over after the turn before failed to commit.
+   */
+  async function run(key: string, first: Item, turn: Turn, before: Turn | undefined, signals: Signals, taken?: Item[]): Promise<void> {
+    let batch: Item[] = taken ?? [];
     try {
       const committed = await db.transaction().execute(async (trx) => {
         const opened = await steps.open(trx, first);
+        if (!taken) {
+          if (before && !(await before.written)) throw new TurnBehindFallback();
+          batch = take(key, turn);
+        }
+        const answer = await steps.write(trx, opened, batch);
+        // Committed after the turn before, so that a key's batches commit in the order they wrote.
         if (before && !(await before.settled)) throw new TurnBehindFallback();
-        batch = take(key, turn);
-        return steps.write(trx, opened, batch);
+        signals.written(true);
+        if (turn.startingOver) {
+          turn.startingOver = false;
+          next(key);
+        }
+        return answer;
       });
-      settle(true);
+      signals.settled(true);
       committed();
       return;
     } catch (error) {
       if (error instanceof TurnBehindFallback) {
+        // Its transaction is given back; the batch (if taken) is written again after the turn before.
+        turn.startingOver = turn.took;
         await before!.done;
-        return run(key, first, turn, undefined, settle);
+        return run(key, first, turn, undefined, signals, turn.took ? batch : undefined);
       }
-      if (!turn.took) {
-        // The transaction failed before the turn took its batch: it takes it now, in its turn.
-        if (before) await before.done;
-        batch = take(key, turn);
-      }
-      // The turn behind starts over once this one is done (see `Turn.settled`).
-      settle(false);
+      // The turn behind starts over once this one is done (see `Turn.written`).
+      signals.written(false);
+      signals.settled(false);
+      // What the turn before did, its fallback included, comes first.
+      if (before) await before.done;
+      if (!turn.took) batch = take(key, turn);
       await steps.fallback(batch, error);
     }
   }
@@ -103,22 +129,33 @@ export function overlappingTurns<Item, Opened>(db: Kysely<Database>, steps: Turn
   return { add };
 }
 
-/** Turns of one key under way at once: one writing, the next ready behind it. */
+/** Turns of one key under way at once: one committing, the next writing behind it. */
 const TURNS_AT_ONCE = 2;
 
 interface Turn {
   /**
-   * true once the turn's batch has committed and it writes nothing more; false when it must
-   * write outside its transaction (`fallback`): the turn behind it then gives its transaction
-   * back and starts over once this one is `done`. Holding it open would starve a pool of one
-   * connection (PGlite has only one) of the connection the fallback needs.
+   * true once the turn has written its batch and the turn before it has committed: only its own
+   * commit is left, and the turn behind may write. false when it failed and must write outside
+   * its transaction (`fallback`): the turn behind then gives its transaction back and starts
+   * over once this one is `done`. Holding it open would starve a pool of one connection (PGlite
+   * has only one) of the connection the fallback needs, and its rows' locks would hold up the
+   * fallback's writes.
    */
+  written: Promise<boolean>;
+  /** true once its batch has committed; false when it failed (as `written`). */
   settled: Promise<boolean>;
   /** Whether it has taken its batch off the queue: until then, the items queued are its own. */
   took: boolean;
+  /** It took its batch, but the turn before failed to commit: it writes the batch again once that one is done. */
+  startingOver: boolean;
   /** Everything it took is written (or has failed) and its callers are answered. */
   done: Promise<void>;
 }
 
-/** The turn before could not write its batch in one transaction: start over after it. */
+interface Signals {
+  written(ok: boolean): void;
+  settled(ok: boolean): void;
+}
+
+/** The turn before could not write or commit its batch in one transaction: start over after it. */
 class TurnBehindFallback extends Error {}
