@@ -28,7 +28,8 @@ interface Waiting {
  * one statement), so under load the database does a fraction of the work per message, and a
  * lone message is written at once. A connection's batches are written one after another
  * (overlapping-turns.ts: the next batch's transaction opens and reads the connection while the
- * one before writes), so its messages are stored and published in the order they arrived. Each
+ * one before writes, and writes while that one commits), so its messages are stored and
+ * published in the order they arrived. Each
  * caller still learns its own outcome; if a batch cannot be written as one, its messages are
  * stored one by one, in order, so a message that fails fails alone.
  */
@@ -131,7 +132,7 @@ function refusal(waiter: Waiting, connection: Connection | undefined): { refused
 function batchLength(queue: readonly Waiting[]): number {
   if (isEcho(queue[0]!.received)) return 1;
   const echo = queue.findIndex((w, i) => i > 0 && isEcho(w.received));
-  return Math.min(MAX_BATCH, echo === -1 ? queue.length : echo);
+  return echo === -1 ? queue.length : echo;
 }
 
 function isEcho(received: ReceivedMessage): boolean {

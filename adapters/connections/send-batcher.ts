@@ -23,10 +23,11 @@ interface Waiting {
  * Group commit for API sends: sends to one connection that arrive while earlier ones are being
  * written are accepted together (core `acceptSendBatch`: one transaction, one credit debit,
  * multi-row writes), so under load the database does a fraction of the work per send, and a
- * lone send is written at once, as before. A connection's batches are written one after another
+ * lone send is written at once. A connection's batches are written one after another
  * (they all debit one credit account, a row lock: overlapping writes would only wait on it), in
  * overlapping turns (overlapping-turns.ts): the next batch's transaction opens and reads the
- * connection while the one before writes. Each request still gets its own answer: its own
+ * connection while the one before writes, and writes while that one commits (its debit waits for
+ * that commit). Each request still gets its own answer: its own
  * message, or its own error. If the batch cannot be written as one (the credits do not cover it
  * in one write, or a write fails) every send of it is accepted on its own, as if never batched.
  */
